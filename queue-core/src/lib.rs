@@ -1,0 +1,2 @@
+//! An acknowledgement-counting work queue with an outcome ledger.
+#![no_std]
