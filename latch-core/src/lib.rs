@@ -1,1 +1,124 @@
+//! Runtime-agnostic countdown latches: "have N things happened yet?"
+//!
+//! A latch opens once a fixed number of events have happened: N shards loaded, N replicas
+//! acknowledged, N components ready. Counters never block; any number of tasks and threads
+//! wait; it opens once and stays open.
+//!
+//! | type | ends when | waiters get |
+//! |---|---|---|
+//! | [`CountDownLatch`] | the count reaches zero | `()` |
+//! | [`FailableLatch<E>`] | zero, or the first [`fail`](FailableLatch::fail) | `Result<(), &E>` |
+//! | [`TrackingLatch<E>`] | every named counter reported, or one failed or was dropped | `Result<(), &Failure<E>>` |
+//!
+//! Every latch can be awaited with a deadline, which is any future ([`Latch::wait_until`]):
+//! the crate names no runtime, and a timed-out wait on a [`TrackingLatch`] names exactly the
+//! counters that never reported. Under `std`, every latch also has blocking waits.
+//!
+//! **Which primitive?** A latch counts events that are not the completion of tasks you own.
+//! For "wait for these tasks to finish", use a join set or `tokio_util`'s `TaskTracker`;
+//! for "these N tasks wait for each other, phase after phase", use `async_lock::Barrier`;
+//! for "did every job I accepted finish, and how?", use the `queue-core` work queue.
+//!
+//! # Examples
+//!
+//! ```
+//! use latch_core::{TrackingLatch, TrackingWaitError};
+//!
+//! let ready = TrackingLatch::<&str>::new(["consumer", "cache-warmer", "http"]).unwrap();
+//! ready.count_down_for("consumer").unwrap();
+//! ready.counter("http").unwrap().report();
+//!
+//! // The deadline can be any future: here one that is already done.
+//! let error = futures_lite::future::block_on(ready.wait_until(async {})).unwrap_err();
+//! assert!(matches!(&error, TrackingWaitError::TimedOut(p) if p.names() == ["cache-warmer"]));
+//! assert_eq!(error.to_string(), "timed out waiting for: cache-warmer");
+//! ```
+//!
+//! # Features
+//!
+//! - `std` (default): blocking waits and `Instant`-based diagnostics
+//!   ([`TrackingLatch::time_to_open`], [`CountDownEvent::elapsed`]).
+//! - `critical-section`: for microcontrollers. Without it (and without `std`),
+//!   event-listener guards its waiter list with a spinlock, which deadlocks if a count-down
+//!   in an interrupt handler preempts a thread that holds it; with it, the list is guarded
+//!   by a critical section. Embedded users want this feature.
+//! - `portable-atomic`: atomics from `portable-atomic`, for targets without compare-and-swap
+//!   such as `thumbv6m-none-eabi` (combine with `critical-section`).
+//! - `tracing`: each count-down of a [`TrackingLatch`] becomes a `DEBUG` event, its opening
+//!   an `INFO` event with the time-to-open, and its failure a `WARN` event.
+//!
+//! Without `std` the crate needs `alloc` (a global allocator): event-listener allocates its
+//! waiter list the first time a waiter registers.
+//!
+//! The `loom` cfg (`RUSTFLAGS="--cfg loom"`) swaps in loom's atomics for model checking;
+//! `new` is not `const` under it.
 #![no_std]
+#![forbid(unsafe_code)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
+extern crate alloc;
+#[cfg(feature = "std")]
+extern crate std;
+
+/// Declares a `const fn`, except under `cfg(loom)`, whose atomics are not `const`.
+macro_rules! const_fn {
+    ($(#[$attr:meta])* $vis:vis fn $name:ident($($arg:ident: $ty:ty),*) -> $ret:ty $body:block) => {
+        #[cfg(not(loom))]
+        $(#[$attr])*
+        $vis const fn $name($($arg: $ty),*) -> $ret $body
+
+        #[cfg(loom)]
+        $(#[$attr])*
+        $vis fn $name($($arg: $ty),*) -> $ret $body
+    };
+}
+pub(crate) use const_fn;
+
+#[cfg(feature = "std")]
+mod blocking;
+mod count_down;
+mod counter;
+mod diagnostics;
+mod error;
+mod failable;
+mod latch;
+mod raw;
+mod sync;
+mod tracking;
+mod wait;
+mod wait_until;
+
+pub use count_down::CountDownLatch;
+pub use counter::Counter;
+pub use diagnostics::CountDownEvent;
+pub use error::{
+    CountTooLarge, Failure, NameError, StillPending, TimedOut, TrackingWaitError, WaitError,
+};
+pub use failable::FailableLatch;
+pub use latch::Latch;
+pub use raw::MAX_COUNT;
+pub use tracking::TrackingLatch;
+
+/// The named futures the latches return.
+pub mod futures {
+    pub use crate::wait::Wait;
+    pub use crate::wait_until::WaitUntil;
+}
+
+/// Compile-time proof of the auto traits the docs promise.
+#[allow(dead_code)]
+fn assert_auto_traits() {
+    fn send_sync<T: Send + Sync>() {}
+    fn send<T: Send>() {}
+    send_sync::<CountDownLatch>();
+    send_sync::<FailableLatch<alloc::string::String>>();
+    send_sync::<TrackingLatch<alloc::string::String>>();
+    send_sync::<Counter<'static, alloc::string::String>>();
+    send_sync::<futures::Wait<'static, CountDownLatch>>();
+    send_sync::<futures::Wait<'static, TrackingLatch<alloc::string::String>>>();
+    send::<futures::WaitUntil<'static, FailableLatch<()>, core::future::Ready<()>>>();
+    send_sync::<Failure<alloc::string::String>>();
+    send_sync::<TimedOut>();
+    send_sync::<NameError>();
+    send_sync::<StillPending>();
+}

@@ -1,0 +1,339 @@
+//! Errors: each says what went wrong in lowercase, without a trailing period, none needs
+//! `E: Debug` to be debugged, and each is a `core::error::Error` (so also without `std`).
+
+use alloc::borrow::Cow;
+use alloc::string::String;
+use alloc::vec::Vec;
+use core::fmt;
+
+/// A wait whose deadline came before the latch opened.
+///
+/// # Examples
+///
+/// ```
+/// use latch_core::{CountDownLatch, TimedOut};
+///
+/// let latch = CountDownLatch::new(1);
+/// assert_eq!(futures_lite::future::block_on(latch.wait_until(async {})), Err(TimedOut));
+/// assert_eq!(TimedOut.to_string(), "timed out waiting for the latch to open");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TimedOut;
+
+impl fmt::Display for TimedOut {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("timed out waiting for the latch to open")
+    }
+}
+
+/// How a timed wait on a [`FailableLatch`](crate::FailableLatch) ended without the latch
+/// opening.
+///
+/// # Examples
+///
+/// ```
+/// use latch_core::{FailableLatch, WaitError};
+///
+/// let latch = FailableLatch::new(2);
+/// latch.fail("disk full").unwrap();
+/// let result = futures_lite::future::block_on(latch.wait_until(async {}));
+/// assert_eq!(result, Err(WaitError::Failed(&"disk full")));
+/// ```
+#[derive(PartialEq, Eq)]
+pub enum WaitError<'a, E> {
+    /// The latch failed with this error.
+    Failed(&'a E),
+    /// The deadline came first.
+    TimedOut,
+}
+
+impl<E> Clone for WaitError<'_, E> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<E> Copy for WaitError<'_, E> {}
+
+impl<E> fmt::Debug for WaitError<'_, E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Failed(_) => f.write_str("Failed(..)"),
+            Self::TimedOut => f.write_str("TimedOut"),
+        }
+    }
+}
+
+impl<E: fmt::Display> fmt::Display for WaitError<'_, E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Failed(error) => write!(f, "latch failed: {error}"),
+            Self::TimedOut => fmt::Display::fmt(&TimedOut, f),
+        }
+    }
+}
+
+/// A latch count above [`MAX_COUNT`](crate::MAX_COUNT).
+///
+/// # Examples
+///
+/// ```
+/// use latch_core::CountDownLatch;
+///
+/// let error = CountDownLatch::try_new(usize::MAX).unwrap_err();
+/// assert_eq!(error.count(), usize::MAX);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CountTooLarge {
+    pub(crate) count: usize,
+}
+
+impl CountTooLarge {
+    /// The count that was asked for.
+    pub fn count(&self) -> usize {
+        self.count
+    }
+}
+
+impl fmt::Display for CountTooLarge {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "latch count {} exceeds the maximum of {}",
+            self.count,
+            crate::MAX_COUNT
+        )
+    }
+}
+
+/// A counter name that a [`TrackingLatch`](crate::TrackingLatch) cannot take.
+///
+/// # Examples
+///
+/// ```
+/// use latch_core::{NameError, TrackingLatch};
+///
+/// let error = TrackingLatch::<()>::new(["a", "b", "a"]).unwrap_err();
+/// assert_eq!(error, NameError::Duplicate("a".into()));
+/// assert_eq!(error.to_string(), "duplicate counter name `a`");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NameError {
+    /// The same name was given twice at construction.
+    Duplicate(String),
+    /// No counter has this name.
+    Unknown(String),
+    /// A [`Counter`](crate::Counter) handle for this name was already handed out.
+    Claimed(String),
+    /// This counter has already reported, so a handle for it would be meaningless.
+    Reported(String),
+}
+
+impl fmt::Display for NameError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Duplicate(name) => write!(f, "duplicate counter name `{name}`"),
+            Self::Unknown(name) => write!(f, "unknown counter name `{name}`"),
+            Self::Claimed(name) => write!(f, "counter `{name}` already has a handle"),
+            Self::Reported(name) => write!(f, "counter `{name}` has already reported"),
+        }
+    }
+}
+
+/// Why a [`TrackingLatch`](crate::TrackingLatch) failed.
+///
+/// # Examples
+///
+/// ```
+/// use latch_core::{Failure, TrackingLatch};
+///
+/// let latch = TrackingLatch::<&str>::new(["db"]).unwrap();
+/// drop(latch.counter("db").unwrap()); // dropped without reporting
+/// let failure = futures_lite::future::block_on(latch.wait()).unwrap_err();
+/// assert_eq!(failure.counter(), Some("db"));
+/// assert!(matches!(failure, Failure::Abandoned { .. }));
+/// ```
+#[derive(Clone, PartialEq, Eq)]
+pub enum Failure<E> {
+    /// A counter (or, with `counter: None`, the latch's owner) failed with an error.
+    Failed {
+        /// The counter that failed, if the failure came through a counter.
+        counter: Option<Cow<'static, str>>,
+        /// The error it failed with.
+        error: E,
+    },
+    /// A counter's handle was dropped without reporting: its task returned early or
+    /// panicked.
+    Abandoned {
+        /// The counter that never reported.
+        counter: Cow<'static, str>,
+        /// Whether the handle was dropped while its thread was panicking (always `false`
+        /// without the `std` feature).
+        panicking: bool,
+    },
+}
+
+impl<E> Failure<E> {
+    /// The counter the failure names, if any.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use latch_core::Failure;
+    ///
+    /// let failure: Failure<()> = Failure::Abandoned { counter: "http".into(), panicking: true };
+    /// assert_eq!(failure.counter(), Some("http"));
+    /// ```
+    pub fn counter(&self) -> Option<&str> {
+        match self {
+            Self::Failed { counter, .. } => counter.as_deref(),
+            Self::Abandoned { counter, .. } => Some(counter),
+        }
+    }
+
+    /// The error, for a failure that carries one.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use latch_core::Failure;
+    ///
+    /// let failure = Failure::Failed { counter: None, error: 7 };
+    /// assert_eq!(failure.error(), Some(&7));
+    /// ```
+    pub fn error(&self) -> Option<&E> {
+        match self {
+            Self::Failed { error, .. } => Some(error),
+            Self::Abandoned { .. } => None,
+        }
+    }
+}
+
+impl<E> fmt::Debug for Failure<E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Failed { counter, .. } => f
+                .debug_struct("Failed")
+                .field("counter", counter)
+                .finish_non_exhaustive(),
+            Self::Abandoned { counter, panicking } => f
+                .debug_struct("Abandoned")
+                .field("counter", counter)
+                .field("panicking", panicking)
+                .finish(),
+        }
+    }
+}
+
+impl<E: fmt::Display> fmt::Display for Failure<E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Failed {
+                counter: Some(counter),
+                error,
+            } => write!(f, "counter `{counter}` failed: {error}"),
+            Self::Failed {
+                counter: None,
+                error,
+            } => write!(f, "latch failed: {error}"),
+            Self::Abandoned {
+                counter,
+                panicking: true,
+            } => write!(f, "counter `{counter}` panicked before reporting"),
+            Self::Abandoned { counter, .. } => {
+                write!(f, "counter `{counter}` was dropped without reporting")
+            }
+        }
+    }
+}
+
+/// The counters that had not reported when a deadline passed.
+///
+/// # Examples
+///
+/// ```
+/// use latch_core::{TrackingLatch, TrackingWaitError};
+///
+/// let latch = TrackingLatch::<()>::new(["shard-1", "shard-2"]).unwrap();
+/// latch.count_down_for("shard-1").unwrap();
+/// let Err(TrackingWaitError::TimedOut(pending)) =
+///     futures_lite::future::block_on(latch.wait_until(async {}))
+/// else {
+///     unreachable!()
+/// };
+/// assert_eq!(pending.names(), ["shard-2"]);
+/// assert_eq!(pending.to_string(), "timed out waiting for: shard-2");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StillPending {
+    pub(crate) names: Vec<Cow<'static, str>>,
+}
+
+impl StillPending {
+    /// The names, in the order the latch was built with.
+    pub fn names(&self) -> &[Cow<'static, str>] {
+        &self.names
+    }
+}
+
+impl fmt::Display for StillPending {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("timed out waiting for: ")?;
+        for (i, name) in self.names.iter().enumerate() {
+            if i > 0 {
+                f.write_str(", ")?;
+            }
+            f.write_str(name)?;
+        }
+        Ok(())
+    }
+}
+
+/// How a timed wait on a [`TrackingLatch`](crate::TrackingLatch) ended without the latch
+/// opening.
+///
+/// # Examples
+///
+/// ```
+/// use latch_core::{TrackingLatch, TrackingWaitError};
+///
+/// let latch = TrackingLatch::new(["cache"]).unwrap();
+/// latch.counter("cache").unwrap().fail("cold").unwrap();
+/// match futures_lite::future::block_on(latch.wait_until(async {})) {
+///     Err(TrackingWaitError::Failed(failure)) => assert_eq!(failure.counter(), Some("cache")),
+///     other => panic!("{other:?}"),
+/// }
+/// ```
+#[derive(PartialEq, Eq)]
+pub enum TrackingWaitError<'a, E> {
+    /// The latch failed.
+    Failed(&'a Failure<E>),
+    /// The deadline came first; these counters had not reported.
+    TimedOut(StillPending),
+}
+
+impl<E> fmt::Debug for TrackingWaitError<'_, E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Failed(failure) => f.debug_tuple("Failed").field(failure).finish(),
+            Self::TimedOut(pending) => f.debug_tuple("TimedOut").field(pending).finish(),
+        }
+    }
+}
+
+impl<E: fmt::Display> fmt::Display for TrackingWaitError<'_, E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Failed(failure) => fmt::Display::fmt(failure, f),
+            Self::TimedOut(pending) => fmt::Display::fmt(pending, f),
+        }
+    }
+}
+
+impl core::error::Error for TimedOut {}
+impl<E: fmt::Display> core::error::Error for WaitError<'_, E> {}
+impl core::error::Error for CountTooLarge {}
+impl core::error::Error for NameError {}
+impl<E: fmt::Display> core::error::Error for Failure<E> {}
+impl core::error::Error for StillPending {}
+impl<E: fmt::Display> core::error::Error for TrackingWaitError<'_, E> {}

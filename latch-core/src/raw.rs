@@ -1,0 +1,245 @@
+//! The one state machine under every latch, and the one wait loop over it.
+//!
+//! [`CountDownLatch`](crate::CountDownLatch), [`FailableLatch`](crate::FailableLatch) and
+//! [`TrackingLatch`](crate::TrackingLatch) are thin types over [`RawLatch`], so the
+//! counting, failing and waking rules live here once.
+
+use core::fmt;
+use core::pin::Pin;
+use core::task::Poll;
+
+use event_listener::{Event, EventListener};
+use event_listener_strategy::{EventListenerFuture, Strategy};
+
+use crate::sync::{AtomicUsize, Ordering};
+
+/// Some waiter has registered a listener, so the terminal transition must notify.
+/// Without it, opening a latch nobody waited on skips `notify`, which would otherwise
+/// allocate the event's listener list on first use.
+const WAITING: usize = 1;
+/// `fail` has claimed the latch: the count is frozen and the error is being stored.
+const FAILING: usize = 1 << 1;
+/// The error is stored: the latch has failed for good.
+const FAILED: usize = 1 << 2;
+/// The count lives above the flag bits.
+const SHIFT: u32 = 3;
+/// One count, in state units.
+const ONE: usize = 1 << SHIFT;
+
+/// The largest count a latch can start with: `usize::MAX >> 3`, since the low three bits of
+/// the state word hold flags.
+pub const MAX_COUNT: usize = usize::MAX >> SHIFT;
+
+/// How a latch ended: every latch ends in exactly one of these, once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Terminal {
+    /// The count reached zero.
+    Open,
+    /// A failure was recorded first.
+    Failed,
+}
+
+/// The count, the flags and the waiters of one latch.
+pub struct RawLatch {
+    /// `count << SHIFT | FAILED | FAILING | WAITING`. The count only goes down, and never
+    /// once `FAILING` is set; `FAILING` and `FAILED` are only ever set, never cleared, so
+    /// both "zero" and "failed" are final.
+    state: AtomicUsize,
+    /// Woken once, with `notify(usize::MAX)`, by the transition to open or failed.
+    event: Event,
+}
+
+impl RawLatch {
+    /// A latch at `count`; the caller has checked `count <= MAX_COUNT`.
+    #[cfg(not(loom))]
+    pub(crate) const fn new(count: usize) -> Self {
+        Self {
+            state: AtomicUsize::new(count << SHIFT),
+            event: Event::new(),
+        }
+    }
+
+    /// A latch at `count`; the caller has checked `count <= MAX_COUNT`.
+    #[cfg(loom)]
+    pub(crate) fn new(count: usize) -> Self {
+        Self {
+            state: AtomicUsize::new(count << SHIFT),
+            event: Event::new(),
+        }
+    }
+
+    /// The current count. It stops changing once the latch opens or fails.
+    pub(crate) fn count(&self) -> usize {
+        // Acquire: a caller that sees zero may act on what the counters published.
+        self.state.load(Ordering::Acquire) >> SHIFT
+    }
+
+    /// How the latch ended, or `None` while it is still counting.
+    #[inline]
+    pub(crate) fn terminal(&self) -> Option<Terminal> {
+        // Acquire: pairs with the Release of the final count-down or of `FAILED`, so a
+        // waiter that returns sees everything the counters (or the failer) did before.
+        terminal_of(self.state.load(Ordering::Acquire))
+    }
+
+    /// Counts down by one unless the latch is already open or failing. When this call
+    /// counts, `then(remaining)` runs after the decrement and, if it opened the latch,
+    /// before the waiters are woken, so they see whatever `then` recorded.
+    #[inline]
+    pub(crate) fn count_down_then(&self, then: impl FnOnce(usize)) -> bool {
+        // Relaxed: only a first guess for the CAS below, which re-reads the word.
+        let mut state = self.state.load(Ordering::Relaxed);
+        loop {
+            if state < ONE || state & FAILING != 0 {
+                return false;
+            }
+            // AcqRel: Release publishes this counter's work to the waiters the last
+            // count-down releases; Acquire pairs with a waiter's `WAITING` registration
+            // so its listener is visible to the `notify` below.
+            match self.state.compare_exchange_weak(
+                state,
+                state - ONE,
+                Ordering::AcqRel,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => break,
+                Err(actual) => state = actual,
+            }
+        }
+        let remaining = (state >> SHIFT) - 1;
+        then(remaining);
+        if remaining == 0 && state & WAITING != 0 {
+            self.event.notify(usize::MAX);
+        }
+        true
+    }
+
+    /// Fails the latch unless it is already open or failing: claims it, runs `store` (which
+    /// records the error), then publishes the failure and wakes every waiter. Returns
+    /// whether this call failed the latch; `store` runs only if it did.
+    pub(crate) fn fail_with(&self, store: impl FnOnce()) -> bool {
+        // Relaxed: only a first guess for the CAS below, which re-reads the word.
+        let mut state = self.state.load(Ordering::Relaxed);
+        loop {
+            if state < ONE || state & FAILING != 0 {
+                return false;
+            }
+            // Relaxed: the claim only decides which caller fails the latch; the error is
+            // published by the Release of `FAILED` below.
+            match self.state.compare_exchange_weak(
+                state,
+                state | FAILING,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => break,
+                Err(actual) => state = actual,
+            }
+        }
+        store();
+        // AcqRel: Release publishes the stored error to waiters that see `FAILED`; Acquire
+        // pairs with a waiter's `WAITING` registration so its listener is visible to notify.
+        let state = self.state.fetch_or(FAILED, Ordering::AcqRel);
+        if state & WAITING != 0 {
+            self.event.notify(usize::MAX);
+        }
+        true
+    }
+
+    /// Registers `listener`'s interest and re-checks the state in one read-modify-write.
+    fn register(&self) -> Option<Terminal> {
+        // AcqRel: Release makes the listener just inserted visible to whichever terminal
+        // transition comes later in this word's modification order (that transition reads
+        // `WAITING` and notifies); Acquire as in `terminal` if the latch already ended.
+        terminal_of(self.state.fetch_or(WAITING, Ordering::AcqRel))
+    }
+
+    /// The wait future over this latch.
+    pub(crate) fn wait(&self) -> RawWait<'_> {
+        RawWait {
+            latch: self,
+            listener: None,
+        }
+    }
+}
+
+impl fmt::Debug for RawLatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let state = self.state.load(Ordering::Acquire);
+        let status = match terminal_of(state) {
+            Some(Terminal::Open) => "open",
+            Some(Terminal::Failed) => "failed",
+            None if state & FAILING != 0 => "failing",
+            None => "counting",
+        };
+        f.debug_struct("RawLatch")
+            .field("count", &(state >> SHIFT))
+            .field("status", &status)
+            .finish()
+    }
+}
+
+fn terminal_of(state: usize) -> Option<Terminal> {
+    if state & FAILED != 0 {
+        Some(Terminal::Failed)
+    } else if state < ONE {
+        // A zero count is never `FAILING`: the claim needs a non-zero count and freezes it.
+        Some(Terminal::Open)
+    } else {
+        None
+    }
+}
+
+/// The wait loop, written once: every async, blocking and timed wait drives this future
+/// with its own [`Strategy`].
+pub(crate) struct RawWait<'a> {
+    latch: &'a RawLatch,
+    listener: Option<EventListener>,
+}
+
+impl RawWait<'_> {
+    /// The latch this future waits on.
+    #[cfg(feature = "std")]
+    pub(crate) fn latch(&self) -> &RawLatch {
+        self.latch
+    }
+}
+
+impl EventListenerFuture for RawWait<'_> {
+    type Output = Terminal;
+
+    fn poll_with_strategy<'a, S: Strategy<'a>>(
+        self: Pin<&mut Self>,
+        strategy: &mut S,
+        context: &mut S::Context,
+    ) -> Poll<Terminal> {
+        let this = self.get_mut();
+        loop {
+            // Fast path: an ended latch answers with one load and no allocation.
+            if let Some(terminal) = this.latch.terminal() {
+                this.listener = None;
+                return Poll::Ready(terminal);
+            }
+            if this.listener.is_none() {
+                // No wake-up can be lost: the listener is inserted before `register` sets
+                // `WAITING` with a read-modify-write. If the terminal transition comes
+                // first in the word's order, `register` sees it and we return; if it comes
+                // later, it sees `WAITING` and notifies every listener, this one included.
+                this.listener = Some(this.latch.event.listen());
+                if let Some(terminal) = this.latch.register() {
+                    this.listener = None;
+                    return Poll::Ready(terminal);
+                }
+            }
+            // Only a terminal transition notifies, and it notifies everyone, so a dropped
+            // waiter has no wake-up to pass on. The loop re-checks all the same.
+            core::task::ready!(strategy.poll(&mut this.listener, context));
+        }
+    }
+}
+
+impl fmt::Debug for RawWait<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Wait").finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,599 @@
+//! [`TrackingLatch`]: a failable latch whose counters have names.
+
+use alloc::borrow::Cow;
+use alloc::boxed::Box;
+use alloc::string::ToString;
+use alloc::vec::Vec;
+use core::fmt;
+
+use crate::counter::Counter;
+use crate::diagnostics::CountDownEvent;
+use crate::error::{Failure, NameError, StillPending, TrackingWaitError};
+use crate::failable::FailableLatch;
+use crate::futures::{Wait, WaitUntil};
+use crate::latch::{sealed::Sealed, Latch};
+use crate::raw::{RawLatch, Terminal};
+use crate::sync::{AtomicU8, Ordering};
+
+/// The counter has neither reported nor been handed out.
+const PENDING: u8 = 0;
+/// A [`Counter`] handle owns the report.
+const CLAIMED: u8 = 1;
+/// The counter has reported; later reports are duplicates.
+const REPORTED: u8 = 2;
+
+type Observer = Box<dyn Fn(&CountDownEvent<'_>) + Send + Sync>;
+
+/// A failable countdown latch built from a list of distinct counter names.
+///
+/// Each name counts once: a duplicate report is harmless, an unknown name is an error (not a
+/// silent miscount), and [`pending`](Self::pending) lists who has not reported. A wait with
+/// a deadline that expires names exactly the counters still pending, so "startup timed out"
+/// becomes "startup timed out waiting for: shard-7".
+///
+/// The obvious way to use it is through [`Counter`] handles, one per name: a handle reports
+/// with [`Counter::report`], and if it is dropped without reporting (its task returned early
+/// or panicked) it fails the latch naming its counter, so a waiter never hangs on a dead
+/// counter.
+///
+/// Each count-down can be observed with its counter name and, under `std`, the time since
+/// the latch was built ([`on_count_down`](Self::on_count_down), and `tracing` events under
+/// the `tracing` feature); [`time_to_open`](Self::time_to_open) gives the startup time as a
+/// value.
+///
+/// Prefer a join set or task tracker when the named events are just task completions; a
+/// tracking latch shines for readiness gating, where components report ready and keep
+/// running.
+///
+/// # Examples
+///
+/// ```
+/// use std::sync::Arc;
+/// use latch_core::TrackingLatch;
+///
+/// let ready = Arc::new(TrackingLatch::<String>::new(["consumer", "cache-warmer", "http"]).unwrap());
+/// for name in ["consumer", "cache-warmer", "http"] {
+///     let counter = ready.counter_owned(name).unwrap();
+///     std::thread::spawn(move || {
+///         // ... start the component; a panic here fails the latch naming it ...
+///         counter.report();
+///     });
+/// }
+/// futures_lite::future::block_on(ready.wait()).unwrap();
+/// assert!(ready.pending().is_empty());
+/// ```
+pub struct TrackingLatch<E> {
+    latch: FailableLatch<Failure<E>>,
+    counters: Box<[Slot]>,
+    /// Indices into `counters`, sorted by name, for lookup and duplicate detection.
+    by_name: Box<[usize]>,
+    observer: Option<Observer>,
+    #[cfg(feature = "std")]
+    created: std::time::Instant,
+    #[cfg(feature = "std")]
+    time_to_open: std::sync::OnceLock<core::time::Duration>,
+}
+
+struct Slot {
+    name: Cow<'static, str>,
+    /// `PENDING`, `CLAIMED` or `REPORTED`; only ever moves forward.
+    state: AtomicU8,
+}
+
+impl<E> TrackingLatch<E> {
+    /// A latch that opens once every named counter has reported. An empty list starts open.
+    ///
+    /// # Errors
+    ///
+    /// [`NameError::Duplicate`] if a name appears twice (a latch for 3 with 4 counters would
+    /// open early; names catch it).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use latch_core::{NameError, TrackingLatch};
+    ///
+    /// let latch = TrackingLatch::<()>::new(["a", "b"]).unwrap();
+    /// assert_eq!(latch.count(), 2);
+    /// let dup = TrackingLatch::<()>::new([String::from("x"), String::from("x")]);
+    /// assert_eq!(dup.unwrap_err(), NameError::Duplicate("x".into()));
+    /// ```
+    pub fn new<I>(names: I) -> Result<Self, NameError>
+    where
+        I: IntoIterator,
+        I::Item: Into<Cow<'static, str>>,
+    {
+        let counters: Box<[Slot]> = names
+            .into_iter()
+            .map(|name| Slot {
+                name: name.into(),
+                state: AtomicU8::new(PENDING),
+            })
+            .collect();
+        let mut by_name: Vec<usize> = (0..counters.len()).collect();
+        by_name.sort_unstable_by(|&a, &b| counters[a].name.cmp(&counters[b].name));
+        if let Some(pair) = by_name
+            .windows(2)
+            .find(|pair| counters[pair[0]].name == counters[pair[1]].name)
+        {
+            return Err(NameError::Duplicate(counters[pair[0]].name.to_string()));
+        }
+        Ok(Self {
+            // Cannot exceed `MAX_COUNT`: that many slots would not fit in the address space.
+            latch: FailableLatch::new(counters.len()),
+            counters,
+            by_name: by_name.into_boxed_slice(),
+            observer: None,
+            #[cfg(feature = "std")]
+            created: std::time::Instant::now(),
+            #[cfg(feature = "std")]
+            time_to_open: std::sync::OnceLock::new(),
+        })
+    }
+
+    /// Calls `observer` on every count-down, with the counter's name, the count remaining
+    /// and (under `std`) the time since the latch was built. It runs on the counting thread,
+    /// before the waiters that the last count-down releases wake.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::{Arc, Mutex};
+    /// use latch_core::TrackingLatch;
+    ///
+    /// let log = Arc::new(Mutex::new(Vec::new()));
+    /// let sink = log.clone();
+    /// let latch = TrackingLatch::<()>::new(["db", "cache"])
+    ///     .unwrap()
+    ///     .on_count_down(move |event| {
+    ///         sink.lock().unwrap().push((event.counter().to_owned(), event.remaining()));
+    ///     });
+    /// latch.count_down_for("cache").unwrap();
+    /// latch.count_down_for("db").unwrap();
+    /// assert_eq!(*log.lock().unwrap(), [("cache".into(), 1), ("db".into(), 0)]);
+    /// ```
+    #[must_use = "returns the latch with the observer installed"]
+    pub fn on_count_down(
+        mut self,
+        observer: impl Fn(&CountDownEvent<'_>) + Send + Sync + 'static,
+    ) -> Self {
+        self.observer = Some(Box::new(observer));
+        self
+    }
+
+    /// The number of counters that have not reported; frozen once the latch fails.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use latch_core::TrackingLatch;
+    ///
+    /// let latch = TrackingLatch::<()>::new(["a", "b"]).unwrap();
+    /// latch.count_down_for("a").unwrap();
+    /// assert_eq!(latch.count(), 1);
+    /// ```
+    pub fn count(&self) -> usize {
+        self.latch.count()
+    }
+
+    /// Whether every counter has reported (before any failure).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use latch_core::TrackingLatch;
+    ///
+    /// let latch = TrackingLatch::<()>::new(["a"]).unwrap();
+    /// latch.count_down_for("a").unwrap();
+    /// assert!(latch.is_open());
+    /// ```
+    pub fn is_open(&self) -> bool {
+        self.latch.is_open()
+    }
+
+    /// Why the latch failed, if it failed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use latch_core::TrackingLatch;
+    ///
+    /// let latch = TrackingLatch::new(["a"]).unwrap();
+    /// latch.fail("config missing").unwrap();
+    /// assert_eq!(latch.failure().unwrap().error(), Some(&"config missing"));
+    /// ```
+    pub fn failure(&self) -> Option<&Failure<E>> {
+        self.latch.error()
+    }
+
+    /// Every counter name, in the order the latch was built with.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use latch_core::TrackingLatch;
+    ///
+    /// let latch = TrackingLatch::<()>::new(["b", "a"]).unwrap();
+    /// assert_eq!(latch.names().collect::<Vec<_>>(), ["b", "a"]);
+    /// ```
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.counters.iter().map(|slot| &*slot.name)
+    }
+
+    /// The counters that have not reported, in the order the latch was built with.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use latch_core::TrackingLatch;
+    ///
+    /// let latch = TrackingLatch::<()>::new(["a", "b", "c"]).unwrap();
+    /// latch.count_down_for("b").unwrap();
+    /// assert_eq!(latch.pending(), ["a", "c"]);
+    /// ```
+    pub fn pending(&self) -> Vec<&str> {
+        self.pending_slots().map(|slot| &*slot.name).collect()
+    }
+
+    /// Reports for the counter called `name`. Returns whether this call counted: `false` for
+    /// a duplicate report (harmless) or once the latch has failed.
+    ///
+    /// # Errors
+    ///
+    /// [`NameError::Unknown`] if no counter has this name; nothing is counted.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use latch_core::{NameError, TrackingLatch};
+    ///
+    /// let latch = TrackingLatch::<()>::new(["a", "b"]).unwrap();
+    /// assert_eq!(latch.count_down_for("a"), Ok(true));
+    /// assert_eq!(latch.count_down_for("a"), Ok(false)); // duplicate: harmless
+    /// assert_eq!(latch.count_down_for("z"), Err(NameError::Unknown("z".into())));
+    /// assert_eq!(latch.count(), 1);
+    /// ```
+    pub fn count_down_for(&self, name: &str) -> Result<bool, NameError> {
+        Ok(self.report(self.index(name)?))
+    }
+
+    /// Hands out the handle for the counter called `name`: it reports with
+    /// [`Counter::report`] and fails the latch, naming `name`, if dropped without reporting.
+    ///
+    /// # Errors
+    ///
+    /// [`NameError::Unknown`] for an unknown name, [`NameError::Claimed`] if this name's
+    /// handle was already handed out, [`NameError::Reported`] if it has already reported.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use latch_core::{NameError, TrackingLatch};
+    ///
+    /// let latch = TrackingLatch::<()>::new(["http"]).unwrap();
+    /// let http = latch.counter("http").unwrap();
+    /// assert_eq!(latch.counter("http").unwrap_err(), NameError::Claimed("http".into()));
+    /// http.report();
+    /// assert!(latch.is_open());
+    /// ```
+    pub fn counter(&self, name: &str) -> Result<Counter<'_, E>, NameError> {
+        let index = self.claim(name)?;
+        Ok(Counter::borrowed(self, index))
+    }
+
+    /// Like [`counter`](Self::counter), for handles that move into `'static` tasks.
+    ///
+    /// # Errors
+    ///
+    /// As for [`counter`](Self::counter).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use latch_core::TrackingLatch;
+    ///
+    /// let latch = Arc::new(TrackingLatch::<()>::new(["worker"]).unwrap());
+    /// let worker = latch.counter_owned("worker").unwrap();
+    /// std::thread::spawn(move || worker.report()).join().unwrap();
+    /// assert!(latch.is_open());
+    /// ```
+    #[cfg(target_has_atomic = "ptr")]
+    pub fn counter_owned(
+        self: &alloc::sync::Arc<Self>,
+        name: &str,
+    ) -> Result<Counter<'static, E>, NameError>
+    where
+        E: 'static,
+    {
+        let index = self.claim(name)?;
+        Ok(Counter::owned(self.clone(), index))
+    }
+
+    /// Fails the latch without naming a counter, releasing every waiter.
+    ///
+    /// # Errors
+    ///
+    /// Hands `error` back if the latch had already opened or failed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use latch_core::TrackingLatch;
+    ///
+    /// let latch = TrackingLatch::new(["a"]).unwrap();
+    /// assert_eq!(latch.fail("shutting down"), Ok(()));
+    /// assert_eq!(latch.fail("again"), Err("again"));
+    /// ```
+    pub fn fail(&self, error: E) -> Result<(), E> {
+        self.fail_because(Failure::Failed {
+            counter: None,
+            error,
+        })
+        .map_err(Failure::into_error)
+    }
+
+    /// How long the latch took to open, measured from construction; `None` until it opens.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use latch_core::TrackingLatch;
+    ///
+    /// let latch = TrackingLatch::<()>::new(["a"]).unwrap();
+    /// assert_eq!(latch.time_to_open(), None);
+    /// latch.count_down_for("a").unwrap();
+    /// assert!(latch.time_to_open().is_some());
+    /// ```
+    #[cfg(feature = "std")]
+    pub fn time_to_open(&self) -> Option<core::time::Duration> {
+        self.time_to_open.get().copied()
+    }
+
+    /// Waits until every counter has reported (`Ok`) or the latch fails (`Err`).
+    ///
+    /// # Cancel safety
+    ///
+    /// Dropping the future changes nothing.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use latch_core::TrackingLatch;
+    ///
+    /// let latch = TrackingLatch::<()>::new(["a"]).unwrap();
+    /// latch.count_down_for("a").unwrap();
+    /// assert!(futures_lite::future::block_on(latch.wait()).is_ok());
+    /// ```
+    pub fn wait(&self) -> Wait<'_, Self> {
+        Wait::new(self)
+    }
+
+    /// Waits until the latch opens or fails, or `deadline` (any future) completes.
+    ///
+    /// # Errors
+    ///
+    /// [`TrackingWaitError::Failed`], or [`TrackingWaitError::TimedOut`] naming exactly the
+    /// counters still pending when the deadline fired. A timed-out wait changes nothing.
+    ///
+    /// # Cancel safety
+    ///
+    /// Dropping the future changes nothing.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use latch_core::{TrackingLatch, TrackingWaitError};
+    ///
+    /// let latch = TrackingLatch::<String>::new(["shard-6", "shard-7"]).unwrap();
+    /// latch.count_down_for("shard-6").unwrap();
+    /// let error = futures_lite::future::block_on(latch.wait_until(async {})).unwrap_err();
+    /// assert_eq!(error.to_string(), "timed out waiting for: shard-7");
+    /// ```
+    pub fn wait_until<D: core::future::Future>(&self, deadline: D) -> WaitUntil<'_, Self, D> {
+        WaitUntil::new(self, deadline)
+    }
+
+    /// Blocks the thread until the latch opens or fails.
+    ///
+    /// # Errors
+    ///
+    /// The [`Failure`], if the latch failed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use latch_core::TrackingLatch;
+    ///
+    /// let latch = TrackingLatch::<()>::new(["a"]).unwrap();
+    /// std::thread::scope(|s| {
+    ///     s.spawn(|| latch.count_down_for("a").unwrap());
+    ///     latch.wait_blocking().unwrap();
+    /// });
+    /// ```
+    #[cfg(feature = "std")]
+    pub fn wait_blocking(&self) -> Result<(), &Failure<E>> {
+        self.wait().block()
+    }
+
+    /// Blocks the thread until the latch opens or fails, or `timeout` passes.
+    ///
+    /// # Errors
+    ///
+    /// As for [`wait_until`](Self::wait_until).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use latch_core::TrackingLatch;
+    ///
+    /// let latch = TrackingLatch::<String>::new(["slow"]).unwrap();
+    /// let error = latch.wait_blocking_timeout(Duration::from_millis(5)).unwrap_err();
+    /// assert_eq!(error.to_string(), "timed out waiting for: slow");
+    /// ```
+    #[cfg(feature = "std")]
+    pub fn wait_blocking_timeout(
+        &self,
+        timeout: core::time::Duration,
+    ) -> Result<(), TrackingWaitError<'_, E>> {
+        self.wait().block_for(timeout)
+    }
+
+    /// The name of counter `index`.
+    pub(crate) fn name(&self, index: usize) -> &Cow<'static, str> {
+        &self.counters[index].name
+    }
+
+    /// Reports for counter `index`; see [`count_down_for`](Self::count_down_for).
+    pub(crate) fn report(&self, index: usize) -> bool {
+        // Relaxed: the swap only decides which report for this name counts; the latch's
+        // own state word carries the happens-before from counters to waiters.
+        if self.counters[index].state.swap(REPORTED, Ordering::Relaxed) == REPORTED {
+            return false;
+        }
+        self.latch
+            .count_down_then(|remaining| self.record(index, remaining))
+    }
+
+    /// Whether counter `index` has reported.
+    pub(crate) fn has_reported(&self, index: usize) -> bool {
+        // Relaxed: a stale `false` only costs a failure that the latch then refuses.
+        self.counters[index].state.load(Ordering::Relaxed) == REPORTED
+    }
+
+    /// Fails the latch with `failure`; hands it back if the latch had already ended.
+    pub(crate) fn fail_because(&self, failure: Failure<E>) -> Result<(), Failure<E>> {
+        #[cfg(feature = "tracing")]
+        let counter = failure.counter().map(ToString::to_string);
+        self.latch.fail(failure)?;
+        #[cfg(feature = "tracing")]
+        tracing::warn!(counter = counter.as_deref(), "latch failed");
+        Ok(())
+    }
+
+    fn index(&self, name: &str) -> Result<usize, NameError> {
+        self.by_name
+            .binary_search_by(|&index| (*self.counters[index].name).cmp(name))
+            .map(|position| self.by_name[position])
+            .map_err(|_| NameError::Unknown(name.to_string()))
+    }
+
+    fn claim(&self, name: &str) -> Result<usize, NameError> {
+        let index = self.index(name)?;
+        // Relaxed: the claim only decides which caller gets the one handle for this name.
+        match self.counters[index].state.compare_exchange(
+            PENDING,
+            CLAIMED,
+            Ordering::Relaxed,
+            Ordering::Relaxed,
+        ) {
+            Ok(_) => Ok(index),
+            Err(CLAIMED) => Err(NameError::Claimed(name.to_string())),
+            Err(_) => Err(NameError::Reported(name.to_string())),
+        }
+    }
+
+    fn pending_slots(&self) -> impl Iterator<Item = &Slot> {
+        // Relaxed: a snapshot; each counter's report is its own event.
+        self.counters
+            .iter()
+            .filter(|slot| slot.state.load(Ordering::Relaxed) != REPORTED)
+    }
+
+    fn still_pending(&self) -> StillPending {
+        StillPending {
+            names: self.pending_slots().map(|slot| slot.name.clone()).collect(),
+        }
+    }
+
+    /// Runs after counter `index` counted, before the waiters it may release wake.
+    fn record(&self, index: usize, remaining: usize) {
+        let observed = self.observer.is_some() || cfg!(feature = "tracing");
+        #[cfg(feature = "std")]
+        let elapsed = if observed || remaining == 0 {
+            self.created.elapsed()
+        } else {
+            return;
+        };
+        #[cfg(not(feature = "std"))]
+        if !observed {
+            return;
+        }
+        #[cfg(feature = "std")]
+        if remaining == 0 {
+            // Only the count-down that opened the latch gets here with zero.
+            let _ = self.time_to_open.set(elapsed);
+        }
+        let event = CountDownEvent {
+            counter: &self.counters[index].name,
+            remaining,
+            #[cfg(feature = "std")]
+            elapsed,
+        };
+        #[cfg(feature = "tracing")]
+        event.trace();
+        if let Some(observer) = &self.observer {
+            observer(&event);
+        }
+    }
+}
+
+impl<E> Failure<E> {
+    /// The error of a `Failed` failure built by this crate from a caller's error.
+    pub(crate) fn into_error(self) -> E {
+        match self {
+            Failure::Failed { error, .. } => error,
+            Failure::Abandoned { .. } => unreachable!("only `Failed` carries a caller's error"),
+        }
+    }
+}
+
+impl<E> Latch for TrackingLatch<E> {
+    type Output<'a>
+        = Result<(), &'a Failure<E>>
+    where
+        E: 'a;
+    type Timed<'a>
+        = Result<(), TrackingWaitError<'a, E>>
+    where
+        E: 'a;
+}
+
+impl<E> Sealed for TrackingLatch<E> {
+    fn raw(&self) -> &RawLatch {
+        self.latch.raw()
+    }
+
+    fn output(&self, terminal: Terminal) -> <Self as Latch>::Output<'_> {
+        self.latch.output(terminal)
+    }
+
+    fn in_time<'a>(output: <Self as Latch>::Output<'a>) -> <Self as Latch>::Timed<'a>
+    where
+        Self: 'a,
+    {
+        output.map_err(TrackingWaitError::Failed)
+    }
+
+    fn timed_out(&self) -> <Self as Latch>::Timed<'_> {
+        Err(TrackingWaitError::TimedOut(self.still_pending()))
+    }
+}
+
+impl<E> fmt::Debug for TrackingLatch<E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let status = if self.is_open() {
+            "open"
+        } else if self.failure().is_some() {
+            "failed"
+        } else {
+            "counting"
+        };
+        f.debug_struct("TrackingLatch")
+            .field("count", &self.count())
+            .field("status", &status)
+            .field("pending", &self.pending())
+            .finish()
+    }
+}
