@@ -1,2 +1,175 @@
 //! An acknowledgement-counting work queue with an outcome ledger.
+//!
+//! An empty buffer or a returned `join()` proves nothing by itself. This queue answers
+//! three questions at every moment: what was accepted, what was discarded, and what
+//! actually succeeded.
+//!
+//! - [`Queue::put`] accepts an item and returns its [`JobId`]; a refused put hands the
+//!   item back inside a [`PutError`].
+//! - [`Queue::get`] hands out a [`Delivery`]: the item with its id, which must end exactly
+//!   once, by consuming itself, as succeeded, rejected or uncertain ([`Outcome`]). Dropped
+//!   unresolved, it counts as abandoned. There is no free-standing `task_done`.
+//! - [`Queue::shutdown`] stops admission and lets consumers drain the buffer;
+//!   [`Queue::shutdown_now`] also drains the buffer and returns the items with their ids.
+//! - [`Queue::join`] waits until every accepted item has ended and returns the [`Ledger`]:
+//!   `accepted == buffered + in_flight + succeeded + rejected + uncertain + abandoned +
+//!   discarded`.
+//! - [`Queue::worker`] registers a consumer; when the last one is gone, producers waiting
+//!   on a full queue get their item back ([`PutError::NoWorkers`]) instead of hanging.
+//!
+//! The verbs follow CPython 3.13's `asyncio.Queue`, and close the holes it leaves: items
+//! drained by an immediate shutdown come back to the caller, acknowledgements are tied to
+//! deliveries and carry outcomes, `join` is level-triggered, and a getter woken just before
+//! an immediate shutdown never loses its item (it gets it, or the drain returns it).
+//!
+//! No runtime is named: the futures run on any executor, or on none
+//! (`futures_lite::future::block_on`), and each waiting verb has a `_blocking` form under
+//! `std`.
+//!
+//! # Examples
+//!
+//! ```
+//! use queue_core::{Outcome, Queue};
+//! use futures_lite::future::block_on;
+//!
+//! let queue = Queue::bounded(2).unwrap();
+//! std::thread::scope(|s| {
+//!     for _ in 0..2 {
+//!         s.spawn(|| {
+//!             let _worker = queue.worker();
+//!             block_on(async {
+//!                 while let Ok(job) = queue.get().await {
+//!                     match *job {
+//!                         2 => job.reject(),
+//!                         7 => job.resolve(Outcome::Uncertain),
+//!                         _ => job.succeed(),
+//!                     };
+//!                 }
+//!             })
+//!         });
+//!     }
+//!     block_on(async {
+//!         for n in 0..10 {
+//!             queue.put(n).await.unwrap();
+//!         }
+//!     });
+//!     queue.shutdown();
+//! });
+//! let ledger = queue.join_blocking();
+//! assert_eq!(ledger.accepted, 10);
+//! assert_eq!((ledger.succeeded, ledger.rejected, ledger.uncertain), (8, 1, 1));
+//! assert!(ledger.is_balanced());
+//! ```
+//!
+//! # Cancel safety
+//!
+//! Dropping a [`Get`](futures::Get) never loses an item; dropping a [`Put`](futures::Put)
+//! either accepted the item (it had returned) or not (the item is dropped with the
+//! future); dropping a [`Join`](futures::Join) changes nothing. A wake-up handed to a
+//! dropped waiter passes to the next one.
+//!
+//! # Features
+//!
+//! - `std` (default): the `_blocking` methods. (The error types implement
+//!   `core::error::Error`, which is `std::error::Error`, with or without `std`.)
+//! - `critical-section`: makes event-listener (and the 64-bit counter fallback on targets
+//!   without 64-bit atomics, such as thumbv7em) use a critical section. Embedded users
+//!   need it: without it, event-listener falls back to a spinlock, which deadlocks if a
+//!   `notify` (any put, get or resolve) runs in an interrupt handler that interrupted a
+//!   holder of that lock. Provide a `critical-section` implementation for the target.
+//! - `portable-atomic`: every atomic comes from `portable-atomic` (for targets without
+//!   compare-and-swap, such as thumbv6m; combine with `critical-section`). On such targets
+//!   `alloc::sync::Arc` does not exist, so the owned variants ([`Queue::get_owned`],
+//!   [`OwnedDelivery`], [`Queue::worker_owned`]) are left out there.
+//! - `tracing`: `debug` events on shutdown and when the last worker leaves, a `warn`
+//!   event when a delivery is dropped unresolved.
+//!
+//! Without `std` the crate needs `alloc` (a global allocator at link time).
+//!
+//! # Memory and counters
+//!
+//! A bounded queue with a capacity up to 65 536 preallocates its ring buffer and then
+//! allocates nothing per item; larger capacities, and unbounded queues, allocate the
+//! buffer in blocks as items arrive. Counters are `u64` and are not checked for wrapping
+//! (2^64 puts do not happen); see [`JobId`] for what ids promise.
 #![no_std]
+#![forbid(unsafe_code)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
+extern crate alloc;
+#[cfg(feature = "std")]
+extern crate std;
+
+mod delivery;
+mod error;
+mod get;
+mod job_id;
+mod join;
+mod ledger;
+mod outcome;
+mod put;
+mod queue;
+mod sync;
+mod wait;
+mod worker;
+
+pub use crate::delivery::Delivery;
+#[cfg(target_has_atomic = "ptr")]
+pub use crate::delivery::OwnedDelivery;
+pub use crate::error::{GetError, PutError, TryGetError, ZeroCapacity};
+pub use crate::job_id::JobId;
+pub use crate::ledger::Ledger;
+pub use crate::outcome::Outcome;
+pub use crate::queue::Queue;
+#[cfg(target_has_atomic = "ptr")]
+pub use crate::worker::OwnedWorker;
+pub use crate::worker::Worker;
+
+/// The named futures returned by [`Queue`]'s waiting methods.
+pub mod futures {
+    pub use crate::get::Get;
+    #[cfg(target_has_atomic = "ptr")]
+    pub use crate::get::GetOwned;
+    pub use crate::join::Join;
+    pub use crate::put::Put;
+}
+
+/// Compile-time checks of the documented auto traits.
+#[cfg(not(loom))]
+const _: () = {
+    use core::cell::Cell;
+
+    const fn send_sync<X: Send + Sync>() {}
+    const fn send<X: Send>() {}
+
+    // `T: Send` is enough for the queue to be shared.
+    send_sync::<Queue<u8>>();
+    send_sync::<Queue<Cell<u8>>>();
+    send::<Delivery<'static, Cell<u8>>>();
+    send::<futures::Put<'static, Cell<u8>>>();
+    send::<futures::Get<'static, Cell<u8>>>();
+    send::<futures::Join<'static, Cell<u8>>>();
+    send::<Worker<'static, Cell<u8>>>();
+
+    send_sync::<Delivery<'static, u8>>();
+    send_sync::<futures::Put<'static, u8>>();
+    send_sync::<futures::Get<'static, u8>>();
+    send_sync::<futures::Join<'static, u8>>();
+    send_sync::<Worker<'static, u8>>();
+    send_sync::<JobId>();
+    send_sync::<Ledger>();
+    send_sync::<Outcome>();
+    send_sync::<PutError<u8>>();
+    send_sync::<TryGetError>();
+    send_sync::<GetError>();
+    send_sync::<ZeroCapacity>();
+
+    #[cfg(target_has_atomic = "ptr")]
+    {
+        send_sync::<OwnedDelivery<u8>>();
+        send_sync::<OwnedWorker<u8>>();
+        send_sync::<futures::GetOwned<u8>>();
+        send::<OwnedDelivery<Cell<u8>>>();
+        send::<futures::GetOwned<Cell<u8>>>();
+    }
+};

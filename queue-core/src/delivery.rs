@@ -1,0 +1,330 @@
+//! A delivered item that must end exactly once.
+
+use core::fmt;
+use core::ops::{Deref, DerefMut};
+
+#[cfg(target_has_atomic = "ptr")]
+use alloc::sync::Arc;
+
+use crate::job_id::JobId;
+use crate::outcome::Outcome;
+use crate::queue::Queue;
+
+/// The state both delivery types share; `Q` is how the queue is held.
+///
+/// `item` is `Some` until the delivery ends; `Drop` records an unresolved delivery as
+/// abandoned. The methods that end it take `item` out first, so `Drop` then does nothing.
+struct Lease<T, Q: Deref<Target = Queue<T>>> {
+    queue: Q,
+    id: JobId,
+    item: Option<T>,
+}
+
+impl<T, Q: Deref<Target = Queue<T>>> Lease<T, Q> {
+    #[inline]
+    fn item(&self) -> &T {
+        self.item
+            .as_ref()
+            .expect("a delivery holds its item until it is consumed")
+    }
+
+    #[inline]
+    fn item_mut(&mut self) -> &mut T {
+        self.item
+            .as_mut()
+            .expect("a delivery holds its item until it is consumed")
+    }
+
+    #[inline]
+    fn resolve(mut self, outcome: Outcome) -> T {
+        let item = self
+            .item
+            .take()
+            .expect("a delivery holds its item until it is consumed");
+        self.queue.end_delivery(Some(outcome));
+        item
+    }
+
+    fn retry(mut self) -> Result<JobId, Self> {
+        let item = self
+            .item
+            .take()
+            .expect("a delivery holds its item until it is consumed");
+        match self.queue.requeue(self.id, item) {
+            Ok(()) => Ok(self.id),
+            Err(item) => {
+                self.item = Some(item);
+                Err(self)
+            }
+        }
+    }
+}
+
+impl<T, Q: Deref<Target = Queue<T>>> Drop for Lease<T, Q> {
+    fn drop(&mut self) {
+        if self.item.is_some() {
+            #[cfg(feature = "tracing")]
+            tracing::warn!(id = self.id.get(), "queue: delivery dropped unresolved");
+            self.queue.end_delivery(None);
+        }
+    }
+}
+
+macro_rules! delivery_methods {
+    ($Type:ident) => {
+        /// The item's id, as returned by the put that accepted it.
+        ///
+        /// # Examples
+        ///
+        /// ```
+        /// let queue = queue_core::Queue::unbounded();
+        /// let id = queue.try_put(()).unwrap();
+        /// assert_eq!(queue.try_get().unwrap().id(), id);
+        /// ```
+        #[inline]
+        #[must_use]
+        pub fn id(&self) -> JobId {
+            self.lease.id
+        }
+
+        /// Ends the delivery with `outcome` and returns the item.
+        ///
+        /// # Examples
+        ///
+        /// ```
+        /// use queue_core::{Outcome, Queue};
+        ///
+        /// let queue = Queue::unbounded();
+        /// queue.try_put("x").unwrap();
+        /// assert_eq!(queue.try_get().unwrap().resolve(Outcome::Rejected), "x");
+        /// assert_eq!(queue.ledger().rejected, 1);
+        /// ```
+        #[inline]
+        pub fn resolve(self, outcome: Outcome) -> T {
+            self.lease.resolve(outcome)
+        }
+
+        /// Ends the delivery as [`Outcome::Succeeded`] and returns the item.
+        ///
+        /// # Examples
+        ///
+        /// ```
+        /// let queue = queue_core::Queue::unbounded();
+        /// queue.try_put(1).unwrap();
+        /// queue.try_get().unwrap().succeed();
+        /// assert_eq!(queue.ledger().succeeded, 1);
+        /// ```
+        #[inline]
+        pub fn succeed(self) -> T {
+            self.lease.resolve(Outcome::Succeeded)
+        }
+
+        /// Ends the delivery as [`Outcome::Rejected`] and returns the item.
+        ///
+        /// # Examples
+        ///
+        /// ```
+        /// let queue = queue_core::Queue::unbounded();
+        /// queue.try_put(1).unwrap();
+        /// queue.try_get().unwrap().reject();
+        /// assert_eq!(queue.ledger().rejected, 1);
+        /// ```
+        #[inline]
+        pub fn reject(self) -> T {
+            self.lease.resolve(Outcome::Rejected)
+        }
+
+        /// Ends the delivery as [`Outcome::Uncertain`] (the external effect is unknown) and
+        /// returns the item.
+        ///
+        /// # Examples
+        ///
+        /// ```
+        /// let queue = queue_core::Queue::unbounded();
+        /// queue.try_put(1).unwrap();
+        /// queue.try_get().unwrap().uncertain();
+        /// assert_eq!(queue.ledger().uncertain, 1);
+        /// ```
+        #[inline]
+        pub fn uncertain(self) -> T {
+            self.lease.resolve(Outcome::Uncertain)
+        }
+    };
+}
+
+/// An item delivered by [`Queue::get`], [`Queue::try_get`] or [`Queue::get_blocking`],
+/// which must end exactly once.
+///
+/// It derefs to the item. It ends by consuming itself: [`succeed`](Delivery::succeed),
+/// [`reject`](Delivery::reject), [`uncertain`](Delivery::uncertain) or
+/// [`resolve`](Delivery::resolve) record the outcome and give the item back;
+/// [`retry`](Delivery::retry) puts it back in the buffer under the same id. Dropped
+/// without any of these (an early return, a panic unwinding), it is recorded as
+/// *abandoned*: `join` does not hang on a forgotten acknowledgement and nothing counts as a
+/// success by accident. Resolving after a shutdown is allowed (and needed: shutdown does
+/// not end deliveries).
+///
+/// There is no free-standing `task_done`: an acknowledgement without a delivery, or a
+/// second acknowledgement of one, cannot be written.
+///
+/// # Examples
+///
+/// ```
+/// use queue_core::Queue;
+///
+/// let queue = Queue::unbounded();
+/// queue.try_put(String::from("job")).unwrap();
+/// let mut delivery = queue.try_get().unwrap();
+/// delivery.push_str("-edited");
+/// assert_eq!(delivery.len(), 10);
+/// let item = delivery.succeed();
+/// assert_eq!(item, "job-edited");
+/// ```
+pub struct Delivery<'a, T> {
+    lease: Lease<T, &'a Queue<T>>,
+}
+
+impl<'a, T> Delivery<'a, T> {
+    #[inline]
+    pub(crate) fn new(queue: &'a Queue<T>, id: JobId, item: T) -> Self {
+        Delivery {
+            lease: Lease {
+                queue,
+                id,
+                item: Some(item),
+            },
+        }
+    }
+
+    delivery_methods!(Delivery);
+
+    /// Puts the item back in the buffer under the same id; it counts as buffered again.
+    ///
+    /// # Errors
+    ///
+    /// The delivery comes back, still in flight, if the queue is shut down, or if it is
+    /// bounded by buffered items and full. It then still has to be resolved.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let queue = queue_core::Queue::unbounded();
+    /// let id = queue.try_put(1).unwrap();
+    /// assert_eq!(queue.try_get().unwrap().retry().unwrap(), id);
+    /// assert_eq!(queue.ledger().buffered, 1);
+    /// let again = queue.try_get().unwrap();
+    /// queue.shutdown();
+    /// let again = again.retry().unwrap_err();
+    /// again.reject();
+    /// ```
+    pub fn retry(self) -> Result<JobId, Self> {
+        self.lease.retry().map_err(|lease| Delivery { lease })
+    }
+}
+
+impl<T> Deref for Delivery<'_, T> {
+    type Target = T;
+
+    #[inline]
+    fn deref(&self) -> &T {
+        self.lease.item()
+    }
+}
+
+impl<T> DerefMut for Delivery<'_, T> {
+    #[inline]
+    fn deref_mut(&mut self) -> &mut T {
+        self.lease.item_mut()
+    }
+}
+
+impl<T> fmt::Debug for Delivery<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Delivery")
+            .field("id", &self.lease.id)
+            .finish_non_exhaustive()
+    }
+}
+
+/// As [`Delivery`], holding the queue through an `Arc` so it can move into a `'static`
+/// task; from [`Queue::get_owned`] or [`Queue::try_get_owned`].
+///
+/// Only on targets with pointer-sized atomic compare-and-swap.
+///
+/// # Examples
+///
+/// ```
+/// use std::sync::Arc;
+///
+/// let queue = Arc::new(queue_core::Queue::unbounded());
+/// queue.try_put(2).unwrap();
+/// let delivery = queue.try_get_owned().unwrap();
+/// let handle = std::thread::spawn(move || *delivery * 10 + delivery.succeed());
+/// assert_eq!(handle.join().unwrap(), 22);
+/// ```
+#[cfg(target_has_atomic = "ptr")]
+pub struct OwnedDelivery<T> {
+    lease: Lease<T, Arc<Queue<T>>>,
+}
+
+#[cfg(target_has_atomic = "ptr")]
+impl<T> OwnedDelivery<T> {
+    #[inline]
+    pub(crate) fn new(queue: Arc<Queue<T>>, id: JobId, item: T) -> Self {
+        OwnedDelivery {
+            lease: Lease {
+                queue,
+                id,
+                item: Some(item),
+            },
+        }
+    }
+
+    delivery_methods!(OwnedDelivery);
+
+    /// Puts the item back in the buffer under the same id; see [`Delivery::retry`].
+    ///
+    /// # Errors
+    ///
+    /// The delivery comes back, still in flight, if the queue is shut down or full.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    ///
+    /// let queue = Arc::new(queue_core::Queue::unbounded());
+    /// let id = queue.try_put(1).unwrap();
+    /// assert_eq!(queue.try_get_owned().unwrap().retry().unwrap(), id);
+    /// ```
+    pub fn retry(self) -> Result<JobId, Self> {
+        self.lease.retry().map_err(|lease| OwnedDelivery { lease })
+    }
+}
+
+#[cfg(target_has_atomic = "ptr")]
+impl<T> Deref for OwnedDelivery<T> {
+    type Target = T;
+
+    #[inline]
+    fn deref(&self) -> &T {
+        self.lease.item()
+    }
+}
+
+#[cfg(target_has_atomic = "ptr")]
+impl<T> DerefMut for OwnedDelivery<T> {
+    #[inline]
+    fn deref_mut(&mut self) -> &mut T {
+        self.lease.item_mut()
+    }
+}
+
+#[cfg(target_has_atomic = "ptr")]
+impl<T> fmt::Debug for OwnedDelivery<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OwnedDelivery")
+            .field("id", &self.lease.id)
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,72 @@
+//! The identity of one accepted item.
+
+use core::fmt;
+
+/// The identity of one accepted item, unique within its [`Queue`](crate::Queue).
+///
+/// A queue hands out ids from a 64-bit sequence that starts at 0: the `n`-th item the
+/// queue accepts gets the id `n - 1`. The id stays with the item for its whole life:
+/// through [`Delivery::id`](crate::Delivery::id), a
+/// [`retry`](crate::Delivery::retry), and the list returned by
+/// [`Queue::shutdown_now`](crate::Queue::shutdown_now).
+///
+/// Ids are contiguous: no number is skipped, except in one race, a put that had already
+/// drawn its id when a concurrent shutdown closed the buffer (it returns
+/// [`PutError::ShutDown`](crate::PutError::ShutDown); its id is never used). With one
+/// producer, ids follow buffer order. With several producers, two puts that race may enter
+/// the buffer in the opposite order to their ids, so ids are unique but not a proof of
+/// order.
+///
+/// The sequence is a `u64`: at one put per nanosecond it would last 584 years, so it is
+/// not checked for wrapping.
+///
+/// # Examples
+///
+/// ```
+/// use queue_core::Queue;
+///
+/// let queue = Queue::unbounded();
+/// let first = queue.try_put("a").unwrap();
+/// let second = queue.try_put("b").unwrap();
+/// assert_eq!(first.get(), 0);
+/// assert_eq!(second.get(), 1);
+/// assert!(first < second);
+/// assert_eq!(first.to_string(), "#0");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct JobId(u64);
+
+impl JobId {
+    /// Wraps a raw sequence number.
+    #[inline]
+    pub(crate) const fn new(raw: u64) -> Self {
+        JobId(raw)
+    }
+
+    /// The sequence number.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let queue = queue_core::Queue::unbounded();
+    /// assert_eq!(queue.try_put(()).unwrap().get(), 0);
+    /// ```
+    #[inline]
+    #[must_use]
+    pub const fn get(self) -> u64 {
+        self.0
+    }
+}
+
+impl fmt::Display for JobId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "#{}", self.0)
+    }
+}
+
+impl From<JobId> for u64 {
+    #[inline]
+    fn from(id: JobId) -> u64 {
+        id.0
+    }
+}

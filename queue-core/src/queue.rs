@@ -1,0 +1,936 @@
+//! The queue: a buffer of `(JobId, T)`, a ledger, and three classes of waiters.
+
+use alloc::vec::Vec;
+use core::fmt;
+
+use concurrent_queue::{ConcurrentQueue, PushError};
+use event_listener::Event;
+
+#[cfg(target_has_atomic = "ptr")]
+use alloc::sync::Arc;
+
+use crate::delivery::Delivery;
+use crate::error::{PutError, TryGetError, ZeroCapacity};
+use crate::get::Get;
+use crate::job_id::JobId;
+use crate::join::Join;
+use crate::ledger::{Ledger, Tally};
+use crate::outcome::Outcome;
+use crate::put::Put;
+use crate::sync::{AtomicUsize, Ordering};
+use crate::worker::Worker;
+
+#[cfg(target_has_atomic = "ptr")]
+use crate::delivery::OwnedDelivery;
+#[cfg(target_has_atomic = "ptr")]
+use crate::get::GetOwned;
+#[cfg(target_has_atomic = "ptr")]
+use crate::worker::OwnedWorker;
+
+/// Capacities up to this many slots get a preallocated ring buffer; larger ones use a
+/// growable buffer (allocated in blocks as items arrive) with the same bound enforced by
+/// the queue's own slot counter, so `Queue::bounded(usize::MAX)` neither panics nor
+/// allocates up front.
+pub(crate) const PREALLOCATE_MAX: usize = 1 << 16;
+
+/// `state` bit: the queue was shut down (either way).
+const SHUT_DOWN: usize = 1;
+/// `state` bit: the queue had workers and has none now.
+const ORPHANED: usize = 1 << 1;
+/// `state` unit: one registered worker; the count lives in the bits above `ORPHANED`.
+const WORKER: usize = 1 << 2;
+
+/// What a capacity bounds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Limit {
+    /// Nothing: puts never wait.
+    None,
+    /// Buffered items: a slot is taken by a put and given back by a get.
+    Buffered(usize),
+    /// Unfinished items (buffered + in flight): a slot is taken by a put and given back
+    /// when the item ends (resolved, abandoned or discarded).
+    Unfinished(usize),
+}
+
+/// An acknowledgement-counting work queue: every accepted item is delivered with its
+/// [`JobId`], every delivery ends exactly once with an [`Outcome`] (or as abandoned), and
+/// the [`Ledger`] says what was accepted, what is pending, what was discarded and what
+/// actually succeeded.
+///
+/// The verbs are `asyncio.Queue`'s: [`put`](Queue::put), [`get`](Queue::get),
+/// [`join`](Queue::join), [`shutdown`](Queue::shutdown). Each waiting verb comes in three
+/// forms: `try_x` never waits, `x()` returns a future, `x_blocking()` blocks the thread
+/// (`std` only). The futures need no particular runtime.
+///
+/// Compared with `async-channel`, a get hands out a [`Delivery`] guard rather than the bare
+/// item, and the queue counts how each delivery ends; with a `TaskTracker` or a `WaitGroup`,
+/// the count is tied to items, not to tasks, so a forgotten or doubled acknowledgement
+/// cannot be written.
+///
+/// `Queue<T>` is `Send + Sync` when `T: Send`. Share it by reference (scoped threads,
+/// `block_on`) or through an `Arc` (then [`get_owned`](Queue::get_owned) and
+/// [`worker_owned`](Queue::worker_owned) give `'static` guards).
+///
+/// # Examples
+///
+/// ```
+/// use queue_core::Queue;
+/// use futures_lite::future::block_on;
+///
+/// let queue = Queue::bounded(2).unwrap();
+/// block_on(async {
+///     let id = queue.put("job").await.unwrap();
+///     let delivery = queue.get().await.unwrap();
+///     assert_eq!((delivery.id(), *delivery), (id, "job"));
+///     delivery.succeed();
+///     let ledger = queue.join().await;
+///     assert_eq!((ledger.accepted, ledger.succeeded), (1, 1));
+/// });
+/// ```
+pub struct Queue<T> {
+    /// The buffered items with their ids. Closed by shutdown: a push after `close` fails,
+    /// which is what makes "accepted" and "shut down" exclusive.
+    buffer: ConcurrentQueue<(JobId, T)>,
+    limit: Limit,
+    /// Slots taken against `limit` (unused with `Limit::None`). A put takes a slot before
+    /// drawing an id, so the push that follows never finds the buffer full and ids have no
+    /// gaps from full-buffer retries. Never above the limit; given back exactly once per
+    /// slot taken.
+    occupied: AtomicUsize,
+    /// `SHUT_DOWN | ORPHANED | workers * WORKER`.
+    state: AtomicUsize,
+    tally: Tally,
+    /// Waiting gets: notified once per put, and all at once on shutdown.
+    getters: Event,
+    /// Waiting puts: notified once per freed slot, and all at once on shutdown and when the
+    /// last worker leaves.
+    putters: Event,
+    /// Waiting joins: notified all at once when the unfinished count reaches zero.
+    joiners: Event,
+}
+
+impl<T> Queue<T> {
+    /// A queue that holds at most `capacity` buffered items; a [`put`](Queue::put) on a
+    /// full queue waits for a slot.
+    ///
+    /// Capacities up to 65 536 preallocate a ring buffer of that many slots; larger ones
+    /// (up to `usize::MAX`, which is accepted) allocate as items arrive and enforce the
+    /// same bound.
+    ///
+    /// A bounded buffer does not bound the work in progress: items already delivered do not
+    /// count. To bound buffered plus in-flight items, use
+    /// [`with_unfinished_limit`](Queue::with_unfinished_limit).
+    ///
+    /// # Errors
+    ///
+    /// [`ZeroCapacity`] if `capacity` is 0 (not read as "unbounded").
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use queue_core::{PutError, Queue};
+    ///
+    /// let queue = Queue::bounded(1).unwrap();
+    /// queue.try_put(1).unwrap();
+    /// assert!(matches!(queue.try_put(2), Err(PutError::Full(2))));
+    /// assert!(Queue::<u8>::bounded(0).is_err());
+    /// assert_eq!(Queue::<u8>::bounded(usize::MAX).unwrap().capacity(), Some(usize::MAX));
+    /// ```
+    pub fn bounded(capacity: usize) -> Result<Self, ZeroCapacity> {
+        if capacity == 0 {
+            return Err(ZeroCapacity);
+        }
+        Ok(Self::with_limit(Limit::Buffered(capacity)))
+    }
+
+    /// A queue whose puts wait while `limit` items are unfinished: buffered, or delivered
+    /// and not yet resolved. This bounds the work in progress, not only the buffer; a slot
+    /// comes back when its item ends (resolved, abandoned or discarded).
+    ///
+    /// # Errors
+    ///
+    /// [`ZeroCapacity`] if `limit` is 0.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use queue_core::Queue;
+    ///
+    /// let queue = Queue::with_unfinished_limit(1).unwrap();
+    /// queue.try_put("a").unwrap();
+    /// let held = queue.try_get().unwrap();
+    /// // The buffer is empty, but one item is still in flight.
+    /// assert!(queue.try_put("b").unwrap_err().is_full());
+    /// held.succeed();
+    /// queue.try_put("b").unwrap();
+    /// ```
+    pub fn with_unfinished_limit(limit: usize) -> Result<Self, ZeroCapacity> {
+        if limit == 0 {
+            return Err(ZeroCapacity);
+        }
+        Ok(Self::with_limit(Limit::Unfinished(limit)))
+    }
+
+    /// A queue without a bound; puts never wait.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let queue = queue_core::Queue::unbounded();
+    /// for n in 0..1000 {
+    ///     queue.try_put(n).unwrap();
+    /// }
+    /// assert_eq!(queue.len(), 1000);
+    /// assert_eq!(queue.capacity(), None);
+    /// ```
+    #[must_use]
+    pub fn unbounded() -> Self {
+        Self::with_limit(Limit::None)
+    }
+
+    fn with_limit(limit: Limit) -> Self {
+        let buffer = match limit {
+            Limit::Buffered(n) | Limit::Unfinished(n) if n <= PREALLOCATE_MAX => {
+                ConcurrentQueue::bounded(n)
+            }
+            _ => ConcurrentQueue::unbounded(),
+        };
+        Queue {
+            buffer,
+            limit,
+            occupied: AtomicUsize::new(0),
+            state: AtomicUsize::new(0),
+            tally: Tally::new(),
+            getters: Event::new(),
+            putters: Event::new(),
+            joiners: Event::new(),
+        }
+    }
+
+    // ----------------------------------------------------------------------------- put
+
+    /// Puts `item` in the buffer, waiting for a slot while the queue is full.
+    ///
+    /// Resolves to the item's [`JobId`] once accepted.
+    ///
+    /// # Errors
+    ///
+    /// The item comes back inside the error: [`PutError::ShutDown`] if the queue is or gets
+    /// shut down (a put waiting on a full queue is woken by either kind of shutdown),
+    /// [`PutError::NoWorkers`] if the last worker left (see [`worker`](Queue::worker)).
+    /// Never [`PutError::Full`].
+    ///
+    /// # Cancel safety
+    ///
+    /// The future owns the item. Dropping it before it resolved means the item was not
+    /// accepted (it is dropped with the future); nothing is accepted unless the future
+    /// returned `Ok`. A slot freed for a dropped put passes to the next waiting put.
+    ///
+    /// # Panics
+    ///
+    /// Polling the future again after it returned `Ready` panics.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use futures_lite::future::block_on;
+    ///
+    /// let queue = queue_core::Queue::bounded(1).unwrap();
+    /// let id = block_on(queue.put("job")).unwrap();
+    /// assert_eq!(queue.try_get().unwrap().succeed(), "job");
+    /// assert_eq!(id.get(), 0);
+    /// ```
+    pub fn put(&self, item: T) -> Put<'_, T> {
+        Put::new(self, item)
+    }
+
+    /// Puts `item` in the buffer if there is room now.
+    ///
+    /// # Errors
+    ///
+    /// The item comes back inside the error, checked in this order:
+    /// [`PutError::ShutDown`], [`PutError::NoWorkers`], [`PutError::Full`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use queue_core::{PutError, Queue};
+    ///
+    /// let queue = Queue::bounded(1).unwrap();
+    /// assert_eq!(queue.try_put('a').unwrap().get(), 0);
+    /// assert!(matches!(queue.try_put('b'), Err(PutError::Full('b'))));
+    /// queue.shutdown();
+    /// // Shutdown is checked before fullness.
+    /// assert!(matches!(queue.try_put('c'), Err(PutError::ShutDown('c'))));
+    /// ```
+    pub fn try_put(&self, item: T) -> Result<JobId, PutError<T>> {
+        // Acquire: pairs with the AcqRel updates of `state`, so a refusal is ordered after
+        // the shutdown or worker exit that caused it.
+        let state = self.state.load(Ordering::Acquire);
+        if state & (SHUT_DOWN | ORPHANED) != 0 {
+            return Err(refusal(state, item));
+        }
+        if !self.take_slot() {
+            return Err(PutError::Full(item));
+        }
+        let id = JobId::new(self.tally.issue());
+        match self.buffer.push((id, item)) {
+            Ok(()) => {
+                // Hand-off: one more item means one more getter can proceed.
+                self.getters.notify_additional(1);
+                Ok(id)
+            }
+            Err(PushError::Closed((_, item)) | PushError::Full((_, item))) => {
+                // Closed: a shutdown ran between the state check and the push. (Full cannot
+                // happen: the slot taken above guarantees room.) The id is never used.
+                self.give_back_slots(1);
+                if self.tally.revoke() {
+                    self.joiners.notify(usize::MAX);
+                }
+                Err(PutError::ShutDown(item))
+            }
+        }
+    }
+
+    /// Puts `item` in the buffer, blocking the thread while the queue is full.
+    ///
+    /// # Errors
+    ///
+    /// As [`put`](Queue::put): [`PutError::ShutDown`] or [`PutError::NoWorkers`] with the
+    /// item inside.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let queue = queue_core::Queue::bounded(1).unwrap();
+    /// std::thread::scope(|s| {
+    ///     s.spawn(|| queue.put_blocking(1).unwrap());
+    ///     s.spawn(|| queue.put_blocking(2).unwrap());
+    ///     for _ in 0..2 {
+    ///         queue.get_blocking().unwrap().succeed();
+    ///     }
+    /// });
+    /// assert_eq!(queue.ledger().succeeded, 2);
+    /// ```
+    #[cfg(feature = "std")]
+    pub fn put_blocking(&self, item: T) -> Result<JobId, PutError<T>> {
+        self.put(item).wait()
+    }
+
+    /// Takes a slot against the limit, if one is free.
+    #[inline]
+    fn take_slot(&self) -> bool {
+        let max = match self.limit {
+            Limit::None => return true,
+            Limit::Buffered(n) | Limit::Unfinished(n) => n,
+        };
+        // Relaxed: the counter only arbitrates slots; the items travel through the buffer,
+        // and waiting putters re-check it behind event-listener's SeqCst fences.
+        let mut taken = self.occupied.load(Ordering::Relaxed);
+        loop {
+            if taken >= max {
+                return false;
+            }
+            // Relaxed: as above.
+            match self.occupied.compare_exchange_weak(
+                taken,
+                taken + 1,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return true,
+                Err(now) => taken = now,
+            }
+        }
+    }
+
+    /// Gives `n` slots back and wakes that many waiting puts.
+    #[inline]
+    fn give_back_slots(&self, n: usize) {
+        if self.limit == Limit::None || n == 0 {
+            return;
+        }
+        // Relaxed: see `take_slot`; the notify below fences before looking for putters.
+        self.occupied.fetch_sub(n, Ordering::Relaxed);
+        self.putters.notify_additional(n);
+    }
+
+    // ----------------------------------------------------------------------------- get
+
+    /// Waits for an item and delivers it.
+    ///
+    /// # Errors
+    ///
+    /// [`GetError::ShutDown`](crate::GetError::ShutDown) once the queue is shut down and its
+    /// buffer is empty. Items buffered before a graceful shutdown are still delivered.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel-safe: the item is taken out of the buffer only in the poll that returns it,
+    /// so a dropped `get` never loses an item (it stays buffered for another getter), and a
+    /// wake-up it received passes to the next waiting getter.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use futures_lite::future::block_on;
+    ///
+    /// let queue = queue_core::Queue::unbounded();
+    /// queue.try_put(42).unwrap();
+    /// let delivery = block_on(queue.get()).unwrap();
+    /// assert_eq!(*delivery, 42);
+    /// delivery.succeed();
+    /// ```
+    pub fn get(&self) -> Get<'_, T> {
+        Get::new(self)
+    }
+
+    /// Delivers an item if one is buffered now.
+    ///
+    /// # Errors
+    ///
+    /// [`TryGetError::Empty`] if the buffer is empty and the queue open,
+    /// [`TryGetError::ShutDown`] if it is empty and shut down.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use queue_core::{Queue, TryGetError};
+    ///
+    /// let queue = Queue::unbounded();
+    /// assert_eq!(queue.try_get().unwrap_err(), TryGetError::Empty);
+    /// queue.try_put("x").unwrap();
+    /// queue.try_get().unwrap().succeed();
+    /// ```
+    pub fn try_get(&self) -> Result<Delivery<'_, T>, TryGetError> {
+        self.pop().map(|(id, item)| Delivery::new(self, id, item))
+    }
+
+    /// Delivers an item, blocking the thread until one is buffered.
+    ///
+    /// # Errors
+    ///
+    /// [`GetError::ShutDown`](crate::GetError::ShutDown) once the queue is shut down and
+    /// its buffer is empty.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let queue = queue_core::Queue::unbounded();
+    /// queue.try_put(1).unwrap();
+    /// queue.shutdown();
+    /// assert_eq!(queue.get_blocking().unwrap().succeed(), 1);
+    /// assert!(queue.get_blocking().is_err());
+    /// ```
+    #[cfg(feature = "std")]
+    pub fn get_blocking(&self) -> Result<Delivery<'_, T>, crate::GetError> {
+        self.get().wait()
+    }
+
+    /// Takes the next item out of the buffer and counts it as in flight.
+    #[inline]
+    pub(crate) fn pop(&self) -> Result<(JobId, T), TryGetError> {
+        let entry = match self.buffer.pop() {
+            Ok(entry) => entry,
+            Err(_) if self.buffer.is_closed() => {
+                // No push succeeds after `close`, so a pop after seeing the buffer closed
+                // is final. (Reading "closed" only after the first pop could have missed a
+                // push that landed between that pop and the close.)
+                self.buffer.pop().map_err(|_| TryGetError::ShutDown)?
+            }
+            Err(_) => return Err(TryGetError::Empty),
+        };
+        self.tally.deliver();
+        if let Limit::Buffered(_) = self.limit {
+            self.give_back_slots(1);
+        }
+        Ok(entry)
+    }
+
+    // ------------------------------------------------------------- deliveries ending
+
+    /// Records the end of an in-flight item (`None`: abandoned).
+    #[inline]
+    pub(crate) fn end_delivery(&self, outcome: Option<Outcome>) {
+        if self.tally.resolve(outcome) {
+            self.joiners.notify(usize::MAX);
+        }
+        if let Limit::Unfinished(_) = self.limit {
+            self.give_back_slots(1);
+        }
+    }
+
+    /// Puts an in-flight item back in the buffer, or hands it back if the queue is shut
+    /// down or (for a buffered limit) full.
+    pub(crate) fn requeue(&self, id: JobId, item: T) -> Result<(), T> {
+        // An unfinished limit already counts this item; a buffered limit needs a slot.
+        let needs_slot = matches!(self.limit, Limit::Buffered(_));
+        if needs_slot && !self.take_slot() {
+            return Err(item);
+        }
+        // Before the push: once pushed, another getter may count it in flight again.
+        self.tally.undeliver();
+        match self.buffer.push((id, item)) {
+            Ok(()) => {
+                self.getters.notify_additional(1);
+                Ok(())
+            }
+            Err(PushError::Closed((_, item)) | PushError::Full((_, item))) => {
+                self.tally.deliver();
+                if needs_slot {
+                    self.give_back_slots(1);
+                }
+                Err(item)
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------- owned variants
+
+    /// As [`get`](Queue::get), for a queue in an `Arc`: the delivery owns a clone of the
+    /// `Arc`, so it can move into a `'static` task.
+    ///
+    /// Only on targets with pointer-sized atomic compare-and-swap (where `alloc::sync::Arc`
+    /// exists).
+    ///
+    /// # Errors
+    ///
+    /// [`GetError::ShutDown`](crate::GetError::ShutDown) once the queue is shut down and
+    /// its buffer is empty.
+    ///
+    /// # Cancel safety
+    ///
+    /// As [`get`](Queue::get): a dropped `get_owned` never loses an item.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use futures_lite::future::block_on;
+    ///
+    /// let queue = Arc::new(queue_core::Queue::unbounded());
+    /// queue.try_put(3).unwrap();
+    /// let delivery = block_on(queue.get_owned()).unwrap();
+    /// std::thread::spawn(move || delivery.succeed()).join().unwrap();
+    /// assert_eq!(queue.ledger().succeeded, 1);
+    /// ```
+    #[cfg(target_has_atomic = "ptr")]
+    pub fn get_owned(self: &Arc<Self>) -> GetOwned<T> {
+        GetOwned::new(Arc::clone(self))
+    }
+
+    /// As [`try_get`](Queue::try_get), returning an [`OwnedDelivery`].
+    ///
+    /// # Errors
+    ///
+    /// [`TryGetError::Empty`] or [`TryGetError::ShutDown`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    ///
+    /// let queue = Arc::new(queue_core::Queue::unbounded());
+    /// queue.try_put(3).unwrap();
+    /// let delivery = queue.try_get_owned().unwrap();
+    /// assert_eq!(delivery.succeed(), 3);
+    /// ```
+    #[cfg(target_has_atomic = "ptr")]
+    pub fn try_get_owned(self: &Arc<Self>) -> Result<OwnedDelivery<T>, TryGetError> {
+        self.pop()
+            .map(|(id, item)| OwnedDelivery::new(Arc::clone(self), id, item))
+    }
+
+    // ---------------------------------------------------------------------- workers
+
+    /// Registers a worker: a consumer whose disappearance should stop producers from
+    /// waiting forever.
+    ///
+    /// While at least one [`Worker`] guard is alive, nothing changes. When the last one is
+    /// dropped (the worker returned, or panicked and unwound), the queue is *orphaned*:
+    /// puts waiting on a full queue wake with [`PutError::NoWorkers`] and their item, and
+    /// every later put is refused the same way until a new worker registers. Buffered items
+    /// stay in the buffer and in the ledger, for whoever shuts the queue down
+    /// ([`shutdown_now`](Queue::shutdown_now) returns them) or for a new worker.
+    ///
+    /// A queue that never had a worker accepts puts as usual, so producers may start first.
+    ///
+    /// # Panics
+    ///
+    /// If more than `usize::MAX / 4` workers are alive at once.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use queue_core::{PutError, Queue};
+    ///
+    /// let queue = Queue::bounded(1).unwrap();
+    /// queue.try_put(1).unwrap(); // no worker yet: accepted
+    /// let worker = queue.worker();
+    /// drop(worker); // the last worker leaves
+    /// assert!(matches!(queue.try_put(2), Err(PutError::NoWorkers(2))));
+    /// assert_eq!(queue.len(), 1); // still buffered
+    /// let _again = queue.worker();
+    /// assert!(queue.try_put(3).unwrap_err().is_full());
+    /// ```
+    pub fn worker(&self) -> Worker<'_, T> {
+        self.register_worker();
+        Worker::new(self)
+    }
+
+    /// As [`worker`](Queue::worker), for a queue in an `Arc`: the guard owns a clone of the
+    /// `Arc`, so it can move into a `'static` task.
+    ///
+    /// # Panics
+    ///
+    /// If more than `usize::MAX / 4` workers are alive at once.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    ///
+    /// let queue = Arc::new(queue_core::Queue::<u8>::unbounded());
+    /// let worker = queue.worker_owned();
+    /// assert_eq!(queue.workers(), 1);
+    /// std::thread::spawn(move || drop(worker)).join().unwrap();
+    /// assert!(queue.try_put(1).unwrap_err().is_no_workers());
+    /// ```
+    #[cfg(target_has_atomic = "ptr")]
+    pub fn worker_owned(self: &Arc<Self>) -> OwnedWorker<T> {
+        self.register_worker();
+        OwnedWorker::new(Arc::clone(self))
+    }
+
+    /// The number of live [`Worker`] guards.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let queue = queue_core::Queue::<u8>::unbounded();
+    /// let _w = queue.worker();
+    /// assert_eq!(queue.workers(), 1);
+    /// ```
+    #[must_use]
+    pub fn workers(&self) -> usize {
+        // Acquire: an observer.
+        self.state.load(Ordering::Acquire) / WORKER
+    }
+
+    fn register_worker(&self) {
+        // Relaxed: the compare-exchange below validates it.
+        let mut state = self.state.load(Ordering::Relaxed);
+        loop {
+            let next = state
+                .checked_add(WORKER)
+                .expect("too many workers registered on one queue")
+                & !ORPHANED;
+            // AcqRel: release the registration to puts that read `state`; acquire the
+            // previous exit so the count is consistent.
+            match self
+                .state
+                .compare_exchange_weak(state, next, Ordering::AcqRel, Ordering::Relaxed)
+            {
+                Ok(_) => return,
+                Err(now) => state = now,
+            }
+        }
+    }
+
+    pub(crate) fn unregister_worker(&self) {
+        // Relaxed: the compare-exchange below validates it.
+        let mut state = self.state.load(Ordering::Relaxed);
+        loop {
+            let mut next = state - WORKER;
+            if next / WORKER == 0 {
+                next |= ORPHANED;
+            }
+            // AcqRel: release this exit to puts that read `state`.
+            match self
+                .state
+                .compare_exchange_weak(state, next, Ordering::AcqRel, Ordering::Relaxed)
+            {
+                Ok(_) => {
+                    if next & ORPHANED != 0 {
+                        #[cfg(feature = "tracing")]
+                        tracing::debug!("queue: last worker left; puts now refuse");
+                        // Terminal for the waiting puts: wake them all to refuse.
+                        self.putters.notify(usize::MAX);
+                    }
+                    return;
+                }
+                Err(now) => state = now,
+            }
+        }
+    }
+
+    // --------------------------------------------------------------------- shutdown
+
+    /// Shuts the queue down gracefully: puts are refused from now on (with their item,
+    /// including puts waiting on a full queue, which wake), buffered items stay available,
+    /// and gets return [`GetError::ShutDown`](crate::GetError::ShutDown) once the buffer is
+    /// empty. Items in flight still have to be resolved.
+    ///
+    /// Idempotent; returns whether this call did the shutting down.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use queue_core::Queue;
+    ///
+    /// let queue = Queue::unbounded();
+    /// queue.try_put(1).unwrap();
+    /// assert!(queue.shutdown());
+    /// assert!(!queue.shutdown());
+    /// assert!(queue.try_put(2).unwrap_err().is_shut_down());
+    /// assert_eq!(queue.try_get().unwrap().succeed(), 1); // still available
+    /// assert!(queue.try_get().is_err());
+    /// ```
+    pub fn shutdown(&self) -> bool {
+        // AcqRel: release the flag to puts that acquire `state`; acquire a concurrent
+        // shutdown so only one caller reports it.
+        let before = self.state.fetch_or(SHUT_DOWN, Ordering::AcqRel);
+        // Closing the buffer is what makes it final: a push that passed the flag check
+        // before this line either landed before the close or fails and hands its item back.
+        self.buffer.close();
+        // Terminal: wake every waiting put (to refuse) and get (to drain, then refuse).
+        self.putters.notify(usize::MAX);
+        self.getters.notify(usize::MAX);
+        let first = before & SHUT_DOWN == 0;
+        #[cfg(feature = "tracing")]
+        if first {
+            tracing::debug!(unfinished = self.unfinished(), "queue: shut down");
+        }
+        first
+    }
+
+    /// Shuts the queue down immediately: as [`shutdown`](Queue::shutdown), and also drains
+    /// the buffer, returning the drained items with their ids. Each is recorded as
+    /// discarded. Items in flight are untouched and still have to be resolved.
+    ///
+    /// A getter racing the drain either takes an item (it is then in flight) or the drain
+    /// returns it: each item leaves the buffer exactly once. Calling it after a graceful
+    /// shutdown still drains.
+    ///
+    /// (CPython's `shutdown(immediate=True)` drops the drained items; they come back here
+    /// so the caller can reconcile them.)
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use queue_core::Queue;
+    ///
+    /// let queue = Queue::unbounded();
+    /// let a = queue.try_put("a").unwrap();
+    /// let b = queue.try_put("b").unwrap();
+    /// assert_eq!(queue.shutdown_now(), vec![(a, "a"), (b, "b")]);
+    /// assert_eq!(queue.ledger().discarded, 2);
+    /// assert!(queue.shutdown_now().is_empty());
+    /// ```
+    pub fn shutdown_now(&self) -> Vec<(JobId, T)> {
+        self.shutdown();
+        let mut drained = Vec::with_capacity(self.buffer.len());
+        while let Ok(entry) = self.buffer.pop() {
+            drained.push(entry);
+        }
+        let count = drained.len();
+        self.give_back_slots(count);
+        if self.tally.discard(count as u64) {
+            self.joiners.notify(usize::MAX);
+        }
+        #[cfg(feature = "tracing")]
+        tracing::debug!(discarded = count, "queue: shut down now");
+        drained
+    }
+
+    /// Whether the queue was shut down (either way).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let queue = queue_core::Queue::<u8>::unbounded();
+    /// assert!(!queue.is_shut_down());
+    /// queue.shutdown();
+    /// assert!(queue.is_shut_down());
+    /// ```
+    #[must_use]
+    pub fn is_shut_down(&self) -> bool {
+        // Acquire: an observer.
+        self.state.load(Ordering::Acquire) & SHUT_DOWN != 0
+    }
+
+    // ------------------------------------------------------------------------- join
+
+    /// Waits until every accepted item has ended (resolved, abandoned or discarded), then
+    /// returns a ledger snapshot.
+    ///
+    /// Level-triggered: it checks the count itself after every wake-up and returns only
+    /// when it saw zero; at zero it returns on the first poll. Puts that land after the
+    /// zero may show in the returned ledger.
+    ///
+    /// A graceful shutdown does not end `join` by itself: items still buffered or in flight
+    /// keep it waiting. An immediate shutdown ends it if the drain leaves nothing in flight.
+    ///
+    /// # Cancel safety
+    ///
+    /// Dropping the future changes nothing.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use futures_lite::future::block_on;
+    ///
+    /// let queue = queue_core::Queue::unbounded();
+    /// queue.try_put(1).unwrap();
+    /// queue.try_get().unwrap().reject();
+    /// let ledger = block_on(queue.join());
+    /// assert_eq!((ledger.succeeded, ledger.rejected), (0, 1));
+    /// ```
+    pub fn join(&self) -> Join<'_, T> {
+        Join::new(self)
+    }
+
+    /// As [`join`](Queue::join), blocking the thread.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let queue = queue_core::Queue::unbounded();
+    /// queue.try_put(1).unwrap();
+    /// std::thread::scope(|s| {
+    ///     s.spawn(|| queue.get_blocking().unwrap().succeed());
+    ///     assert_eq!(queue.join_blocking().succeeded, 1);
+    /// });
+    /// ```
+    #[cfg(feature = "std")]
+    pub fn join_blocking(&self) -> Ledger {
+        self.join().wait()
+    }
+
+    // ---------------------------------------------------------------- observation
+
+    /// A snapshot of the accounting. Exact when no operation is running; see [`Ledger`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let queue = queue_core::Queue::unbounded();
+    /// queue.try_put(1).unwrap();
+    /// assert_eq!(queue.ledger().buffered, 1);
+    /// ```
+    #[must_use]
+    pub fn ledger(&self) -> Ledger {
+        self.tally.snapshot(self.buffer.len())
+    }
+
+    /// Accepted items that have not ended yet (buffered + in flight): the count
+    /// [`join`](Queue::join) waits on.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let queue = queue_core::Queue::unbounded();
+    /// queue.try_put(1).unwrap();
+    /// let held = queue.try_get().unwrap();
+    /// assert_eq!(queue.unfinished(), 1);
+    /// held.succeed();
+    /// assert_eq!(queue.unfinished(), 0);
+    /// ```
+    #[must_use]
+    pub fn unfinished(&self) -> u64 {
+        self.tally.unfinished()
+    }
+
+    /// Whether nothing is unfinished (checked by [`join`](Queue::join)).
+    #[inline]
+    pub(crate) fn is_settled(&self) -> bool {
+        self.tally.is_settled()
+    }
+
+    /// The number of buffered items.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let queue = queue_core::Queue::unbounded();
+    /// queue.try_put(1).unwrap();
+    /// assert_eq!(queue.len(), 1);
+    /// ```
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.buffer.len()
+    }
+
+    /// Whether the buffer is empty. That says nothing about work in flight: see
+    /// [`unfinished`](Queue::unfinished).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let queue = queue_core::Queue::unbounded();
+    /// queue.try_put(1).unwrap();
+    /// let _held = queue.try_get().unwrap();
+    /// assert!(queue.is_empty());
+    /// assert_eq!(queue.unfinished(), 1);
+    /// ```
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.buffer.is_empty()
+    }
+
+    /// The bound given at construction (buffered items, or unfinished items for
+    /// [`with_unfinished_limit`](Queue::with_unfinished_limit)); `None` if unbounded.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// assert_eq!(queue_core::Queue::<u8>::bounded(8).unwrap().capacity(), Some(8));
+    /// ```
+    #[must_use]
+    pub fn capacity(&self) -> Option<usize> {
+        match self.limit {
+            Limit::None => None,
+            Limit::Buffered(n) | Limit::Unfinished(n) => Some(n),
+        }
+    }
+
+    pub(crate) fn getters(&self) -> &Event {
+        &self.getters
+    }
+
+    pub(crate) fn putters(&self) -> &Event {
+        &self.putters
+    }
+
+    pub(crate) fn joiners(&self) -> &Event {
+        &self.joiners
+    }
+}
+
+/// The refusal for a put that found `state` closed to it.
+#[cold]
+fn refusal<T>(state: usize, item: T) -> PutError<T> {
+    if state & SHUT_DOWN != 0 {
+        PutError::ShutDown(item)
+    } else {
+        PutError::NoWorkers(item)
+    }
+}
+
+impl<T> fmt::Debug for Queue<T> {
+    /// Shows the capacity, the unfinished (pending-acknowledgement) count and the shut-down
+    /// state, like CPython's `<Queue maxsize=.. tasks=.. shutdown>`; does not need
+    /// `T: Debug`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut s = f.debug_struct("Queue");
+        match self.limit {
+            Limit::None => s.field("capacity", &None::<usize>),
+            Limit::Buffered(n) => s.field("capacity", &Some(n)),
+            Limit::Unfinished(n) => s.field("unfinished_limit", &n),
+        };
+        s.field("len", &self.len())
+            .field("unfinished", &self.unfinished())
+            .field("shut_down", &self.is_shut_down())
+            .finish_non_exhaustive()
+    }
+}
