@@ -333,7 +333,9 @@ impl<E> TrackingLatch<E> {
         .map_err(Failure::into_error)
     }
 
-    /// How long the latch took to open, measured from construction; `None` until it opens.
+    /// How long the latch took to open, measured from construction; `None` before it opens
+    /// and for a failed latch. The opening count-down stamps the time before it opens the
+    /// latch, so a waiter it releases always sees `Some`.
     ///
     /// # Examples
     ///
@@ -347,7 +349,8 @@ impl<E> TrackingLatch<E> {
     /// ```
     #[cfg(feature = "std")]
     pub fn time_to_open(&self) -> Option<core::time::Duration> {
-        self.time_to_open.get().copied()
+        // A stamp left by a count-down that lost the latch to a failure is not a time-to-open.
+        self.time_to_open.get().copied().filter(|_| self.is_open())
     }
 
     /// Waits until every counter has reported (`Ok`) or the latch fails (`Err`).
@@ -452,6 +455,13 @@ impl<E> TrackingLatch<E> {
         if self.counters[index].state.swap(REPORTED, Ordering::Relaxed) == REPORTED {
             return false;
         }
+        // The count-down that will open the latch stamps the time before it opens it, so
+        // anyone who sees the latch open also sees the time (a racing count-down that opens
+        // it instead stamps it in `record`, a moment later).
+        #[cfg(feature = "std")]
+        if self.latch.count() == 1 {
+            let _ = self.time_to_open.set(self.created.elapsed());
+        }
         self.latch
             .count_down_then(|remaining| self.record(index, remaining))
     }
@@ -511,7 +521,9 @@ impl<E> TrackingLatch<E> {
     fn record(&self, index: usize, remaining: usize) {
         let observed = self.observer.is_some() || cfg!(feature = "tracing");
         #[cfg(feature = "std")]
-        let elapsed = if observed || remaining == 0 {
+        let elapsed = if remaining == 0 {
+            *self.time_to_open.get_or_init(|| self.created.elapsed())
+        } else if observed {
             self.created.elapsed()
         } else {
             return;
@@ -519,11 +531,6 @@ impl<E> TrackingLatch<E> {
         #[cfg(not(feature = "std"))]
         if !observed {
             return;
-        }
-        #[cfg(feature = "std")]
-        if remaining == 0 {
-            // Only the count-down that opened the latch gets here with zero.
-            let _ = self.time_to_open.set(elapsed);
         }
         let event = CountDownEvent {
             counter: &self.counters[index].name,
