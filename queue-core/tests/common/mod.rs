@@ -1,0 +1,39 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code, unreachable_pub)]
+
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll, Waker};
+
+/// Polls `future` once with a waker that does nothing.
+pub fn poll_once<F: Future + Unpin>(future: &mut F) -> Poll<F::Output> {
+    let mut cx = Context::from_waker(Waker::noop());
+    Pin::new(future).poll(&mut cx)
+}
+
+/// Polls once and expects `Pending`.
+#[track_caller]
+pub fn assert_pending<F: Future + Unpin>(future: &mut F) {
+    assert!(
+        poll_once(future).is_pending(),
+        "expected the future to wait"
+    );
+}
+
+/// Polls once and expects `Ready`.
+#[track_caller]
+pub fn expect_ready<F: Future + Unpin>(future: &mut F) -> F::Output {
+    match poll_once(future) {
+        Poll::Ready(out) => out,
+        Poll::Pending => panic!("expected the future to be ready"),
+    }
+}
+
+/// Iteration counts scaled down under Miri.
+pub const fn scaled(normal: usize, miri: usize) -> usize {
+    if cfg!(miri) {
+        miri
+    } else {
+        normal
+    }
+}
