@@ -1,0 +1,94 @@
+//! `Delivery`: exactly one ending, abandonment on drop, retry.
+
+use queue_core::{Outcome, Queue};
+
+#[test]
+fn each_outcome_is_counted_once() {
+    let queue = Queue::unbounded();
+    for n in 0..4 {
+        queue.try_put(n).unwrap();
+    }
+    assert_eq!(queue.try_get().unwrap().resolve(Outcome::Succeeded), 0);
+    assert_eq!(queue.try_get().unwrap().resolve(Outcome::Rejected), 1);
+    assert_eq!(queue.try_get().unwrap().resolve(Outcome::Uncertain), 2);
+    drop(queue.try_get().unwrap());
+    let ledger = queue.ledger();
+    assert_eq!(
+        (
+            ledger.succeeded,
+            ledger.rejected,
+            ledger.uncertain,
+            ledger.abandoned
+        ),
+        (1, 1, 1, 1)
+    );
+    assert!(ledger.is_balanced());
+}
+
+#[test]
+fn early_return_is_abandoned() {
+    fn handler(queue: &Queue<i32>) -> Result<(), &'static str> {
+        let delivery = queue.try_get().map_err(|_| "empty")?;
+        if *delivery < 0 {
+            return Err("negative"); // the delivery drops here
+        }
+        delivery.succeed();
+        Ok(())
+    }
+    let queue = Queue::unbounded();
+    queue.try_put(-1).unwrap();
+    assert_eq!(handler(&queue), Err("negative"));
+    assert_eq!(queue.ledger().abandoned, 1);
+    assert_eq!(queue.ledger().succeeded, 0);
+}
+
+#[test]
+fn deref_mut_changes_the_item() {
+    let queue = Queue::unbounded();
+    queue.try_put(vec![1]).unwrap();
+    let mut delivery = queue.try_get().unwrap();
+    delivery.push(2);
+    assert_eq!(delivery.succeed(), vec![1, 2]);
+}
+
+#[test]
+fn retry_keeps_the_id() {
+    let queue = Queue::unbounded();
+    let id = queue.try_put("x").unwrap();
+    let delivery = queue.try_get().unwrap();
+    assert_eq!(delivery.retry().unwrap(), id);
+    let ledger = queue.ledger();
+    assert_eq!(
+        (ledger.buffered, ledger.in_flight, ledger.accepted),
+        (1, 0, 1)
+    );
+    let again = queue.try_get().unwrap();
+    assert_eq!(again.id(), id);
+    again.succeed();
+    assert_eq!(queue.ledger().succeeded, 1);
+}
+
+#[test]
+fn retry_on_full_or_shut_down_comes_back_in_flight() {
+    let queue = Queue::bounded(1).unwrap();
+    queue.try_put(1).unwrap();
+    let held = queue.try_get().unwrap();
+    queue.try_put(2).unwrap(); // the buffer is full again
+    let held = held.retry().unwrap_err();
+    assert_eq!(queue.ledger().in_flight, 1);
+    queue.shutdown();
+    let held = held.retry().unwrap_err();
+    assert_eq!(*held, 1);
+    held.reject();
+    assert!(queue.ledger().is_balanced());
+}
+
+#[test]
+fn owned_delivery_abandoned_on_drop() {
+    let queue = std::sync::Arc::new(Queue::unbounded());
+    queue.try_put(1).unwrap();
+    let delivery = queue.try_get_owned().unwrap();
+    std::thread::spawn(move || drop(delivery)).join().unwrap();
+    assert_eq!(queue.ledger().abandoned, 1);
+    assert_eq!(queue.unfinished(), 0);
+}
