@@ -27,7 +27,11 @@ pub fn heap_used() -> usize {
 
 /// Ends the QEMU run with the host exit code 0 (`true`) or 1 (`false`).
 pub fn exit(success: bool) -> ! {
-    debug::exit(if success { debug::EXIT_SUCCESS } else { debug::EXIT_FAILURE });
+    debug::exit(if success {
+        debug::EXIT_SUCCESS
+    } else {
+        debug::EXIT_FAILURE
+    });
     // Only reached without a semihosting host (e.g. real hardware with no debugger).
     loop {
         cortex_m::asm::bkpt();
