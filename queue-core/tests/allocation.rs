@@ -1,0 +1,52 @@
+//! A steady-state bounded queue makes no heap allocation per message.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use futures_lite::future::block_on;
+use queue_core::Queue;
+
+struct Counting;
+
+static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: forwarded unchanged to the system allocator.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: forwarded unchanged to the system allocator.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+#[test]
+fn steady_state_put_get_resolve_does_not_allocate() {
+    let queue = Queue::bounded(128).unwrap();
+    let round = |n: u64| {
+        block_on(async {
+            for i in 0..64 {
+                queue.put(n + i).await.unwrap();
+            }
+            for _ in 0..64 {
+                queue.get().await.unwrap().succeed();
+            }
+        })
+    };
+    // Warm-up: block_on's parker and the events' lazily allocated state.
+    round(0);
+    let before = ALLOCATIONS.load(Ordering::Relaxed);
+    let rounds = if cfg!(miri) { 2 } else { 1_000 };
+    for r in 0..rounds {
+        round(r * 64);
+    }
+    let after = ALLOCATIONS.load(Ordering::Relaxed);
+    assert_eq!(after - before, 0, "allocations in steady state");
+    assert_eq!(queue.ledger().succeeded, (rounds + 1) * 64);
+}
