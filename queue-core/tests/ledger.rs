@@ -25,7 +25,11 @@ fn display_lists_every_field() {
         "accepted 8: 1 buffered, 1 in flight, 1 succeeded, 1 rejected, 1 uncertain, \
          1 abandoned, 2 discarded"
     );
-    assert!(!Ledger { accepted: 1, ..Ledger::default() }.is_balanced());
+    assert!(!Ledger {
+        accepted: 1,
+        ..Ledger::default()
+    }
+    .is_balanced());
 }
 
 #[derive(Clone, Debug)]
@@ -105,7 +109,10 @@ fn run_ops(capacity: Option<usize>, ops: Vec<Op>) {
             }
             Op::Get => match queue.try_get() {
                 Ok(delivery) => {
-                    assert_eq!(model.insert(delivery.id(), State::InFlight), Some(State::Buffered));
+                    assert_eq!(
+                        model.insert(delivery.id(), State::InFlight),
+                        Some(State::Buffered)
+                    );
                     held.push(delivery);
                 }
                 Err(_) => assert_eq!(queue.len(), 0),
@@ -152,7 +159,10 @@ fn run_ops(capacity: Option<usize>, ops: Vec<Op>) {
             Op::ShutdownNow => {
                 shut_down = true;
                 for (id, _) in queue.shutdown_now() {
-                    assert_eq!(model.insert(id, State::Ended("discarded")), Some(State::Buffered));
+                    assert_eq!(
+                        model.insert(id, State::Ended("discarded")),
+                        Some(State::Buffered)
+                    );
                 }
             }
             Op::Worker => {
@@ -172,7 +182,10 @@ fn run_ops(capacity: Option<usize>, ops: Vec<Op>) {
         model.insert(id, State::Ended("succeeded"));
     }
     for (id, _) in queue.shutdown_now() {
-        assert_eq!(model.insert(id, State::Ended("discarded")), Some(State::Buffered));
+        assert_eq!(
+            model.insert(id, State::Ended("discarded")),
+            Some(State::Buffered)
+        );
     }
     check(&queue, &model);
     assert!(model.values().all(|s| matches!(s, State::Ended(_))));

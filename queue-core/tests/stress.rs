@@ -19,7 +19,13 @@ enum End {
     Discarded,
 }
 
-fn run(queue: &Queue<(usize, usize)>, producers: usize, consumers: usize, per_producer: usize, immediate: bool) {
+fn run(
+    queue: &Queue<(usize, usize)>,
+    producers: usize,
+    consumers: usize,
+    per_producer: usize,
+    immediate: bool,
+) {
     let ends: Mutex<HashMap<JobId, End>> = Mutex::new(HashMap::new());
     let accepted: Mutex<Vec<(JobId, (usize, usize))>> = Mutex::new(Vec::new());
     let record = |id: JobId, end: End| {
