@@ -1,0 +1,45 @@
+//! [`LatchExt`]: `Duration` timeouts for every latch.
+
+use embassy_time::{Duration, Instant, Timer};
+use latch_core::futures::WaitUntil;
+use latch_core::Latch;
+
+/// Timed waits on any latch ([`CountDownLatch`](latch_core::CountDownLatch),
+/// [`FailableLatch`](latch_core::FailableLatch), [`TrackingLatch`](latch_core::TrackingLatch))
+/// with an [`embassy_time::Timer`] as the deadline.
+///
+/// The futures are the core's [`WaitUntil`]; they resolve to what the latch's `wait_until`
+/// resolves to: `Result<(), TimedOut>` for a `CountDownLatch`, `Result<(), WaitError<E>>`
+/// for a `FailableLatch`, and `Result<(), TrackingWaitError<E>>` for a `TrackingLatch`,
+/// whose timeout names the counters that had not reported.
+///
+/// # Cancel safety
+///
+/// Dropping the future changes nothing: the count stays, other waiters still wake.
+///
+/// # Examples
+///
+/// ```
+/// use adapter_embassy::LatchExt;
+/// use embassy_time::Duration;
+/// use latch_core::{TrackingLatch, TrackingWaitError};
+///
+/// let latch = TrackingLatch::<()>::new(["radio", "sensor"]).unwrap();
+/// latch.count_down_for("radio").unwrap();
+/// let result = futures_lite::future::block_on(latch.wait_timeout(Duration::from_millis(5)));
+/// let Err(TrackingWaitError::TimedOut(pending)) = result else { unreachable!() };
+/// assert_eq!(pending.names(), ["sensor"]);
+/// ```
+pub trait LatchExt: Latch + Sized {
+    /// Waits until the latch opens (or fails), or until `timeout` has passed.
+    fn wait_timeout(&self, timeout: Duration) -> WaitUntil<'_, Self, Timer> {
+        self.wait_until(Timer::after(timeout))
+    }
+
+    /// Waits until the latch opens (or fails), or until the clock reaches `deadline`.
+    fn wait_deadline(&self, deadline: Instant) -> WaitUntil<'_, Self, Timer> {
+        self.wait_until(Timer::at(deadline))
+    }
+}
+
+impl<L: Latch> LatchExt for L {}

@@ -1,0 +1,35 @@
+//! `Duration` timeouts for [`latch_core`] and [`queue_core`] on [`embassy_time`].
+//!
+//! The cores take any future as a deadline; this crate supplies an
+//! [`embassy_time::Timer`], so firmware on an embassy executor (or any executor, with an
+//! embassy-time driver linked) can write `latch.wait_timeout(Duration::from_millis(50))`.
+//!
+//! - [`LatchExt`]: `wait_timeout` / `wait_deadline` for every latch; a tracking latch's
+//!   timeout names the counters that had not reported.
+//! - [`QueueExt`]: `get_timeout` / `get_deadline` and `join_timeout` / `join_deadline`.
+//!
+//! # Features
+//!
+//! - `std` (default): forwarded to both cores (blocking waits and `Instant` diagnostics
+//!   there). The errors here implement `core::error::Error` either way.
+//! - `critical-section`, `portable-atomic`: forwarded to both cores, for microcontrollers
+//!   (see the cores' docs). Firmware uses `default-features = false, features =
+//!   ["critical-section"]`.
+//!
+//! The application links an embassy-time driver (a HAL's, `embassy-time/std` on a host, or
+//! its own) and picks the tick rate with embassy-time's `tick-hz-*` features.
+#![no_std]
+#![forbid(unsafe_code)]
+
+mod latch;
+mod queue;
+mod race;
+
+pub use crate::latch::LatchExt;
+pub use crate::queue::{GetTimeoutError, JoinTimedOut, QueueExt};
+
+/// The named futures returned by [`QueueExt`] (the latch waits return
+/// [`latch_core::futures::WaitUntil`]).
+pub mod futures {
+    pub use crate::queue::{GetTimeout, JoinTimeout};
+}

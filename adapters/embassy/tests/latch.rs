@@ -1,0 +1,69 @@
+//! `LatchExt` on the host: embassy-time's std driver supplies the clock.
+
+use std::thread;
+
+use adapter_embassy::LatchExt;
+use embassy_time::{Duration, Instant};
+use futures_lite::future::block_on;
+use latch_core::{
+    CountDownLatch, FailableLatch, TimedOut, TrackingLatch, TrackingWaitError, WaitError,
+};
+
+const SHORT: Duration = Duration::from_millis(20);
+const LONG: Duration = Duration::from_secs(10);
+
+#[test]
+fn count_down_times_out_and_keeps_its_count() {
+    let latch = CountDownLatch::new(2);
+    latch.count_down();
+    let start = Instant::now();
+    assert_eq!(block_on(latch.wait_timeout(SHORT)), Err(TimedOut));
+    assert!(start.elapsed() >= SHORT);
+    assert_eq!(latch.count(), 1);
+}
+
+#[test]
+fn count_down_opens_before_the_timeout() {
+    let latch = CountDownLatch::new(1);
+    thread::scope(|s| {
+        s.spawn(|| {
+            thread::sleep(core::time::Duration::from_millis(10));
+            latch.count_down();
+        });
+        assert_eq!(block_on(latch.wait_timeout(LONG)), Ok(()));
+    });
+}
+
+#[test]
+fn an_open_latch_wins_over_an_expired_deadline() {
+    let latch = CountDownLatch::new(0);
+    let past = Instant::now();
+    assert_eq!(block_on(latch.wait_deadline(past)), Ok(()));
+}
+
+#[test]
+fn failable_reports_failure_or_timeout() {
+    let latch = FailableLatch::<&str>::new(1);
+    assert_eq!(
+        block_on(latch.wait_timeout(SHORT)),
+        Err(WaitError::TimedOut)
+    );
+    latch.fail("disk").unwrap();
+    assert_eq!(
+        block_on(latch.wait_timeout(LONG)),
+        Err(WaitError::Failed(&"disk"))
+    );
+}
+
+#[test]
+fn tracking_timeout_names_the_stalled_counter() {
+    let latch = TrackingLatch::<()>::new(["radio", "sensor", "storage"]).unwrap();
+    latch.count_down_for("radio").unwrap();
+    latch.count_down_for("storage").unwrap();
+    match block_on(latch.wait_timeout(SHORT)) {
+        Err(TrackingWaitError::TimedOut(pending)) => assert_eq!(pending.names(), ["sensor"]),
+        other => panic!("expected a timeout, got {other:?}"),
+    }
+    latch.count_down_for("sensor").unwrap();
+    assert!(block_on(latch.wait_timeout(SHORT)).is_ok());
+}

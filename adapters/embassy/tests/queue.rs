@@ -1,0 +1,87 @@
+//! `QueueExt` on the host: embassy-time's std driver supplies the clock.
+
+use std::thread;
+
+use adapter_embassy::{GetTimeoutError, QueueExt};
+use embassy_time::{Duration, Instant};
+use futures_lite::future::block_on;
+use queue_core::Queue;
+
+const SHORT: Duration = Duration::from_millis(20);
+const LONG: Duration = Duration::from_secs(10);
+
+#[test]
+fn get_times_out_on_an_empty_queue_and_loses_nothing() {
+    let queue = Queue::<u32>::bounded(2).unwrap();
+    let start = Instant::now();
+    assert_eq!(
+        block_on(queue.get_timeout(SHORT)).unwrap_err(),
+        GetTimeoutError::TimedOut
+    );
+    assert!(start.elapsed() >= SHORT);
+    queue.try_put(7).unwrap();
+    let delivery = block_on(queue.get_timeout(SHORT)).unwrap();
+    assert_eq!(*delivery, 7);
+    delivery.succeed();
+    assert_eq!(queue.ledger().succeeded, 1);
+}
+
+#[test]
+fn get_sees_an_item_put_from_another_thread() {
+    let queue = Queue::<u32>::bounded(1).unwrap();
+    thread::scope(|s| {
+        s.spawn(|| {
+            thread::sleep(core::time::Duration::from_millis(10));
+            queue.try_put(1).unwrap();
+        });
+        block_on(queue.get_timeout(LONG)).unwrap().succeed();
+    });
+}
+
+#[test]
+fn get_reports_shutdown() {
+    let queue = Queue::<u32>::unbounded();
+    queue.shutdown();
+    assert_eq!(
+        block_on(queue.get_timeout(LONG)).unwrap_err(),
+        GetTimeoutError::ShutDown
+    );
+    assert_eq!(
+        GetTimeoutError::ShutDown.to_string(),
+        "queue is shut down and empty"
+    );
+}
+
+#[test]
+fn an_item_already_there_wins_over_an_expired_deadline() {
+    let queue = Queue::<u32>::unbounded();
+    queue.try_put(3).unwrap();
+    block_on(queue.get_deadline(Instant::now()))
+        .unwrap()
+        .reject();
+}
+
+#[test]
+fn join_times_out_with_the_unfinished_ledger_then_completes() {
+    let queue = Queue::<u32>::bounded(4).unwrap();
+    queue.try_put(1).unwrap();
+    queue.try_put(2).unwrap();
+    let held = queue.try_get().unwrap();
+    let timed_out = block_on(queue.join_timeout(SHORT)).unwrap_err();
+    assert_eq!(
+        (timed_out.ledger.buffered, timed_out.ledger.in_flight),
+        (1, 1)
+    );
+    assert_eq!(
+        timed_out.to_string(),
+        "timed out joining the queue with 2 items unfinished"
+    );
+    held.succeed();
+    queue.try_get().unwrap().uncertain();
+    let ledger = block_on(queue.join_timeout(LONG)).unwrap();
+    assert_eq!(
+        (ledger.accepted, ledger.succeeded, ledger.uncertain),
+        (2, 1, 1)
+    );
+    assert!(ledger.is_balanced());
+}
