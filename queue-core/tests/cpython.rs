@@ -1,10 +1,12 @@
 //! CPython 3.13.0 `Lib/test/test_asyncio/test_queues.py`, ported: the join cases (J1-J4),
 //! the shutdown cases (S1-S5) and the cancellation family. Where this queue is stronger,
 //! the test asserts its behaviour and says what CPython does.
+// Test programs are std programs; `core::`/`alloc::` paths add nothing here.
+#![allow(clippy::std_instead_of_alloc, clippy::std_instead_of_core)]
 
 mod common;
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use core::sync::atomic::{AtomicU64, Ordering};
 
 use common::{assert_pending, expect_ready, poll_once};
 use futures_lite::future::{self, block_on};
@@ -256,7 +258,7 @@ fn cpython_cancelled_get_many_pending_readers() {
     }
     let mut got = Vec::new();
     for mut getter in kept {
-        if let std::task::Poll::Ready(res) = poll_once(&mut getter) {
+        if let core::task::Poll::Ready(res) = poll_once(&mut getter) {
             got.push(res.unwrap().succeed());
         }
     }

@@ -1,5 +1,7 @@
 //! The ledger: identity, display, and a property test of random operation sequences
 //! against a model that tracks every id.
+// Test programs are std programs; `core::`/`alloc::` paths add nothing here.
+#![allow(clippy::std_instead_of_alloc, clippy::std_instead_of_core)]
 
 use std::collections::BTreeMap;
 
@@ -97,7 +99,8 @@ fn run_ops(capacity: Option<usize>, ops: Vec<Op>) {
                 let full = capacity.is_some_and(|c| queue.len() >= c);
                 match queue.try_put(next) {
                     Ok(id) => {
-                        assert!(!shut_down && !(had_worker && workers.is_empty()) && !full);
+                        let no_workers = had_worker && workers.is_empty();
+                        assert!(!shut_down && !no_workers && !full);
                         assert!(model.insert(id, State::Buffered).is_none(), "id reused");
                     }
                     Err(PutError::ShutDown(n)) => assert!(shut_down && n == next),

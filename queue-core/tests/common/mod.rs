@@ -1,9 +1,9 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code, unreachable_pub)]
 
-use std::future::Future;
-use std::pin::Pin;
-use std::task::{Context, Poll, Waker};
+use core::future::Future;
+use core::pin::Pin;
+use core::task::{Context, Poll, Waker};
 
 /// Polls `future` once with a waker that does nothing.
 pub fn poll_once<F: Future + Unpin>(future: &mut F) -> Poll<F::Output> {
