@@ -8,7 +8,8 @@
 //!   shutdown hands the item back, and opens [`PRODUCED`].
 //!
 //! In thread mode, embassy tasks wait on the latches, drain the queue resolving every
-//! delivery with an outcome chosen from the item, and `join` the queue. The main task checks
+//! delivery with an outcome chosen from the item, and `join` the queue. The timed waits use
+//! `adapter-embassy` over the SysTick time driver in `time_driver.rs`. The main task checks
 //! the final ledger against the expected one and against the ledger identity, prints it over
 //! semihosting, and ends the QEMU run with success or failure.
 
@@ -25,11 +26,12 @@ use core::cell::Cell;
 use core::fmt;
 use core::sync::atomic::{AtomicU32, Ordering};
 
+use adapter_embassy::{LatchExt, QueueExt};
 use cortex_m_rt::exception;
 use cortex_m_semihosting::hprintln;
 use critical_section::Mutex;
 use embassy_executor::Spawner;
-use embassy_time::Timer;
+use embassy_time::Duration;
 use latch_core::{CountDownLatch, TrackingLatch, TrackingWaitError};
 use queue_core::{Ledger, PutError, Queue};
 
@@ -47,6 +49,8 @@ const CAPACITY: usize = 4;
 const BURST: u32 = 6;
 /// How long the main task waits for the stalled tracking latch, in ticks (ms).
 const STALL_TIMEOUT_MS: u64 = 50;
+/// How long `join` may take once the producer is done, in ticks (ms).
+const JOIN_TIMEOUT_MS: u64 = 1_000;
 /// A run still going at this tick has hung; the interrupt ends it as a failure.
 const WATCHDOG_TICK: u64 = 10_000;
 
@@ -243,11 +247,11 @@ async fn main(spawner: Spawner) {
         Names(&shared.ready.pending())
     );
 
-    // 3. A timed wait on a tracking latch whose `sensor` counter never reports: the timeout
-    //    names it.
+    // 3. A timed wait (adapter-embassy) on a tracking latch whose `sensor` counter never
+    //    reports: the timeout names it.
     match shared
         .stalled
-        .wait_until(Timer::after_millis(STALL_TIMEOUT_MS))
+        .wait_timeout(Duration::from_millis(STALL_TIMEOUT_MS))
         .await
     {
         Err(TrackingWaitError::TimedOut(pending)) => {
@@ -256,7 +260,8 @@ async fn main(spawner: Spawner) {
         other => check(false, format_args!("stalled latch: {:?}", other)),
     }
 
-    // 4. The queue: wait for the producer to finish and shut down, then join.
+    // 4. The queue: wait for the producer to finish and shut down, then join (with a
+    //    timeout, so a lost acknowledgement fails with the ledger instead of hanging).
     PRODUCED.wait().await;
     hprintln!(
         "queue: shutdown refused a put and returned item {}",
@@ -266,7 +271,18 @@ async fn main(spawner: Spawner) {
         "queue: {} puts refused as full and retried",
         FULL_REFUSALS.load(Ordering::Relaxed)
     );
-    let ledger = shared.queue.join().await;
+    let ledger = match shared
+        .queue
+        .join_timeout(Duration::from_millis(JOIN_TIMEOUT_MS))
+        .await
+    {
+        Ok(ledger) => ledger,
+        Err(timed_out) => {
+            hprintln!("ledger: {}", LedgerLine(&timed_out.ledger));
+            check(false, format_args!("{}", timed_out));
+            return;
+        }
+    };
     hprintln!("ledger: {}", LedgerLine(&ledger));
 
     let expected = Ledger {

@@ -131,7 +131,7 @@ impl fmt::Display for JoinTimedOut {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "timed out joining the queue with {} items unfinished",
+            "timed out joining the queue, unfinished items: {}",
             self.ledger.unfinished()
         )
     }

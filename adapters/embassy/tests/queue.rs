@@ -74,7 +74,7 @@ fn join_times_out_with_the_unfinished_ledger_then_completes() {
     );
     assert_eq!(
         timed_out.to_string(),
-        "timed out joining the queue with 2 items unfinished"
+        "timed out joining the queue, unfinished items: 2"
     );
     held.succeed();
     queue.try_get().unwrap().uncertain();
