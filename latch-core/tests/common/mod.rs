@@ -19,15 +19,40 @@ pub(crate) const fn scaled(normal: usize, miri: usize) -> usize {
     }
 }
 
-/// A deadline future that needs no runtime: a thread sleeps, then opens a latch.
+/// A deadline future that needs no runtime: a thread sleeps, then opens a latch. Dropping
+/// the future wakes and joins the thread, so no test leaves a thread behind.
 pub(crate) fn sleep(duration: Duration) -> impl Future<Output = ()> + Send + 'static {
     let done = Arc::new(CountDownLatch::new(1));
-    let opener = done.clone();
-    thread::spawn(move || {
-        thread::sleep(duration);
-        opener.count_down();
+    let cancel = Arc::new(CountDownLatch::new(1));
+    let thread = thread::spawn({
+        let (done, cancel) = (done.clone(), cancel.clone());
+        move || {
+            let _ = cancel.wait_blocking_timeout(duration);
+            done.count_down();
+        }
     });
-    async move { done.wait().await }
+    let sleeper = Sleeper {
+        cancel,
+        thread: Some(thread),
+    };
+    async move {
+        let _sleeper = sleeper;
+        done.wait().await
+    }
+}
+
+struct Sleeper {
+    cancel: Arc<CountDownLatch>,
+    thread: Option<thread::JoinHandle<()>>,
+}
+
+impl Drop for Sleeper {
+    fn drop(&mut self) {
+        self.cancel.count_down();
+        if let Some(thread) = self.thread.take() {
+            thread.join().unwrap();
+        }
+    }
 }
 
 /// Polls `future` once with a waker that does nothing.
