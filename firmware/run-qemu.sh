@@ -22,7 +22,7 @@ if ! command -v qemu-system-arm >/dev/null; then
 fi
 
 echo "run-qemu: building firmware"
-cargo build --release --locked
+cargo build --release
 
 echo "run-qemu: booting $elf (timeout ${timeout_s}s)"
 mkdir -p "$(dirname "$log")"
