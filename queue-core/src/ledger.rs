@@ -297,3 +297,58 @@ impl Tally {
         }
     }
 }
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ending_the_last_item_reports_zero() {
+        let tally = Tally::new();
+        tally.issue();
+        tally.issue();
+        tally.deliver();
+        assert!(!tally.resolve(Some(Outcome::Succeeded)));
+        assert_eq!(tally.unfinished(), 1);
+        assert!(tally.discard(1));
+        assert!(tally.is_settled());
+        assert!(!tally.discard(0));
+    }
+
+    #[test]
+    fn revoked_ids_are_not_accepted() {
+        let tally = Tally::new();
+        tally.issue();
+        assert!(tally.revoke());
+        let ledger = tally.snapshot(0);
+        assert_eq!(ledger.accepted, 0);
+        assert!(ledger.is_balanced());
+    }
+
+    #[test]
+    fn snapshot_counts_each_outcome_separately() {
+        let tally = Tally::new();
+        for outcome in [
+            Some(Outcome::Succeeded),
+            Some(Outcome::Rejected),
+            Some(Outcome::Uncertain),
+            None,
+        ] {
+            tally.issue();
+            tally.deliver();
+            tally.resolve(outcome);
+        }
+        let ledger = tally.snapshot(0);
+        assert_eq!(
+            (
+                ledger.succeeded,
+                ledger.rejected,
+                ledger.uncertain,
+                ledger.abandoned
+            ),
+            (1, 1, 1, 1)
+        );
+        assert_eq!((ledger.accepted, ledger.in_flight), (4, 0));
+        assert!(ledger.is_balanced());
+    }
+}

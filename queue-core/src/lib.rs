@@ -126,6 +126,17 @@ pub use crate::worker::OwnedWorker;
 pub use crate::worker::Worker;
 
 /// The named futures returned by [`Queue`]'s waiting methods.
+///
+/// # Examples
+///
+/// ```
+/// use queue_core::{futures::Put, Queue};
+///
+/// let queue = Queue::unbounded();
+/// let put: Put<'_, &str> = queue.put("job");
+/// assert_eq!(format!("{put:?}"), "Put { .. }");
+/// futures_lite::future::block_on(put).unwrap();
+/// ```
 pub mod futures {
     pub use crate::get::Get;
     #[cfg(target_has_atomic = "ptr")]
