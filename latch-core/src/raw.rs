@@ -87,25 +87,12 @@ impl RawLatch {
     /// before the waiters are woken, so they see whatever `then` recorded.
     #[inline]
     pub(crate) fn count_down_then(&self, then: impl FnOnce(usize)) -> bool {
-        // Relaxed: only a first guess for the CAS below, which re-reads the word.
-        let mut state = self.state.load(Ordering::Relaxed);
-        loop {
-            if state < ONE || state & FAILING != 0 {
-                return false;
-            }
-            // AcqRel: Release publishes this counter's work to the waiters the last
-            // count-down releases; Acquire pairs with a waiter's `WAITING` registration
-            // so its listener is visible to the `notify` below.
-            match self.state.compare_exchange_weak(
-                state,
-                state - ONE,
-                Ordering::AcqRel,
-                Ordering::Relaxed,
-            ) {
-                Ok(_) => break,
-                Err(actual) => state = actual,
-            }
-        }
+        // AcqRel: Release publishes this counter's work to the waiters the last count-down
+        // releases; Acquire pairs with a waiter's `WAITING` registration so its listener is
+        // visible to the `notify` below.
+        let Some(state) = self.while_counting(|state| state - ONE, Ordering::AcqRel) else {
+            return false;
+        };
         let remaining = (state >> SHIFT) - 1;
         then(remaining);
         if remaining == 0 && state & WAITING != 0 {
@@ -118,23 +105,13 @@ impl RawLatch {
     /// records the error), then publishes the failure and wakes every waiter. Returns
     /// whether this call failed the latch; `store` runs only if it did.
     pub(crate) fn fail_with(&self, store: impl FnOnce()) -> bool {
-        // Relaxed: only a first guess for the CAS below, which re-reads the word.
-        let mut state = self.state.load(Ordering::Relaxed);
-        loop {
-            if state < ONE || state & FAILING != 0 {
-                return false;
-            }
-            // Relaxed: the claim only decides which caller fails the latch; the error is
-            // published by the Release of `FAILED` below.
-            match self.state.compare_exchange_weak(
-                state,
-                state | FAILING,
-                Ordering::Relaxed,
-                Ordering::Relaxed,
-            ) {
-                Ok(_) => break,
-                Err(actual) => state = actual,
-            }
+        // Relaxed: the claim only decides which caller fails the latch; the error is
+        // published by the Release of `FAILED` below.
+        if self
+            .while_counting(|state| state | FAILING, Ordering::Relaxed)
+            .is_none()
+        {
+            return false;
         }
         store();
         // AcqRel: Release publishes the stored error to waiters that see `FAILED`; Acquire
@@ -144,6 +121,29 @@ impl RawLatch {
             self.event.notify(usize::MAX);
         }
         true
+    }
+
+    /// Replaces the state with `next(state)` while the latch is still counting (a non-zero
+    /// count, not failing), with `success` ordering. Returns the state it replaced, or
+    /// `None` once the latch is open or failing: both are final, so a stale read of either
+    /// is still right.
+    #[inline]
+    fn while_counting(&self, next: impl Fn(usize) -> usize, success: Ordering) -> Option<usize> {
+        // Relaxed: only a first guess for the compare-exchange, which re-reads the word.
+        let mut state = self.state.load(Ordering::Relaxed);
+        loop {
+            if state < ONE || state & FAILING != 0 {
+                return None;
+            }
+            // Failure Relaxed: the loop only retries with the value it read.
+            match self
+                .state
+                .compare_exchange_weak(state, next(state), success, Ordering::Relaxed)
+            {
+                Ok(_) => return Some(state),
+                Err(actual) => state = actual,
+            }
+        }
     }
 
     /// Registers `listener`'s interest and re-checks the state in one read-modify-write.
