@@ -2,6 +2,8 @@
 
 use core::fmt;
 
+use crate::ledger::Ledger;
+
 /// [`Queue::bounded`](crate::Queue::bounded) was asked for a capacity of zero.
 ///
 /// A zero capacity is refused rather than read as "unbounded" (as CPython's
@@ -55,6 +57,8 @@ pub enum PutError<T> {
     /// The queue had workers ([`Queue::worker`](crate::Queue::worker)) and the last one is
     /// gone; nobody would take the item. Puts succeed again once a new worker registers.
     NoWorkers(T),
+    /// The deadline of [`Queue::put_until`](crate::Queue::put_until) came before room did.
+    TimedOut(T),
 }
 
 impl<T> PutError<T> {
@@ -70,7 +74,10 @@ impl<T> PutError<T> {
     #[inline]
     pub fn into_inner(self) -> T {
         match self {
-            PutError::Full(item) | PutError::ShutDown(item) | PutError::NoWorkers(item) => item,
+            PutError::Full(item)
+            | PutError::ShutDown(item)
+            | PutError::NoWorkers(item)
+            | PutError::TimedOut(item) => item,
         }
     }
 
@@ -115,6 +122,22 @@ impl<T> PutError<T> {
     pub fn is_no_workers(&self) -> bool {
         matches!(self, PutError::NoWorkers(_))
     }
+
+    /// Whether the refusal was [`PutError::TimedOut`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let queue = queue_core::Queue::bounded(1).unwrap();
+    /// queue.try_put(1).unwrap();
+    /// let err = futures_lite::future::block_on(queue.put_until(2, async {})).unwrap_err();
+    /// assert!(err.is_timed_out());
+    /// assert_eq!(err.into_inner(), 2);
+    /// ```
+    #[inline]
+    pub fn is_timed_out(&self) -> bool {
+        matches!(self, PutError::TimedOut(_))
+    }
 }
 
 impl<T> fmt::Debug for PutError<T> {
@@ -123,6 +146,7 @@ impl<T> fmt::Debug for PutError<T> {
             PutError::Full(_) => f.write_str("Full(..)"),
             PutError::ShutDown(_) => f.write_str("ShutDown(..)"),
             PutError::NoWorkers(_) => f.write_str("NoWorkers(..)"),
+            PutError::TimedOut(_) => f.write_str("TimedOut(..)"),
         }
     }
 }
@@ -133,6 +157,7 @@ impl<T> fmt::Display for PutError<T> {
             PutError::Full(_) => "queue is full",
             PutError::ShutDown(_) => "queue is shut down",
             PutError::NoWorkers(_) => "queue has no workers left",
+            PutError::TimedOut(_) => "timed out waiting for room in the queue",
         })
     }
 }
@@ -197,3 +222,85 @@ impl fmt::Display for GetError {
 }
 
 impl core::error::Error for GetError {}
+
+/// A [`Queue::get_until`](crate::Queue::get_until) that got no item.
+///
+/// # Examples
+///
+/// ```
+/// use queue_core::{GetTimeoutError, Queue};
+///
+/// let queue = Queue::<u8>::unbounded();
+/// let err = futures_lite::future::block_on(queue.get_until(async {})).unwrap_err();
+/// assert_eq!(err, GetTimeoutError::TimedOut);
+/// assert_eq!(err.to_string(), "timed out waiting for an item");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum GetTimeoutError {
+    /// The deadline came before an item.
+    TimedOut,
+    /// The queue is shut down and its buffer is empty: nothing will ever arrive.
+    ShutDown,
+}
+
+impl From<GetError> for GetTimeoutError {
+    fn from(error: GetError) -> Self {
+        match error {
+            GetError::ShutDown => GetTimeoutError::ShutDown,
+        }
+    }
+}
+
+impl fmt::Display for GetTimeoutError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            GetTimeoutError::TimedOut => f.write_str("timed out waiting for an item"),
+            GetTimeoutError::ShutDown => fmt::Display::fmt(&GetError::ShutDown, f),
+        }
+    }
+}
+
+impl core::error::Error for GetTimeoutError {}
+
+/// The deadline of [`Queue::join_until`](crate::Queue::join_until) came before every
+/// accepted item had ended; holds the ledger as it stood at the deadline.
+///
+/// # Examples
+///
+/// ```
+/// let queue = queue_core::Queue::unbounded();
+/// queue.try_put("job").unwrap();
+/// let err = futures_lite::future::block_on(queue.join_until(async {})).unwrap_err();
+/// assert_eq!(err.ledger().buffered, 1);
+/// assert_eq!(err.to_string(), "timed out with 1 job unfinished");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct JoinTimedOut {
+    pub(crate) ledger: Ledger,
+}
+
+impl JoinTimedOut {
+    /// The ledger at the deadline.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let queue = queue_core::Queue::<u8>::unbounded();
+    /// queue.try_put(1).unwrap();
+    /// let err = futures_lite::future::block_on(queue.join_until(async {})).unwrap_err();
+    /// assert_eq!(err.ledger().unfinished(), 1);
+    /// ```
+    pub fn ledger(&self) -> Ledger {
+        self.ledger
+    }
+}
+
+impl fmt::Display for JoinTimedOut {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let unfinished = self.ledger.unfinished();
+        let jobs = if unfinished == 1 { "job" } else { "jobs" };
+        write!(f, "timed out with {unfinished} {jobs} unfinished")
+    }
+}
+
+impl core::error::Error for JoinTimedOut {}

@@ -36,6 +36,11 @@ impl<'a, T> Join<'a, T> {
             listener: None,
         })
     }
+
+    /// The queue this join waits on.
+    pub(crate) fn queue(&self) -> &'a Queue<T> {
+        self._inner.get_ref().queue
+    }
 }
 
 impl<T> fmt::Debug for Join<'_, T> {

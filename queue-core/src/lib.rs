@@ -24,7 +24,12 @@
 //!
 //! No runtime is named: the futures run on any executor, or on none
 //! (`futures_lite::future::block_on`), and each waiting verb has a `_blocking` form under
-//! `std`.
+//! `std`. A timeout is a deadline future of the caller's choosing (a runtime's sleep, an
+//! embedded timer): [`Queue::put_until`] (a timed-out put hands its item back),
+//! [`Queue::get_until`], [`Queue::join_until`] (a timed-out join reports the ledger at the
+//! deadline), and [`Queue::shutdown_within`], the "drain or abort" policy that shuts down
+//! gracefully and, if the drain misses the deadline, immediately, returning the ledger and
+//! the drained items.
 //!
 //! # Examples
 //!
@@ -109,18 +114,23 @@ mod ledger;
 mod outcome;
 mod put;
 mod queue;
+mod shutdown_within;
 mod sync;
+mod until;
 mod wait;
 mod worker;
 
 pub use crate::delivery::Delivery;
 #[cfg(target_has_atomic = "ptr")]
 pub use crate::delivery::OwnedDelivery;
-pub use crate::error::{GetError, PutError, TryGetError, ZeroCapacity};
+pub use crate::error::{
+    GetError, GetTimeoutError, JoinTimedOut, PutError, TryGetError, ZeroCapacity,
+};
 pub use crate::job_id::JobId;
 pub use crate::ledger::Ledger;
 pub use crate::outcome::Outcome;
 pub use crate::queue::Queue;
+pub use crate::shutdown_within::Closed;
 #[cfg(target_has_atomic = "ptr")]
 pub use crate::worker::OwnedWorker;
 pub use crate::worker::Worker;
@@ -143,6 +153,8 @@ pub mod futures {
     pub use crate::get::GetOwned;
     pub use crate::join::Join;
     pub use crate::put::Put;
+    pub use crate::shutdown_within::ShutdownWithin;
+    pub use crate::until::Until;
 }
 
 /// Compile-time checks of the documented auto traits.
@@ -173,6 +185,11 @@ const _: () = {
     send_sync::<PutError<u8>>();
     send_sync::<TryGetError>();
     send_sync::<GetError>();
+    send_sync::<JoinTimedOut>();
+    send_sync::<GetTimeoutError>();
+    send_sync::<Closed<u8>>();
+    send::<futures::Until<futures::Put<'static, Cell<u8>>, core::future::Ready<()>>>();
+    send::<futures::ShutdownWithin<'static, Cell<u8>, core::future::Ready<()>>>();
     send_sync::<ZeroCapacity>();
 
     #[cfg(target_has_atomic = "ptr")]

@@ -41,6 +41,11 @@ impl<'a, T> Put<'a, T> {
             listener: None,
         })
     }
+
+    /// Takes the item back out of a put that has not resolved; `None` once it has.
+    pub(crate) fn take_item(&mut self) -> Option<T> {
+        self._inner.get_mut().item.take()
+    }
 }
 
 impl<T> fmt::Debug for Put<'_, T> {

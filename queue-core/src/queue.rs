@@ -2,6 +2,7 @@
 
 use alloc::vec::Vec;
 use core::fmt;
+use core::future::Future;
 
 use concurrent_queue::{ConcurrentQueue, PushError};
 use event_listener::Event;
@@ -17,7 +18,9 @@ use crate::join::Join;
 use crate::ledger::{Ledger, Tally};
 use crate::outcome::Outcome;
 use crate::put::Put;
+use crate::shutdown_within::ShutdownWithin;
 use crate::sync::{AtomicUsize, Ordering};
+use crate::until::Until;
 use crate::worker::Worker;
 
 #[cfg(target_has_atomic = "ptr")]
@@ -317,6 +320,32 @@ impl<T> Queue<T> {
         self.put(item).wait()
     }
 
+    /// Like [`put`](Self::put), but gives up when `deadline` (any future) completes first.
+    ///
+    /// # Errors
+    ///
+    /// As [`put`](Self::put), plus [`PutError::TimedOut`] with the item if the deadline
+    /// came before room did; a timed-out put accepted nothing.
+    ///
+    /// # Cancel safety
+    ///
+    /// As [`put`](Self::put).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use queue_core::{PutError, Queue};
+    ///
+    /// let queue = Queue::bounded(1).unwrap();
+    /// queue.try_put("first").unwrap();
+    /// let refused = futures_lite::future::block_on(queue.put_until("second", async {}));
+    /// assert!(matches!(refused, Err(PutError::TimedOut("second"))));
+    /// assert_eq!(queue.ledger().accepted, 1);
+    /// ```
+    pub fn put_until<D: Future>(&self, item: T, deadline: D) -> Until<Put<'_, T>, D> {
+        Until::new(self.put(item), deadline)
+    }
+
     /// Takes a slot against the limit, if one is free.
     #[inline]
     fn take_slot(&self) -> bool {
@@ -425,6 +454,31 @@ impl<T> Queue<T> {
     #[cfg(feature = "std")]
     pub fn get_blocking(&self) -> Result<Delivery<'_, T>, crate::GetError> {
         self.get().wait()
+    }
+
+    /// Like [`get`](Self::get), but gives up when `deadline` (any future) completes first.
+    ///
+    /// # Errors
+    ///
+    /// [`GetTimeoutError::ShutDown`](crate::GetTimeoutError::ShutDown) once the queue is
+    /// shut down and empty, or [`GetTimeoutError::TimedOut`](crate::GetTimeoutError::TimedOut)
+    /// if the deadline came first.
+    ///
+    /// # Cancel safety
+    ///
+    /// As [`get`](Self::get): no item is lost.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use queue_core::{GetTimeoutError, Queue};
+    ///
+    /// let queue = Queue::<u8>::unbounded();
+    /// let result = futures_lite::future::block_on(queue.get_until(async {}));
+    /// assert_eq!(result.unwrap_err(), GetTimeoutError::TimedOut);
+    /// ```
+    pub fn get_until<D: Future>(&self, deadline: D) -> Until<Get<'_, T>, D> {
+        Until::new(self.get(), deadline)
     }
 
     /// Takes the next item out of the buffer and counts it as in flight.
@@ -539,6 +593,28 @@ impl<T> Queue<T> {
     pub fn try_get_owned(self: &Arc<Self>) -> Result<OwnedDelivery<T>, TryGetError> {
         self.pop()
             .map(|(id, item)| OwnedDelivery::new(Arc::clone(self), id, item))
+    }
+
+    /// Like [`get_owned`](Self::get_owned), but gives up when `deadline` (any future)
+    /// completes first.
+    ///
+    /// # Errors
+    ///
+    /// As [`get_until`](Self::get_until).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use queue_core::{GetTimeoutError, Queue};
+    ///
+    /// let queue = Arc::new(Queue::<u8>::unbounded());
+    /// let result = futures_lite::future::block_on(queue.get_owned_until(async {}));
+    /// assert_eq!(result.unwrap_err(), GetTimeoutError::TimedOut);
+    /// ```
+    #[cfg(target_has_atomic = "ptr")]
+    pub fn get_owned_until<D: Future>(self: &Arc<Self>, deadline: D) -> Until<GetOwned<T>, D> {
+        Until::new(self.get_owned(), deadline)
     }
 
     // ---------------------------------------------------------------------- workers
@@ -743,6 +819,34 @@ impl<T> Queue<T> {
         drained
     }
 
+    /// Drain or abort, decided by a deadline: shuts down gracefully, waits for every
+    /// accepted item to end, and if `deadline` (any future) completes first, shuts down
+    /// immediately and hands the drained items back.
+    ///
+    /// The graceful shutdown happens on the first poll. Deliveries in flight when the
+    /// deadline fires are not touched: they still must end, and show as `in_flight` in the
+    /// returned ledger.
+    ///
+    /// # Cancel safety
+    ///
+    /// Dropped after its first poll, the queue stays shut down gracefully.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use queue_core::Queue;
+    ///
+    /// let queue = Queue::unbounded();
+    /// queue.try_put(1).unwrap();
+    /// queue.try_get().unwrap().succeed();
+    /// let closed = futures_lite::future::block_on(queue.shutdown_within(std::future::pending::<()>()));
+    /// assert!(closed.drained_in_time);
+    /// assert_eq!(closed.ledger.succeeded, 1);
+    /// ```
+    pub fn shutdown_within<D: Future>(&self, deadline: D) -> ShutdownWithin<'_, T, D> {
+        ShutdownWithin::new(self, deadline)
+    }
+
     /// Whether the queue was shut down (either way).
     ///
     /// # Examples
@@ -805,6 +909,32 @@ impl<T> Queue<T> {
     #[cfg(feature = "std")]
     pub fn join_blocking(&self) -> Ledger {
         self.join().wait()
+    }
+
+    /// Like [`join`](Self::join), but gives up when `deadline` (any future) completes first.
+    ///
+    /// # Errors
+    ///
+    /// [`JoinTimedOut`](crate::JoinTimedOut), holding the ledger at the deadline, if items
+    /// were still unfinished then.
+    ///
+    /// # Cancel safety
+    ///
+    /// Dropping the future changes nothing.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let queue = queue_core::Queue::unbounded();
+    /// queue.try_put(1).unwrap();
+    /// let held = queue.try_get().unwrap();
+    /// let err = futures_lite::future::block_on(queue.join_until(async {})).unwrap_err();
+    /// assert_eq!(err.ledger().in_flight, 1);
+    /// held.succeed();
+    /// assert!(futures_lite::future::block_on(queue.join_until(async {})).is_ok());
+    /// ```
+    pub fn join_until<D: Future>(&self, deadline: D) -> Until<Join<'_, T>, D> {
+        Until::new(self.join(), deadline)
     }
 
     // ---------------------------------------------------------------- observation

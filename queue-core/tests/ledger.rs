@@ -108,6 +108,7 @@ fn run_ops(capacity: Option<usize>, ops: Vec<Op>) {
                         assert!(!shut_down && had_worker && workers.is_empty() && n == next);
                     }
                     Err(PutError::Full(n)) => assert!(full && n == next),
+                    Err(PutError::TimedOut(_)) => unreachable!("`try_put` has no deadline"),
                 }
             }
             Op::Get => match queue.try_get() {

@@ -1,0 +1,149 @@
+//! [`Until`]: a queue operation raced against any deadline future.
+
+use core::fmt;
+use core::future::Future;
+use core::pin::Pin;
+use core::task::{Context, Poll};
+
+use pin_project_lite::pin_project;
+
+use crate::delivery::Delivery;
+#[cfg(target_has_atomic = "ptr")]
+use crate::delivery::OwnedDelivery;
+use crate::error::{GetTimeoutError, JoinTimedOut, PutError};
+use crate::get::Get;
+#[cfg(target_has_atomic = "ptr")]
+use crate::get::GetOwned;
+use crate::job_id::JobId;
+use crate::join::Join;
+use crate::ledger::Ledger;
+use crate::put::Put;
+
+pub(crate) mod sealed {
+    /// What a queue operation resolves to when its deadline comes first.
+    pub trait Expire: core::future::Future + Unpin {
+        /// The output of the operation raced against a deadline.
+        type Timed;
+        /// The operation finished first.
+        fn in_time(output: Self::Output) -> Self::Timed;
+        /// The deadline finished first; the operation is abandoned, and anything it still
+        /// owns (a put's item) comes back in the result.
+        fn expire(&mut self) -> Self::Timed;
+    }
+}
+use sealed::Expire;
+
+pin_project! {
+    /// A queue operation raced against a deadline: the future returned by
+    /// [`Queue::put_until`](crate::Queue::put_until),
+    /// [`Queue::get_until`](crate::Queue::get_until) and
+    /// [`Queue::join_until`](crate::Queue::join_until).
+    ///
+    /// The operation is polled first, so one that can finish when the deadline fires still
+    /// finishes. The deadline is any future: a runtime's sleep, an embedded timer.
+    ///
+    /// # Cancel safety
+    ///
+    /// As for the operation it wraps: a dropped `put_until` drops its item unaccepted, a
+    /// dropped `get_until` loses no item, a dropped `join_until` changes nothing.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use queue_core::{futures::Until, GetTimeoutError, Queue};
+    ///
+    /// let queue = Queue::<u8>::unbounded();
+    /// let get: Until<_, _> = queue.get_until(async {});
+    /// assert_eq!(futures_lite::future::block_on(get).unwrap_err(), GetTimeoutError::TimedOut);
+    /// ```
+    #[must_use = "futures do nothing unless you `.await` or poll them"]
+    pub struct Until<F, D> {
+        operation: F,
+        #[pin]
+        deadline: D,
+    }
+}
+
+impl<F, D> Until<F, D> {
+    pub(crate) fn new(operation: F, deadline: D) -> Self {
+        Self {
+            operation,
+            deadline,
+        }
+    }
+}
+
+impl<F: Expire, D: Future> Future for Until<F, D> {
+    type Output = F::Timed;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Timed> {
+        let this = self.project();
+        if let Poll::Ready(output) = Pin::new(&mut *this.operation).poll(cx) {
+            return Poll::Ready(F::in_time(output));
+        }
+        match this.deadline.poll(cx) {
+            Poll::Ready(_) => Poll::Ready(this.operation.expire()),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
+
+impl<F, D> fmt::Debug for Until<F, D> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Until { .. }")
+    }
+}
+
+impl<T> Expire for Put<'_, T> {
+    type Timed = Result<JobId, PutError<T>>;
+
+    fn in_time(output: Self::Output) -> Self::Timed {
+        output
+    }
+
+    fn expire(&mut self) -> Self::Timed {
+        let item = self
+            .take_item()
+            .expect("a put that has not resolved still owns its item");
+        Err(PutError::TimedOut(item))
+    }
+}
+
+impl<'a, T> Expire for Get<'a, T> {
+    type Timed = Result<Delivery<'a, T>, GetTimeoutError>;
+
+    fn in_time(output: Self::Output) -> Self::Timed {
+        output.map_err(GetTimeoutError::from)
+    }
+
+    fn expire(&mut self) -> Self::Timed {
+        Err(GetTimeoutError::TimedOut)
+    }
+}
+
+#[cfg(target_has_atomic = "ptr")]
+impl<T> Expire for GetOwned<T> {
+    type Timed = Result<OwnedDelivery<T>, GetTimeoutError>;
+
+    fn in_time(output: Self::Output) -> Self::Timed {
+        output.map_err(GetTimeoutError::from)
+    }
+
+    fn expire(&mut self) -> Self::Timed {
+        Err(GetTimeoutError::TimedOut)
+    }
+}
+
+impl<T> Expire for Join<'_, T> {
+    type Timed = Result<Ledger, JoinTimedOut>;
+
+    fn in_time(output: Ledger) -> Self::Timed {
+        Ok(output)
+    }
+
+    fn expire(&mut self) -> Self::Timed {
+        Err(JoinTimedOut {
+            ledger: self.queue().ledger(),
+        })
+    }
+}
