@@ -278,7 +278,7 @@ async fn main(spawner: Spawner) {
     {
         Ok(ledger) => ledger,
         Err(timed_out) => {
-            hprintln!("ledger: {}", LedgerLine(&timed_out.ledger));
+            hprintln!("ledger: {}", LedgerLine(&timed_out.ledger()));
             check(false, format_args!("{}", timed_out));
             return;
         }

@@ -6,7 +6,13 @@
 //!
 //! - [`LatchExt`]: `wait_timeout` / `wait_deadline` for every latch; a tracking latch's
 //!   timeout names the counters that had not reported.
-//! - [`QueueExt`]: `get_timeout` / `get_deadline` and `join_timeout` / `join_deadline`.
+//! - [`QueueExt`]: `put_timeout` (the item comes back on a timeout), `get_timeout` /
+//!   `get_deadline`, `join_timeout` / `join_deadline` (a timeout carries the ledger), and
+//!   `shutdown_timeout`, the drain-or-abort policy.
+//!
+//! The futures and errors are the cores' own (`latch_core::futures::WaitUntil`,
+//! `queue_core::futures::Until`, `queue_core::GetTimeoutError`, ...): this crate only
+//! supplies the timer.
 //!
 //! # Features
 //!
@@ -23,13 +29,6 @@
 
 mod latch;
 mod queue;
-mod race;
 
 pub use crate::latch::LatchExt;
-pub use crate::queue::{GetTimeoutError, JoinTimedOut, QueueExt};
-
-/// The named futures returned by [`QueueExt`] (the latch waits return
-/// [`latch_core::futures::WaitUntil`]).
-pub mod futures {
-    pub use crate::queue::{GetTimeout, JoinTimeout};
-}
+pub use crate::queue::QueueExt;

@@ -1,202 +1,79 @@
 //! [`QueueExt`]: `Duration` timeouts for a [`Queue`].
 
-use core::fmt;
-use core::future::Future;
-use core::pin::Pin;
-use core::task::{Context, Poll};
-
 use embassy_time::{Duration, Instant, Timer};
-use pin_project_lite::pin_project;
-use queue_core::futures::{Get, Join};
-use queue_core::{Delivery, GetError, Ledger, Queue};
+use queue_core::futures::{Get, Join, Put, ShutdownWithin, Until};
+use queue_core::Queue;
 
-use crate::race::race;
-
-/// Timed `get` and `join` on a [`Queue`], with an [`embassy_time::Timer`] as the deadline.
-///
-/// A timed put is not offered yet: `queue_core::futures::Put` owns the item, so a put
-/// abandoned at its deadline would drop the item instead of handing it back. Use
-/// [`Queue::try_put`] (it never waits) or an untimed [`Queue::put`].
+/// Timed `put`, `get`, `join` and shutdown on a [`Queue`], with an
+/// [`embassy_time::Timer`] as the deadline of the core's `*_until` methods.
 ///
 /// # Examples
 ///
 /// ```
-/// use adapter_embassy::{GetTimeoutError, QueueExt};
+/// use adapter_embassy::QueueExt;
 /// use embassy_time::Duration;
-/// use queue_core::Queue;
+/// use queue_core::{GetTimeoutError, Queue};
 ///
 /// futures_lite::future::block_on(async {
-///     let queue = Queue::bounded(2).unwrap();
+///     let queue = Queue::bounded(1).unwrap();
 ///     assert_eq!(
 ///         queue.get_timeout(Duration::from_millis(5)).await.unwrap_err(),
 ///         GetTimeoutError::TimedOut
 ///     );
-///     queue.try_put("job").unwrap();
-///     let delivery = queue.get_timeout(Duration::from_millis(5)).await.unwrap();
-///     delivery.succeed();
+///     queue.put_timeout("job", Duration::from_millis(5)).await.unwrap();
+///     // Full: the timed-out put hands its item back.
+///     let refused = queue.put_timeout("extra", Duration::from_millis(5)).await;
+///     assert_eq!(refused.unwrap_err().into_inner(), "extra");
+///     queue.get_timeout(Duration::from_millis(5)).await.unwrap().succeed();
 ///     let ledger = queue.join_timeout(Duration::from_millis(5)).await.unwrap();
 ///     assert_eq!(ledger.succeeded, 1);
 /// });
 /// ```
 pub trait QueueExt<T> {
-    /// Waits for an item for at most `timeout`.
-    ///
-    /// # Errors
-    ///
-    /// [`GetTimeoutError::ShutDown`] if the queue is shut down and empty,
-    /// [`GetTimeoutError::TimedOut`] if no item came in time.
-    ///
-    /// # Cancel safety
-    ///
-    /// As for [`Queue::get`]: a get that times out or is dropped never loses an item.
-    fn get_timeout(&self, timeout: Duration) -> GetTimeout<'_, T>;
+    /// Waits for room for at most `timeout` ([`Queue::put_until`]); a timed-out put hands
+    /// the item back in `PutError::TimedOut`.
+    fn put_timeout(&self, item: T, timeout: Duration) -> Until<Put<'_, T>, Timer>;
+
+    /// Waits for an item for at most `timeout` ([`Queue::get_until`]).
+    fn get_timeout(&self, timeout: Duration) -> Until<Get<'_, T>, Timer>;
 
     /// Like [`get_timeout`](QueueExt::get_timeout), until the clock reaches `deadline`.
-    fn get_deadline(&self, deadline: Instant) -> GetTimeout<'_, T>;
+    fn get_deadline(&self, deadline: Instant) -> Until<Get<'_, T>, Timer>;
 
-    /// Waits for at most `timeout` until every accepted item has ended, and returns the
-    /// ledger.
-    ///
-    /// # Errors
-    ///
-    /// [`JoinTimedOut`] holding a ledger snapshot taken at the deadline, whose
-    /// `buffered` and `in_flight` say what was still unfinished.
-    fn join_timeout(&self, timeout: Duration) -> JoinTimeout<'_, T>;
+    /// Waits for at most `timeout` until every accepted item has ended
+    /// ([`Queue::join_until`]); a timeout carries the ledger at the deadline.
+    fn join_timeout(&self, timeout: Duration) -> Until<Join<'_, T>, Timer>;
 
     /// Like [`join_timeout`](QueueExt::join_timeout), until the clock reaches `deadline`.
-    fn join_deadline(&self, deadline: Instant) -> JoinTimeout<'_, T>;
+    fn join_deadline(&self, deadline: Instant) -> Until<Join<'_, T>, Timer>;
+
+    /// Drain or abort ([`Queue::shutdown_within`]): shuts down gracefully, and if the
+    /// drain takes longer than `timeout`, immediately, handing the drained items back.
+    fn shutdown_timeout(&self, timeout: Duration) -> ShutdownWithin<'_, T, Timer>;
 }
 
 impl<T> QueueExt<T> for Queue<T> {
-    fn get_timeout(&self, timeout: Duration) -> GetTimeout<'_, T> {
-        self.get_deadline(Instant::now() + timeout)
+    fn put_timeout(&self, item: T, timeout: Duration) -> Until<Put<'_, T>, Timer> {
+        self.put_until(item, Timer::after(timeout))
     }
 
-    fn get_deadline(&self, deadline: Instant) -> GetTimeout<'_, T> {
-        GetTimeout {
-            get: self.get(),
-            timer: Timer::at(deadline),
-        }
+    fn get_timeout(&self, timeout: Duration) -> Until<Get<'_, T>, Timer> {
+        self.get_until(Timer::after(timeout))
     }
 
-    fn join_timeout(&self, timeout: Duration) -> JoinTimeout<'_, T> {
-        self.join_deadline(Instant::now() + timeout)
+    fn get_deadline(&self, deadline: Instant) -> Until<Get<'_, T>, Timer> {
+        self.get_until(Timer::at(deadline))
     }
 
-    fn join_deadline(&self, deadline: Instant) -> JoinTimeout<'_, T> {
-        JoinTimeout {
-            queue: self,
-            join: self.join(),
-            timer: Timer::at(deadline),
-        }
+    fn join_timeout(&self, timeout: Duration) -> Until<Join<'_, T>, Timer> {
+        self.join_until(Timer::after(timeout))
     }
-}
 
-/// Why a [`QueueExt::get_timeout`] ended without an item.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum GetTimeoutError {
-    /// The queue is shut down and its buffer is empty: nothing will ever arrive.
-    ShutDown,
-    /// No item arrived before the deadline.
-    TimedOut,
-}
-
-impl From<GetError> for GetTimeoutError {
-    fn from(error: GetError) -> Self {
-        match error {
-            GetError::ShutDown => Self::ShutDown,
-        }
+    fn join_deadline(&self, deadline: Instant) -> Until<Join<'_, T>, Timer> {
+        self.join_until(Timer::at(deadline))
     }
-}
 
-impl fmt::Display for GetTimeoutError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Self::ShutDown => "queue is shut down and empty",
-            Self::TimedOut => "timed out waiting for an item",
-        })
-    }
-}
-
-impl core::error::Error for GetTimeoutError {}
-
-/// A [`QueueExt::join_timeout`] reached its deadline with items unfinished.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct JoinTimedOut {
-    /// The ledger at the deadline.
-    pub ledger: Ledger,
-}
-
-impl fmt::Display for JoinTimedOut {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "timed out joining the queue, unfinished items: {}",
-            self.ledger.unfinished()
-        )
-    }
-}
-
-impl core::error::Error for JoinTimedOut {}
-
-pin_project! {
-    /// The future returned by [`QueueExt::get_timeout`] and [`QueueExt::get_deadline`].
-    #[must_use = "futures do nothing unless you `.await` or poll them"]
-    pub struct GetTimeout<'a, T> {
-        #[pin]
-        get: Get<'a, T>,
-        #[pin]
-        timer: Timer,
-    }
-}
-
-impl<'a, T> Future for GetTimeout<'a, T> {
-    type Output = Result<Delivery<'a, T>, GetTimeoutError>;
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let this = self.project();
-        race(this.get, this.timer, cx).map(|done| match done {
-            Some(result) => result.map_err(GetTimeoutError::from),
-            None => Err(GetTimeoutError::TimedOut),
-        })
-    }
-}
-
-impl<T> fmt::Debug for GetTimeout<'_, T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("GetTimeout { .. }")
-    }
-}
-
-pin_project! {
-    /// The future returned by [`QueueExt::join_timeout`] and [`QueueExt::join_deadline`].
-    #[must_use = "futures do nothing unless you `.await` or poll them"]
-    pub struct JoinTimeout<'a, T> {
-        queue: &'a Queue<T>,
-        #[pin]
-        join: Join<'a, T>,
-        #[pin]
-        timer: Timer,
-    }
-}
-
-impl<T> Future for JoinTimeout<'_, T> {
-    type Output = Result<Ledger, JoinTimedOut>;
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let this = self.project();
-        let queue: &Queue<T> = this.queue;
-        race(this.join, this.timer, cx).map(|done| match done {
-            Some(ledger) => Ok(ledger),
-            None => Err(JoinTimedOut {
-                ledger: queue.ledger(),
-            }),
-        })
-    }
-}
-
-impl<T> fmt::Debug for JoinTimeout<'_, T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("JoinTimeout { .. }")
+    fn shutdown_timeout(&self, timeout: Duration) -> ShutdownWithin<'_, T, Timer> {
+        self.shutdown_within(Timer::after(timeout))
     }
 }

@@ -3,10 +3,11 @@
 
 use core::sync::atomic::{AtomicBool, Ordering};
 
-use adapter_embassy::{GetTimeoutError, LatchExt, QueueExt};
+use adapter_embassy::{LatchExt, QueueExt};
 use embassy_executor::{Executor, Spawner};
 use embassy_time::{Duration, Timer};
 use latch_core::{TrackingLatch, TrackingWaitError};
+use queue_core::GetTimeoutError;
 use queue_core::Queue;
 
 static DONE: AtomicBool = AtomicBool::new(false);

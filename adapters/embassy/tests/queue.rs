@@ -2,9 +2,10 @@
 
 use std::thread;
 
-use adapter_embassy::{GetTimeoutError, QueueExt};
+use adapter_embassy::QueueExt;
 use embassy_time::{Duration, Instant};
 use futures_lite::future::block_on;
+use queue_core::GetTimeoutError;
 use queue_core::Queue;
 
 const SHORT: Duration = Duration::from_millis(20);
@@ -69,13 +70,10 @@ fn join_times_out_with_the_unfinished_ledger_then_completes() {
     let held = queue.try_get().unwrap();
     let timed_out = block_on(queue.join_timeout(SHORT)).unwrap_err();
     assert_eq!(
-        (timed_out.ledger.buffered, timed_out.ledger.in_flight),
+        (timed_out.ledger().buffered, timed_out.ledger().in_flight),
         (1, 1)
     );
-    assert_eq!(
-        timed_out.to_string(),
-        "timed out joining the queue, unfinished items: 2"
-    );
+    assert_eq!(timed_out.to_string(), "timed out with 2 jobs unfinished");
     held.succeed();
     queue.try_get().unwrap().uncertain();
     let ledger = block_on(queue.join_timeout(LONG)).unwrap();
@@ -84,4 +82,30 @@ fn join_times_out_with_the_unfinished_ledger_then_completes() {
         (2, 1, 1)
     );
     assert!(ledger.is_balanced());
+}
+
+#[test]
+fn timed_out_put_hands_the_item_back_and_accepts_nothing() {
+    let queue = Queue::<u32>::bounded(1).unwrap();
+    queue.try_put(1).unwrap();
+    let before = queue.ledger();
+    let refused = block_on(queue.put_timeout(2, SHORT)).unwrap_err();
+    assert!(refused.is_timed_out());
+    assert_eq!(refused.into_inner(), 2);
+    assert_eq!(queue.ledger(), before);
+}
+
+#[test]
+fn shutdown_timeout_aborts_a_stalled_drain_and_returns_the_items() {
+    let queue = Queue::<u32>::unbounded();
+    let held_id = queue.try_put(1).unwrap();
+    let buffered_id = queue.try_put(2).unwrap();
+    let held = queue.try_get().unwrap();
+    assert_eq!(held.id(), held_id);
+    let closed = block_on(queue.shutdown_timeout(SHORT));
+    assert!(!closed.drained_in_time);
+    assert_eq!(closed.returned, [(buffered_id, 2)]);
+    assert_eq!((closed.ledger.in_flight, closed.ledger.discarded), (1, 1));
+    held.succeed();
+    assert!(block_on(queue.join_timeout(LONG)).is_ok());
 }
