@@ -1,0 +1,13 @@
+//! `LatchExt` under `async_std::task::block_on`: the shared suite in `adapters/suite/latch.rs`.
+#![allow(clippy::std_instead_of_core, clippy::std_instead_of_alloc)]
+
+use core::future::Future;
+
+use adapter_async_std::LatchExt;
+
+fn block_on<F: Future>(future: F) -> F::Output {
+    async_std::task::block_on(future)
+}
+
+#[path = "../../suite/latch.rs"]
+mod suite;

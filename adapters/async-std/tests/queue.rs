@@ -1,0 +1,13 @@
+//! `QueueExt` under `async_std::task::block_on`: the shared suite in `adapters/suite/queue.rs`.
+#![allow(clippy::std_instead_of_core, clippy::std_instead_of_alloc)]
+
+use core::future::Future;
+
+use adapter_async_std::QueueExt;
+
+fn block_on<F: Future>(future: F) -> F::Output {
+    async_std::task::block_on(future)
+}
+
+#[path = "../../suite/queue.rs"]
+mod suite;

@@ -1,0 +1,13 @@
+//! `LatchExt` under `futures_lite::future::block_on`, with async-io's timer: the shared suite in `adapters/suite/latch.rs`.
+#![allow(clippy::std_instead_of_core, clippy::std_instead_of_alloc)]
+
+use core::future::Future;
+
+use adapter_smol::LatchExt;
+
+fn block_on<F: Future>(future: F) -> F::Output {
+    futures_lite::future::block_on(future)
+}
+
+#[path = "../../suite/latch.rs"]
+mod suite;

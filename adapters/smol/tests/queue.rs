@@ -1,0 +1,13 @@
+//! `QueueExt` under `futures_lite::future::block_on`, with async-io's timer: the shared suite in `adapters/suite/queue.rs`.
+#![allow(clippy::std_instead_of_core, clippy::std_instead_of_alloc)]
+
+use core::future::Future;
+
+use adapter_smol::QueueExt;
+
+fn block_on<F: Future>(future: F) -> F::Output {
+    futures_lite::future::block_on(future)
+}
+
+#[path = "../../suite/queue.rs"]
+mod suite;

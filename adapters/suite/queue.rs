@@ -1,0 +1,191 @@
+//! The queue half of the suite every runtime adapter passes. The including test file
+//! provides `block_on` (its runtime) and imports its crate's `QueueExt`. Every timed wait
+//! is created inside the `async` block that `block_on` runs, as tokio's timer requires.
+
+use std::thread;
+use std::time::{Duration, Instant};
+
+use queue_core::{GetTimeoutError, JobId, PutError, Queue};
+
+use super::{block_on, QueueExt};
+
+/// The timeout the tests expect to fire.
+const SHORT: Duration = Duration::from_millis(50);
+/// A timeout that must not fire: the queue answers long before.
+const LONG: Duration = Duration::from_secs(30);
+/// "On time": a generous bound for a timeout or an answer, far above scheduling noise.
+const MARGIN: Duration = Duration::from_secs(5);
+
+fn assert_on_time(start: Instant) {
+    let elapsed = start.elapsed();
+    assert!(elapsed >= SHORT, "fired early, after {elapsed:?}");
+    assert!(elapsed < MARGIN, "fired late, after {elapsed:?}");
+}
+
+#[test]
+fn get_timeout_fires_on_time_and_leaves_the_ledger_unchanged() {
+    let queue = Queue::<u32>::bounded(2).unwrap();
+    queue.try_put(1).unwrap();
+    let held = queue.try_get().unwrap();
+    let before = queue.ledger();
+    let start = Instant::now();
+    assert_eq!(
+        block_on(async { queue.get_timeout(SHORT).await }).unwrap_err(),
+        GetTimeoutError::TimedOut
+    );
+    assert_on_time(start);
+    assert_eq!(queue.ledger(), before);
+    held.succeed();
+}
+
+#[test]
+fn get_timeout_takes_an_item_that_arrives_in_time() {
+    let queue = Queue::<u32>::bounded(1).unwrap();
+    let start = Instant::now();
+    thread::scope(|s| {
+        s.spawn(|| {
+            thread::sleep(Duration::from_millis(20));
+            queue.try_put(7).unwrap();
+        });
+        let job = block_on(async { queue.get_timeout(LONG).await }).unwrap();
+        assert_eq!(*job, 7);
+        job.succeed();
+    });
+    assert!(start.elapsed() < MARGIN);
+    assert_eq!(queue.ledger().succeeded, 1);
+}
+
+#[test]
+fn get_timeout_reports_a_drained_shutdown_at_once() {
+    let queue = Queue::<u32>::unbounded();
+    queue.shutdown();
+    let start = Instant::now();
+    assert_eq!(
+        block_on(async { queue.get_timeout(LONG).await }).unwrap_err(),
+        GetTimeoutError::ShutDown
+    );
+    assert!(start.elapsed() < MARGIN);
+}
+
+#[test]
+fn put_timeout_hands_the_item_back_and_leaves_the_ledger_unchanged() {
+    let queue = Queue::bounded(1).unwrap();
+    queue.try_put(String::from("first")).unwrap();
+    let before = queue.ledger();
+    let start = Instant::now();
+    match block_on(async { queue.put_timeout(String::from("second"), SHORT).await }) {
+        Err(PutError::TimedOut(item)) => assert_eq!(item, "second"),
+        other => panic!("expected a timed-out put, got {other:?}"),
+    }
+    assert_on_time(start);
+    assert_eq!(queue.ledger(), before);
+    assert_eq!(queue.len(), 1);
+}
+
+#[test]
+fn put_timeout_gets_room_that_frees_in_time() {
+    let queue = Queue::bounded(1).unwrap();
+    let first = queue.try_put(1).unwrap();
+    let start = Instant::now();
+    thread::scope(|s| {
+        s.spawn(|| {
+            thread::sleep(Duration::from_millis(20));
+            let job = queue.try_get().unwrap();
+            assert_eq!(job.id(), first);
+            job.succeed();
+        });
+        let second: JobId = block_on(async { queue.put_timeout(2, LONG).await }).unwrap();
+        assert_ne!(second, first);
+    });
+    assert!(start.elapsed() < MARGIN);
+    assert_eq!(queue.ledger().accepted, 2);
+}
+
+#[test]
+fn join_timeout_fires_on_time_with_the_ledger_and_changes_nothing() {
+    let queue = Queue::<u32>::unbounded();
+    queue.try_put(1).unwrap();
+    queue.try_put(2).unwrap();
+    let held = queue.try_get().unwrap();
+    let before = queue.ledger();
+    let start = Instant::now();
+    let timed_out = block_on(async { queue.join_timeout(SHORT).await }).unwrap_err();
+    assert_on_time(start);
+    assert_eq!(timed_out.ledger(), before);
+    assert_eq!(
+        (timed_out.ledger().buffered, timed_out.ledger().in_flight),
+        (1, 1)
+    );
+    assert_eq!(queue.ledger(), before);
+
+    held.succeed();
+    queue.try_get().unwrap().uncertain();
+    let ledger = block_on(async { queue.join_timeout(LONG).await }).unwrap();
+    assert_eq!((ledger.succeeded, ledger.uncertain), (1, 1));
+    assert!(ledger.is_balanced());
+}
+
+#[test]
+fn shutdown_timeout_drains_when_the_workers_finish_in_time() {
+    let queue = Queue::bounded(8).unwrap();
+    for n in 0..5 {
+        queue.try_put(n).unwrap();
+    }
+    let start = Instant::now();
+    let closed = thread::scope(|s| {
+        let queue = &queue;
+        let worker = queue.worker();
+        s.spawn(move || {
+            let _worker = worker;
+            while let Ok(job) = queue.get_blocking() {
+                thread::sleep(Duration::from_millis(2));
+                if *job == 3 {
+                    job.reject();
+                } else {
+                    job.succeed();
+                }
+            }
+        });
+        block_on(async { queue.shutdown_timeout(LONG).await })
+    });
+    assert!(start.elapsed() < MARGIN);
+    assert!(closed.drained_in_time);
+    assert!(closed.returned.is_empty());
+    assert_eq!(
+        (
+            closed.ledger.accepted,
+            closed.ledger.succeeded,
+            closed.ledger.rejected
+        ),
+        (5, 4, 1)
+    );
+    assert!(queue.is_shut_down());
+}
+
+#[test]
+fn shutdown_timeout_aborts_a_slow_drain_and_hands_the_items_back() {
+    let queue = Queue::unbounded();
+    let ids: Vec<JobId> = ["a", "b", "c"]
+        .into_iter()
+        .map(|item| queue.try_put(item).unwrap())
+        .collect();
+    let stuck = queue.try_get().unwrap();
+    let start = Instant::now();
+    let closed = block_on(async { queue.shutdown_timeout(SHORT).await });
+    assert_on_time(start);
+    assert!(!closed.drained_in_time);
+    assert_eq!(closed.returned, [(ids[1], "b"), (ids[2], "c")]);
+    assert_eq!(
+        (
+            closed.ledger.in_flight,
+            closed.ledger.discarded,
+            closed.ledger.buffered
+        ),
+        (1, 2, 0)
+    );
+    assert!(closed.ledger.is_balanced());
+    // The delivery still in flight must still end, and then the queue is settled.
+    stuck.succeed();
+    let ledger = block_on(async { queue.join_timeout(LONG).await }).unwrap();
+    assert_eq!((ledger.succeeded, ledger.discarded), (1, 2));
+}

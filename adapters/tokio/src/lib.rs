@@ -1,0 +1,259 @@
+//! `Duration` timeouts for [`latch_core`] and [`queue_core`] on tokio's timer.
+//!
+//! The cores race every wait against a deadline future of the caller's choosing; this crate
+//! supplies [`tokio::time::sleep`], so tokio users write
+//! `latch.wait_timeout(Duration::from_secs(60))` and keep the cores' own futures and
+//! errors:
+//!
+//! - [`LatchExt`], for every latch: `wait_timeout`. A [`TrackingLatch`]'s timeout names
+//!   exactly the counters that had not reported; a [`FailableLatch`]'s failure wins over a
+//!   timeout that comes later.
+//! - [`QueueExt`], for a [`Queue`]: `put_timeout` (a timed-out put hands its item back),
+//!   `get_timeout`, `join_timeout` (a timed-out join carries the ledger at the deadline),
+//!   and `shutdown_timeout`, the "drain or abort" policy.
+//!
+//! The only dependency on tokio is its `time` feature. The timer belongs to the runtime, so
+//! these methods must be called from inside a tokio runtime with the time driver enabled
+//! (`#[tokio::main]`, or a `Builder` with `enable_time`), or they panic, as
+//! [`tokio::time::sleep`] does. Under a paused clock (`start_paused`) the timeouts follow
+//! tokio's virtual time.
+//!
+//! The same methods, with the same names, exist in `adapter-smol` (async-io's timer) and
+//! `adapter-async-std`.
+//!
+//! # Examples
+//!
+//! ```
+//! use std::time::Duration;
+//!
+//! use adapter_tokio::LatchExt;
+//! use latch_core::{TrackingLatch, TrackingWaitError};
+//!
+//! #[tokio::main(flavor = "current_thread")]
+//! async fn main() {
+//!     let ready = TrackingLatch::<()>::new(["consumer", "cache-warmer", "http"]).unwrap();
+//!     ready.count_down_for("consumer").unwrap();
+//!     ready.count_down_for("http").unwrap();
+//!     match ready.wait_timeout(Duration::from_millis(10)).await {
+//!         Err(TrackingWaitError::TimedOut(pending)) => {
+//!             assert_eq!(pending.names(), ["cache-warmer"]);
+//!         }
+//!         other => panic!("expected a timeout, got {other:?}"),
+//!     }
+//! }
+//! ```
+//!
+//! [`TrackingLatch`]: latch_core::TrackingLatch
+//! [`FailableLatch`]: latch_core::FailableLatch
+//! [`Queue`]: queue_core::Queue
+#![forbid(unsafe_code)]
+
+use core::time::Duration;
+
+use latch_core::futures::WaitUntil;
+use latch_core::Latch;
+use queue_core::futures::{Get, Join, Put, ShutdownWithin, Until};
+use queue_core::Queue;
+use tokio::time::{sleep, Sleep};
+
+/// A `Duration` timeout on any latch ([`CountDownLatch`](latch_core::CountDownLatch),
+/// [`FailableLatch`](latch_core::FailableLatch), [`TrackingLatch`](latch_core::TrackingLatch)).
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+///
+/// use adapter_tokio::LatchExt;
+/// use latch_core::{CountDownLatch, TimedOut};
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+/// let latch = CountDownLatch::new(1);
+/// assert_eq!(latch.wait_timeout(Duration::from_millis(5)).await, Err(TimedOut));
+/// assert_eq!(latch.count(), 1); // a timed-out wait changes nothing
+/// latch.count_down();
+/// assert_eq!(latch.wait_timeout(Duration::from_millis(5)).await, Ok(()));
+/// # });
+/// ```
+pub trait LatchExt: Latch + Sized {
+    /// Waits until the latch opens (or fails), or until `timeout` has passed: the core's
+    /// [`Latch::wait_until`] with a [`tokio::time::sleep`] as the deadline.
+    ///
+    /// It resolves to `Result<(), TimedOut>` for a `CountDownLatch`,
+    /// `Result<(), WaitError<E>>` for a `FailableLatch` and `Result<(), TrackingWaitError<E>>`
+    /// for a `TrackingLatch`, whose `TimedOut` lists the counters still pending. The latch
+    /// is polled before the timer, so a latch that has ended by the deadline reports how.
+    ///
+    /// # Cancel safety
+    ///
+    /// Dropping the future changes nothing: the count stays, other waiters still wake.
+    ///
+    /// # Panics
+    ///
+    /// Outside a tokio runtime with the time driver enabled, as [`tokio::time::sleep`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// use adapter_tokio::LatchExt;
+    /// use latch_core::{FailableLatch, WaitError};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+    /// let latch = FailableLatch::new(2);
+    /// latch.fail("disk full").unwrap();
+    /// let result = latch.wait_timeout(Duration::from_secs(60)).await;
+    /// assert_eq!(result, Err(WaitError::Failed(&"disk full")));
+    /// # });
+    /// ```
+    fn wait_timeout(&self, timeout: Duration) -> WaitUntil<'_, Self, Sleep> {
+        self.wait_until(sleep(timeout))
+    }
+}
+
+impl<L: Latch> LatchExt for L {}
+
+/// `Duration` timeouts on a [`Queue`]: the core's `*_until` methods with a
+/// [`tokio::time::sleep`] as the deadline.
+///
+/// Every method panics outside a tokio runtime with the time driver enabled, as
+/// [`tokio::time::sleep`] does. Cancel safety is the core's: a dropped `put_timeout` drops
+/// its item unaccepted, a dropped `get_timeout` loses no item, a dropped `join_timeout`
+/// changes nothing.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+///
+/// use adapter_tokio::QueueExt;
+/// use queue_core::{GetTimeoutError, Queue};
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+/// let queue = Queue::bounded(1).unwrap();
+/// let short = Duration::from_millis(5);
+/// assert_eq!(queue.get_timeout(short).await.unwrap_err(), GetTimeoutError::TimedOut);
+/// queue.put_timeout("job", short).await.unwrap();
+/// // Full: the timed-out put hands its item back.
+/// assert_eq!(queue.put_timeout("extra", short).await.unwrap_err().into_inner(), "extra");
+/// queue.get_timeout(short).await.unwrap().succeed();
+/// assert_eq!(queue.join_timeout(short).await.unwrap().succeeded, 1);
+/// # });
+/// ```
+pub trait QueueExt<T> {
+    /// Waits for room for at most `timeout` ([`Queue::put_until`]).
+    ///
+    /// # Errors
+    ///
+    /// As [`Queue::put`], plus `PutError::TimedOut(item)`, which hands the item back.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// use adapter_tokio::QueueExt;
+    /// use queue_core::{PutError, Queue};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+    /// let queue = Queue::bounded(1).unwrap();
+    /// queue.try_put(1).unwrap();
+    /// let refused = queue.put_timeout(2, Duration::from_millis(5)).await;
+    /// assert!(matches!(refused, Err(PutError::TimedOut(2))));
+    /// assert_eq!(queue.ledger().accepted, 1);
+    /// # });
+    /// ```
+    fn put_timeout(&self, item: T, timeout: Duration) -> Until<Put<'_, T>, Sleep>;
+
+    /// Waits for an item for at most `timeout` ([`Queue::get_until`]).
+    ///
+    /// # Errors
+    ///
+    /// `GetTimeoutError::TimedOut` if the timeout came first, `GetTimeoutError::ShutDown`
+    /// if the queue is shut down and empty.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// use adapter_tokio::QueueExt;
+    /// use queue_core::Queue;
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+    /// let queue = Queue::unbounded();
+    /// queue.try_put("job").unwrap();
+    /// let job = queue.get_timeout(Duration::from_millis(5)).await.unwrap();
+    /// assert_eq!(*job, "job");
+    /// job.succeed();
+    /// # });
+    /// ```
+    fn get_timeout(&self, timeout: Duration) -> Until<Get<'_, T>, Sleep>;
+
+    /// Waits for at most `timeout` until every accepted item has ended
+    /// ([`Queue::join_until`]).
+    ///
+    /// # Errors
+    ///
+    /// `JoinTimedOut`, carrying the ledger at the deadline.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// use adapter_tokio::QueueExt;
+    /// use queue_core::Queue;
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+    /// let queue = Queue::unbounded();
+    /// queue.try_put("job").unwrap();
+    /// let timed_out = queue.join_timeout(Duration::from_millis(5)).await.unwrap_err();
+    /// assert_eq!(timed_out.ledger().buffered, 1);
+    /// # });
+    /// ```
+    fn join_timeout(&self, timeout: Duration) -> Until<Join<'_, T>, Sleep>;
+
+    /// Drain or abort ([`Queue::shutdown_within`]): shuts the queue down gracefully, waits
+    /// up to `timeout` for the drain, and if it has not finished by then, shuts down
+    /// immediately. The [`Closed`](queue_core::Closed) it resolves to holds the ledger, the
+    /// items handed back, and whether the drain finished in time.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// use adapter_tokio::QueueExt;
+    /// use queue_core::Queue;
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+    /// let queue = Queue::unbounded();
+    /// queue.try_put("never taken").unwrap();
+    /// let closed = queue.shutdown_timeout(Duration::from_millis(5)).await;
+    /// assert!(!closed.drained_in_time);
+    /// assert_eq!(closed.returned[0].1, "never taken");
+    /// assert_eq!(closed.ledger.discarded, 1);
+    /// # });
+    /// ```
+    fn shutdown_timeout(&self, timeout: Duration) -> ShutdownWithin<'_, T, Sleep>;
+}
+
+impl<T> QueueExt<T> for Queue<T> {
+    fn put_timeout(&self, item: T, timeout: Duration) -> Until<Put<'_, T>, Sleep> {
+        self.put_until(item, sleep(timeout))
+    }
+
+    fn get_timeout(&self, timeout: Duration) -> Until<Get<'_, T>, Sleep> {
+        self.get_until(sleep(timeout))
+    }
+
+    fn join_timeout(&self, timeout: Duration) -> Until<Join<'_, T>, Sleep> {
+        self.join_until(sleep(timeout))
+    }
+
+    fn shutdown_timeout(&self, timeout: Duration) -> ShutdownWithin<'_, T, Sleep> {
+        self.shutdown_within(sleep(timeout))
+    }
+}

@@ -1,0 +1,17 @@
+//! `LatchExt` under a current-thread tokio runtime: the shared suite in `adapters/suite/latch.rs`.
+#![allow(clippy::std_instead_of_core, clippy::std_instead_of_alloc)]
+
+use core::future::Future;
+
+use adapter_tokio::LatchExt;
+
+fn block_on<F: Future>(future: F) -> F::Output {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .expect("a current-thread runtime")
+        .block_on(future)
+}
+
+#[path = "../../suite/latch.rs"]
+mod suite;

@@ -1,0 +1,17 @@
+//! `QueueExt` under a current-thread tokio runtime: the shared suite in `adapters/suite/queue.rs`.
+#![allow(clippy::std_instead_of_core, clippy::std_instead_of_alloc)]
+
+use core::future::Future;
+
+use adapter_tokio::QueueExt;
+
+fn block_on<F: Future>(future: F) -> F::Output {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .expect("a current-thread runtime")
+        .block_on(future)
+}
+
+#[path = "../../suite/queue.rs"]
+mod suite;
