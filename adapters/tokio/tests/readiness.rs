@@ -1,0 +1,168 @@
+//! The readiness demo (`examples/readiness`) served on an ephemeral loopback port and
+//! probed with real HTTP requests.
+#![allow(clippy::std_instead_of_core, clippy::std_instead_of_alloc)]
+
+#[path = "../examples/readiness/service.rs"]
+mod service;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use latch_core::{CountDownLatch, Failure};
+use service::{get, Config, Service, ServiceError, Warmup};
+
+/// A bound on every wait in these tests, far above what they need.
+const MARGIN: Duration = Duration::from_secs(5);
+
+fn config(warmup: Warmup, startup_timeout: Duration) -> Config {
+    Config {
+        addr: SocketAddr::from(([127, 0, 0, 1], 0)),
+        consumer_delay: Duration::from_millis(10),
+        warmup,
+        startup_timeout,
+        verbose: false,
+    }
+}
+
+/// Probes `/readyz` until `done` accepts the answer, failing after `MARGIN`; every answer
+/// on the way must pass `check`.
+async fn probe_until(
+    addr: SocketAddr,
+    done: impl Fn(u16, &str) -> bool,
+    check: impl Fn(u16, &str),
+) -> (u16, String) {
+    let start = Instant::now();
+    loop {
+        let (status, body) = get(addr, "/readyz").await.expect("the probe answers");
+        if done(status, &body) {
+            return (status, body);
+        }
+        check(status, &body);
+        assert!(start.elapsed() < MARGIN, "stuck at {status} {body}");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn readyz_answers_503_until_the_delayed_component_reports_then_200() {
+    let gate = Arc::new(CountDownLatch::new(1));
+    let service = Service::start(config(Warmup::When(gate.clone()), Duration::from_secs(30)))
+        .await
+        .unwrap();
+    let addr = service.addr;
+
+    // Live from the start, whatever readiness says.
+    assert_eq!(get(addr, "/healthz").await.unwrap(), (200, "ok".into()));
+
+    // The consumer and http come up; the cache warmer is held back by the gate.
+    let not_ready = |status: u16, body: &str| {
+        assert_eq!(status, 503);
+        assert!(body.starts_with("waiting for: "), "{body}");
+        assert!(body.contains("cache-warmer"), "{body}");
+    };
+    probe_until(
+        addr,
+        |_, body| body == "waiting for: cache-warmer",
+        not_ready,
+    )
+    .await;
+    for _ in 0..10 {
+        assert_eq!(
+            get(addr, "/readyz").await.unwrap(),
+            (503, "waiting for: cache-warmer".into())
+        );
+        assert_eq!(get(addr, "/healthz").await.unwrap().0, 200);
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(service.ready.pending(), ["cache-warmer"]);
+
+    gate.count_down();
+    let (status, body) = probe_until(addr, |status, _| status == 200, not_ready).await;
+    assert_eq!((status, body.as_str()), (200, "ready"));
+    assert!(service.ready.is_open());
+    assert_eq!(get(addr, "/nope").await.unwrap().0, 404);
+    service.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_startup_that_times_out_fails_naming_the_missing_component() {
+    let never = Arc::new(CountDownLatch::new(1));
+    let timeout = Duration::from_millis(200);
+    let start = Instant::now();
+    let service = Service::start(config(Warmup::When(never), timeout))
+        .await
+        .unwrap();
+    let addr = service.addr;
+    let (status, body) = get(addr, "/readyz").await.unwrap();
+    assert_eq!(status, 503);
+    assert!(body.contains("cache-warmer"), "{body}");
+
+    let error = service.finished().await.unwrap_err();
+    let elapsed = start.elapsed();
+    assert!(elapsed >= timeout && elapsed < MARGIN, "{elapsed:?}");
+    match &error {
+        ServiceError::StartupTimedOut(pending) => assert_eq!(pending.names(), ["cache-warmer"]),
+        other => panic!("expected a startup timeout, got {other:?}"),
+    }
+    assert_eq!(
+        error.to_string(),
+        "startup failed: timed out waiting for: cache-warmer"
+    );
+    // Everything stopped with the supervisor, the HTTP server too.
+    let refused = async {
+        while get(addr, "/healthz").await.is_ok() {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    };
+    tokio::time::timeout(MARGIN, refused).await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_component_that_panics_before_reporting_fails_the_latch_with_its_name() {
+    let service = Service::start(config(Warmup::Panic, Duration::from_secs(30)))
+        .await
+        .unwrap();
+    let ready = service.ready.clone();
+    let start = Instant::now();
+    let error = service.finished().await.unwrap_err();
+    assert!(start.elapsed() < MARGIN);
+    match &error {
+        ServiceError::StartupFailed(Failure::Abandoned { counter, panicking }) => {
+            assert_eq!(counter, "cache-warmer");
+            assert!(*panicking);
+        }
+        other => panic!("expected the cache warmer's failure, got {other:?}"),
+    }
+    assert_eq!(
+        error.to_string(),
+        "startup failed: counter `cache-warmer` panicked before reporting"
+    );
+    assert_eq!(
+        ready.failure().and_then(Failure::counter),
+        Some("cache-warmer")
+    );
+    assert!(!ready.is_open());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_slowest_component_sets_the_time_to_open() {
+    let warmup = Duration::from_millis(150);
+    let service = Service::start(config(Warmup::After(warmup), Duration::from_secs(30)))
+        .await
+        .unwrap();
+    let (status, _) = get(service.addr, "/readyz").await.unwrap();
+    assert_eq!(status, 503);
+    probe_until(
+        service.addr,
+        |status, _| status == 200,
+        |status, _| assert_eq!(status, 503),
+    )
+    .await;
+    let time_to_open = service.ready.time_to_open().expect("the latch opened");
+    assert!(
+        time_to_open >= warmup && time_to_open < MARGIN,
+        "{time_to_open:?}"
+    );
+    service.stop().await;
+}
