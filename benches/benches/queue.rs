@@ -1,0 +1,128 @@
+//! Wall-clock queue benchmarks: `queue-core` doing put + get + resolve against
+//! async-channel, flume, tokio mpsc (alone and with a `TaskTracker`) and crossbeam-channel
+//! doing send + recv, in one run.
+#![allow(clippy::std_instead_of_core, clippy::std_instead_of_alloc)]
+
+use std::time::Duration;
+
+use benches::queue::{
+    one_task_async_channel, one_task_flume, one_task_ours, run_blocking, run_local, run_smol,
+    AsyncChannel, Blocking, Crossbeam, Flavor, Flume, Ours, TokioMpsc, TokioTracked,
+};
+use criterion::measurement::WallTime;
+use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion, Throughput};
+use queue_core::Queue;
+
+/// Messages per iteration.
+const MESSAGES: u64 = 10_000;
+/// The bounded capacity every flavor gets.
+const CAPACITY: usize = 128;
+
+/// The workload shapes: name, producers, consumers.
+const SHAPES: [(&str, usize, usize); 2] = [("spsc", 1, 1), ("mpmc4x4", 4, 4)];
+/// The capacities: name, capacity.
+const CAPACITIES: [(&str, Option<usize>); 2] =
+    [("bounded128", Some(CAPACITY)), ("unbounded", None)];
+
+type Group<'a> = BenchmarkGroup<'a, WallTime>;
+
+fn local<F: Flavor>(group: &mut Group<'_>, shape: (usize, usize), capacity: Option<usize>) {
+    group.bench_function(F::NAME, |b| {
+        b.iter(|| run_local::<F>(MESSAGES, shape.0, shape.1, capacity));
+    });
+}
+
+fn smol2<F: Flavor>(group: &mut Group<'_>, shape: (usize, usize), capacity: Option<usize>) {
+    group.bench_function(F::NAME, |b| {
+        b.iter(|| run_smol::<F>(MESSAGES, shape.0, shape.1, capacity));
+    });
+}
+
+fn blocking<B: Blocking>(group: &mut Group<'_>, shape: (usize, usize), capacity: Option<usize>) {
+    group.bench_function(B::NAME, |b| {
+        b.iter(|| run_blocking::<B>(MESSAGES, shape.0, shape.1, capacity));
+    });
+}
+
+fn single_thread(c: &mut Criterion) {
+    for (shape_name, producers, consumers) in SHAPES {
+        for (capacity_name, capacity) in CAPACITIES {
+            let mut group = c.benchmark_group(format!("queue/local/{shape_name}-{capacity_name}"));
+            group.throughput(Throughput::Elements(MESSAGES));
+            let shape = (producers, consumers);
+            local::<Ours>(&mut group, shape, capacity);
+            local::<AsyncChannel>(&mut group, shape, capacity);
+            local::<Flume>(&mut group, shape, capacity);
+            if consumers == 1 {
+                local::<TokioMpsc>(&mut group, shape, capacity);
+                local::<TokioTracked>(&mut group, shape, capacity);
+            }
+            group.finish();
+        }
+    }
+}
+
+fn two_threads(c: &mut Criterion) {
+    for (shape_name, producers, consumers) in SHAPES {
+        for (capacity_name, capacity) in CAPACITIES {
+            let mut group = c.benchmark_group(format!("queue/smol2/{shape_name}-{capacity_name}"));
+            group.throughput(Throughput::Elements(MESSAGES));
+            let shape = (producers, consumers);
+            smol2::<Ours>(&mut group, shape, capacity);
+            smol2::<AsyncChannel>(&mut group, shape, capacity);
+            smol2::<Flume>(&mut group, shape, capacity);
+            if consumers == 1 {
+                smol2::<TokioMpsc>(&mut group, shape, capacity);
+                smol2::<TokioTracked>(&mut group, shape, capacity);
+            }
+            group.finish();
+        }
+    }
+}
+
+fn threads(c: &mut Criterion) {
+    for (shape_name, producers, consumers) in SHAPES {
+        for (capacity_name, capacity) in CAPACITIES {
+            let mut group =
+                c.benchmark_group(format!("queue/blocking/{shape_name}-{capacity_name}"));
+            group.throughput(Throughput::Elements(MESSAGES));
+            let shape = (producers, consumers);
+            blocking::<Ours>(&mut group, shape, capacity);
+            blocking::<AsyncChannel>(&mut group, shape, capacity);
+            blocking::<Flume>(&mut group, shape, capacity);
+            blocking::<Crossbeam>(&mut group, shape, capacity);
+            group.finish();
+        }
+    }
+}
+
+/// The shape of CPython's one-task `asyncio.Queue` baseline: put, get and resolve in turn
+/// without waiting, bounded(128).
+fn one_task(c: &mut Criterion) {
+    let mut group = c.benchmark_group("queue/one-task");
+    group.throughput(Throughput::Elements(MESSAGES));
+    let ours = Queue::bounded(CAPACITY).expect("non-zero");
+    group.bench_function("ours", |b| b.iter(|| one_task_ours(&ours, MESSAGES)));
+    let async_channel = async_channel::bounded(CAPACITY);
+    group.bench_function("async-channel", |b| {
+        b.iter(|| one_task_async_channel(&async_channel, MESSAGES));
+    });
+    let flume = flume::bounded(CAPACITY);
+    group.bench_function("flume", |b| b.iter(|| one_task_flume(&flume, MESSAGES)));
+    group.finish();
+}
+
+fn config() -> Criterion {
+    Criterion::default()
+        .sample_size(20)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(2))
+        .without_plots()
+}
+
+criterion_group! {
+    name = queue;
+    config = config();
+    targets = one_task, single_thread, two_threads, threads
+}
+criterion_main!(queue);

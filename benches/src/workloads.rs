@@ -1,0 +1,157 @@
+//! Named workloads of `n` operations, for the instruction counter and the allocation
+//! counter: the same name runs the same code in both.
+
+use std::future::Future;
+use std::hint::black_box;
+use std::pin::pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::task::{Context, Poll, Waker};
+
+use latch_core::CountDownLatch;
+use queue_core::Queue;
+
+use crate::latch::NotifyLatch;
+use crate::queue::{
+    one_task_async_channel, one_task_flume, one_task_ours, run_local, AsyncChannel, Flavor, Flume,
+    Ours, TokioMpsc, TokioTracked,
+};
+
+/// A count no run can exhaust.
+const HUGE: usize = usize::MAX >> 8;
+
+/// Every workload name, in table order.
+pub const NAMES: &[&str] = &[
+    "latch/count_down/raw-fetch-sub",
+    "latch/count_down/ours",
+    "latch/count_down/tokio-notify",
+    "latch/count_down/latches",
+    "latch/wait_open/raw-load",
+    "latch/wait_open/ours",
+    "latch/wait_open/tokio-notify",
+    "latch/wait_open/latches",
+    "latch/open_no_waiters/ours",
+    "latch/open_no_waiters/tokio-notify",
+    "latch/open_no_waiters/latches",
+    "queue/local/spsc-bounded128/ours",
+    "queue/local/spsc-bounded128/async-channel",
+    "queue/local/spsc-bounded128/flume",
+    "queue/local/spsc-bounded128/tokio-mpsc",
+    "queue/local/spsc-bounded128/tokio-mpsc+tracker",
+    "queue/local/mpmc4x4-bounded128/ours",
+    "queue/local/mpmc4x4-bounded128/async-channel",
+    "queue/local/mpmc4x4-bounded128/flume",
+    "queue/one-task/ours",
+    "queue/one-task/async-channel",
+    "queue/one-task/flume",
+];
+
+/// Polls `future` once with a no-op waker and expects it to be ready.
+fn ready_now<F: Future>(future: F) {
+    let mut future = pin!(future);
+    let mut context = Context::from_waker(Waker::noop());
+    assert!(matches!(future.as_mut().poll(&mut context), Poll::Ready(_)));
+}
+
+fn spsc<F: Flavor>(n: u64) {
+    run_local::<F>(n, 1, 1, Some(128));
+}
+
+fn mpmc<F: Flavor>(n: u64) {
+    run_local::<F>(n, 4, 4, Some(128));
+}
+
+/// Runs workload `name` with `n` operations (messages, for the queues). Setup that does
+/// not depend on `n` runs the same way at `n = 0`, so a difference of two runs is the cost
+/// of the operations alone.
+///
+/// # Panics
+///
+/// If `name` is not in [`NAMES`].
+pub fn run(name: &str, n: u64) {
+    match name {
+        "latch/count_down/raw-fetch-sub" => {
+            let raw = AtomicUsize::new(HUGE);
+            for _ in 0..n {
+                black_box(black_box(&raw).fetch_sub(1, Ordering::Release));
+            }
+        }
+        "latch/count_down/ours" => {
+            let latch = CountDownLatch::new(HUGE);
+            for _ in 0..n {
+                black_box(black_box(&latch).count_down());
+            }
+        }
+        "latch/count_down/tokio-notify" => {
+            let latch = NotifyLatch::new(HUGE);
+            for _ in 0..n {
+                black_box(&latch).count_down();
+            }
+        }
+        "latch/count_down/latches" => {
+            let latch = latches::task::Latch::new(HUGE);
+            for _ in 0..n {
+                black_box(&latch).count_down();
+            }
+        }
+        "latch/wait_open/raw-load" => {
+            let raw = AtomicUsize::new(0);
+            for _ in 0..n {
+                assert_eq!(black_box(&raw).load(Ordering::Acquire), 0);
+            }
+        }
+        "latch/wait_open/ours" => {
+            let latch = CountDownLatch::new(0);
+            for _ in 0..n {
+                ready_now(black_box(&latch).wait());
+            }
+        }
+        "latch/wait_open/tokio-notify" => {
+            let latch = NotifyLatch::new(0);
+            for _ in 0..n {
+                ready_now(black_box(&latch).wait());
+            }
+        }
+        "latch/wait_open/latches" => {
+            let latch = latches::task::Latch::new(0);
+            for _ in 0..n {
+                ready_now(black_box(&latch).wait());
+            }
+        }
+        "latch/open_no_waiters/ours" => {
+            for _ in 0..n {
+                let latch = black_box(CountDownLatch::new(1));
+                black_box(latch.count_down());
+                black_box(latch);
+            }
+        }
+        "latch/open_no_waiters/tokio-notify" => {
+            for _ in 0..n {
+                let latch = black_box(NotifyLatch::new(1));
+                latch.count_down();
+                black_box(latch);
+            }
+        }
+        "latch/open_no_waiters/latches" => {
+            for _ in 0..n {
+                let latch = black_box(latches::task::Latch::new(1));
+                latch.count_down();
+                black_box(latch);
+            }
+        }
+        "queue/local/spsc-bounded128/ours" => spsc::<Ours>(n),
+        "queue/local/spsc-bounded128/async-channel" => spsc::<AsyncChannel>(n),
+        "queue/local/spsc-bounded128/flume" => spsc::<Flume>(n),
+        "queue/local/spsc-bounded128/tokio-mpsc" => spsc::<TokioMpsc>(n),
+        "queue/local/spsc-bounded128/tokio-mpsc+tracker" => spsc::<TokioTracked>(n),
+        "queue/local/mpmc4x4-bounded128/ours" => mpmc::<Ours>(n),
+        "queue/local/mpmc4x4-bounded128/async-channel" => mpmc::<AsyncChannel>(n),
+        "queue/local/mpmc4x4-bounded128/flume" => mpmc::<Flume>(n),
+        "queue/one-task/ours" => {
+            let queue = Queue::bounded(128).expect("non-zero");
+            one_task_ours(&queue, n);
+        }
+        "queue/one-task/async-channel" => one_task_async_channel(&async_channel::bounded(128), n),
+        "queue/one-task/flume" => one_task_flume(&flume::bounded(128), n),
+        other => panic!("unknown workload {other:?}; known: {NAMES:?}"),
+    }
+}
