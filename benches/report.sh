@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Runs every benchmark once and regenerates BENCHMARKS.md and benches/chart.svg from that
+# one run:
+#   1. the criterion suites (latch, queue, scaling), wall clock;
+#   2. instructions per operation with callgrind (count at N minus count at 0, over N),
+#      plus callgrind_annotate profiles of our hot paths;
+#   3. allocations per operation with a counting global allocator;
+#   4. CPython 3.13's asyncio.Queue on the same queue shapes;
+#   5. the report itself (src/bin/report.rs).
+#
+#   bash benches/report.sh            # everything, about 10 minutes on 2 cores
+#   SKIP_CRITERION=1 bash benches/report.sh   # reuse the last criterion results
+#
+# Needs valgrind (apt-get install -y valgrind) and `PYENV_VERSION=3.13.0 python3`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+target=${CARGO_TARGET_DIR:-$root/target}
+export CARGO_TARGET_DIR=$target
+out=$target/bench-report
+ops=${OPS:-100000}
+begin=$(date +%s)
+command -v valgrind >/dev/null || { echo "valgrind is not installed (apt-get install -y valgrind)" >&2; exit 2; }
+
+echo "==> build (bench profile: release with debug info)"
+cargo build --profile bench -p benches --bins
+cargo bench -p benches --no-run
+bin=$target/release
+rm -rf "$out" && mkdir -p "$out/profiles"
+
+if [[ -z ${SKIP_CRITERION:-} ]]; then
+  echo "==> criterion suites"
+  rm -rf "$target/criterion"
+  started=$(date +%s)
+  cargo bench -p benches 2>&1 | grep -E '^(latch|queue|scaling)/|time:' || true
+  echo "$(( $(date +%s) - started )) s, finished $(date -u +%Y-%m-%dT%H:%MZ)" > "$target/criterion/duration.txt"
+fi
+
+echo "==> instructions per operation (callgrind, N = $ops)"
+# The same method as shared/tools/instructions-per-op: whole-process count at N minus the
+# count at 0, divided by N.
+ir() {
+  OPS=$1 valgrind --tool=callgrind --callgrind-out-file=/dev/null "${@:2}" 2>&1 >/dev/null \
+    | sed -n 's/.*Collected : \([0-9]*\).*/\1/p'
+}
+echo "# workload	instructions/op	(Ir at N - Ir at 0) / N" > "$out/instructions.tsv"
+for workload in $("$bin/icount"); do
+  zero=$(ir 0 "$bin/icount" "$workload")
+  full=$(ir "$ops" "$bin/icount" "$workload")
+  awk -v w="$workload" -v z="$zero" -v f="$full" -v n="$ops" \
+    'BEGIN { printf "%s\t%.1f\t(%d - %d) / %d\n", w, (f - z) / n, f, z, n }' \
+    | tee -a "$out/instructions.tsv"
+done
+
+echo "==> profiles of our hot paths"
+for workload in latch/count_down/ours latch/wait_open/ours latch/open_no_waiters/ours \
+  queue/local/spsc-bounded128/ours queue/local/spsc-bounded128/flume \
+  queue/one-task/ours queue/one-task/async-channel; do
+  file=$out/profiles/${workload//\//_}
+  OPS=$ops valgrind --tool=callgrind --callgrind-out-file="$file.out" \
+    "$bin/icount" "$workload" >/dev/null 2>&1
+  { echo "OPS=$ops icount $workload"
+    callgrind_annotate "$file.out" 2>/dev/null \
+      | sed -n '/file:function/,$p' | sed -n '3,18p' \
+      | sed -E 's# \[[^]]*\]$##; s#/rustc/[0-9a-f]+/library/#<std>/#; s#'"$HOME"'/.cargo/registry/src/[^/]+/#<registry>/#; s#'"$root"'/##'
+  } > "$file.txt"
+  rm -f "$file.out"
+done
+
+echo "==> allocations per operation"
+OPS=20000 "$bin/alloc_count" | tee "$out/allocations.tsv"
+
+echo "==> CPython asyncio.Queue"
+PYENV_VERSION=3.13.0 python3 benches/python/asyncio_queue.py | tee "$out/python.tsv"
+
+{
+  echo "nproc:  $(nproc)"
+  echo "cpu:    $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)"
+  echo "memory: $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo)"
+  echo "kernel: $(uname -sr)"
+  echo "rustc:  $(rustc --version)"
+  echo "python: $(PYENV_VERSION=3.13.0 python3 --version)"
+  echo "date:   $(date -u +%Y-%m-%dT%H:%MZ)"
+  echo "criterion suites: $(cat "$target/criterion/duration.txt" 2>/dev/null || echo "not timed")"
+  echo "counts, profiles, CPython: $(( $(date +%s) - begin )) s"
+} > "$out/machine.txt"
+
+echo "==> BENCHMARKS.md and benches/chart.svg"
+"$bin/report" "$out" "$target/criterion" BENCHMARKS.md benches/chart.svg
+echo "done in $(( $(date +%s) - begin )) s"
