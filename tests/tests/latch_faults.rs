@@ -63,7 +63,7 @@ const WAITERS: [Waiter; 5] = [
 /// made before every count-down (the marks below).
 #[test]
 fn count_downs_race_waiters() {
-    for seed in seeds(0xC0DE, 40) {
+    for seed in seeds(0xC0DE, 200) {
         let _report = SeedReport {
             test: "count_downs_race_waiters",
             env: "LATCH_SEED",
@@ -147,7 +147,7 @@ fn count_downs_race_waiters() {
 /// refused); every waiter sees that one terminal result, the same stored error.
 #[test]
 fn failures_race_count_downs() {
-    for seed in seeds(0xFA11, 40) {
+    for seed in seeds(0xFA11, 200) {
         let _report = SeedReport {
             test: "failures_race_count_downs",
             env: "LATCH_SEED",
@@ -252,7 +252,7 @@ enum Release {
 #[test]
 fn timeouts_name_exactly_the_stalled_counters() {
     quiet_injected_panics();
-    for seed in seeds(0x7A11, 40) {
+    for seed in seeds(0x7A11, 200) {
         let _report = SeedReport {
             test: "timeouts_name_exactly_the_stalled_counters",
             env: "LATCH_SEED",
