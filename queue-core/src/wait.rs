@@ -2,7 +2,7 @@
 
 use core::task::Poll;
 
-use event_listener::{Event, EventListener};
+use event_listener::{Event, EventListener, Listener};
 use event_listener_strategy::Strategy;
 
 /// Tries `attempt`; while it has nothing, waits on `event` and tries again.
@@ -14,9 +14,12 @@ use event_listener_strategy::Strategy;
 /// notifier published before notifying. A notification that arrives between the attempt
 /// and the wait is stored in the listener and ends the wait at once.
 ///
-/// Hand-off notifications (`notify_additional(1)`) passed to a listener whose future is
-/// then dropped are passed on by event-listener to the next listener, so a cancelled waiter
-/// does not swallow the wake-up another one needed.
+/// Waiters are served in arrival order. A waiter that succeeds consumes its notification
+/// (the listener is discarded, not dropped): passed on, it would wake the next waiter for
+/// nothing, and that waiter would re-register behind every younger one. A hand-off
+/// notification (`notify_additional(1)`) held by a future that is dropped instead is passed
+/// on by event-listener to the next listener, so a cancelled waiter does not swallow the
+/// wake-up another one needed.
 ///
 /// Level-triggered: a wake-up only means "try again"; the loop returns only when
 /// `attempt` returns a value.
@@ -33,9 +36,10 @@ where
 {
     loop {
         if let Some(ready) = attempt() {
-            // A listener that was registered and not needed is dropped here; if it had been
-            // notified, dropping it passes the notification on.
-            *listener = None;
+            // The notification, if one arrived, was for this success: consume it.
+            if let Some(registered) = listener.take() {
+                registered.discard();
+            }
             return Poll::Ready(ready);
         }
         if listener.is_some() {
