@@ -81,6 +81,13 @@ pin_project! {
         queue: &'a Queue<T>,
         listener: Option<EventListener>,
     }
+    // A future dropped while it waits counts its waiter out.
+    impl<'a, T> PinnedDrop for GetInner<'a, T> {
+        fn drop(this: Pin<&mut Self>) {
+            let this = this.project();
+            this.queue.getters().forget(this.listener);
+        }
+    }
 }
 
 impl<'a, T> EventListenerFuture for GetInner<'a, T> {
@@ -141,6 +148,13 @@ pin_project! {
     struct GetOwnedInner<T> {
         queue: Arc<Queue<T>>,
         listener: Option<EventListener>,
+    }
+    // A future dropped while it waits counts its waiter out.
+    impl<T> PinnedDrop for GetOwnedInner<T> {
+        fn drop(this: Pin<&mut Self>) {
+            let this = this.project();
+            this.queue.getters().forget(this.listener);
+        }
     }
 }
 

@@ -54,6 +54,13 @@ pin_project! {
         queue: &'a Queue<T>,
         listener: Option<EventListener>,
     }
+    // A future dropped while it waits counts its waiter out.
+    impl<'a, T> PinnedDrop for JoinInner<'a, T> {
+        fn drop(this: Pin<&mut Self>) {
+            let this = this.project();
+            this.queue.joiners().forget(this.listener);
+        }
+    }
 }
 
 impl<T> EventListenerFuture for JoinInner<'_, T> {

@@ -118,6 +118,7 @@ mod shutdown_within;
 mod sync;
 mod until;
 mod wait;
+mod waiters;
 mod worker;
 
 pub use crate::delivery::Delivery;

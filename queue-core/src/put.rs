@@ -61,6 +61,13 @@ pin_project! {
         item: Option<T>,
         listener: Option<EventListener>,
     }
+    // A future dropped while it waits counts its waiter out.
+    impl<'a, T> PinnedDrop for PutInner<'a, T> {
+        fn drop(this: Pin<&mut Self>) {
+            let this = this.project();
+            this.queue.putters().forget(this.listener);
+        }
+    }
 }
 
 impl<T> EventListenerFuture for PutInner<'_, T> {

@@ -5,7 +5,6 @@ use core::fmt;
 use core::future::Future;
 
 use concurrent_queue::{ConcurrentQueue, PushError};
-use event_listener::Event;
 
 #[cfg(target_has_atomic = "ptr")]
 use alloc::sync::Arc;
@@ -21,6 +20,7 @@ use crate::put::Put;
 use crate::shutdown_within::ShutdownWithin;
 use crate::sync::{AtomicUsize, Ordering};
 use crate::until::Until;
+use crate::waiters::Waiters;
 use crate::worker::Worker;
 
 #[cfg(target_has_atomic = "ptr")]
@@ -104,12 +104,12 @@ pub struct Queue<T> {
     state: AtomicUsize,
     tally: Tally,
     /// Waiting gets: notified once per put, and all at once on shutdown.
-    getters: Event,
+    getters: Waiters,
     /// Waiting puts: notified once per freed slot, and all at once on shutdown and when the
     /// last worker leaves.
-    putters: Event,
+    putters: Waiters,
     /// Waiting joins: notified all at once when the unfinished count reaches zero.
-    joiners: Event,
+    joiners: Waiters,
 }
 
 impl<T> Queue<T> {
@@ -204,9 +204,9 @@ impl<T> Queue<T> {
             occupied: AtomicUsize::new(0),
             state: AtomicUsize::new(0),
             tally: Tally::new(),
-            getters: Event::new(),
-            putters: Event::new(),
-            joiners: Event::new(),
+            getters: Waiters::new(),
+            putters: Waiters::new(),
+            joiners: Waiters::new(),
         }
     }
 
@@ -288,7 +288,7 @@ impl<T> Queue<T> {
                 // happen: the slot taken above guarantees room.) The id is never used.
                 self.give_back_slots(1);
                 if self.tally.revoke() {
-                    self.joiners.notify(usize::MAX);
+                    self.joiners.notify_all();
                 }
                 Err(PutError::ShutDown(item))
             }
@@ -354,7 +354,8 @@ impl<T> Queue<T> {
             Limit::Buffered(n) | Limit::Unfinished(n) => n,
         };
         // Relaxed: the counter only arbitrates slots; the items travel through the buffer,
-        // and waiting putters re-check it behind event-listener's SeqCst fences.
+        // and a waiting putter re-checks it after registering, which `Waiters` orders
+        // against the notification that follows every give-back.
         let mut taken = self.occupied.load(Ordering::Relaxed);
         loop {
             if taken >= max {
@@ -379,7 +380,7 @@ impl<T> Queue<T> {
         if self.limit == Limit::None || n == 0 {
             return;
         }
-        // Relaxed: see `take_slot`; the notify below fences before looking for putters.
+        // Relaxed: see `take_slot`; the notify below orders it before any putter's re-check.
         self.occupied.fetch_sub(n, Ordering::Relaxed);
         self.putters.notify_additional(n);
     }
@@ -507,7 +508,7 @@ impl<T> Queue<T> {
     #[inline]
     pub(crate) fn end_delivery(&self, outcome: Option<Outcome>) {
         if self.tally.resolve(outcome) {
-            self.joiners.notify(usize::MAX);
+            self.joiners.notify_all();
         }
         if let Limit::Unfinished(_) = self.limit {
             self.give_back_slots(1);
@@ -731,7 +732,7 @@ impl<T> Queue<T> {
                         #[cfg(feature = "tracing")]
                         tracing::debug!("queue: last worker left; puts now refuse");
                         // Terminal for the waiting puts: wake them all to refuse.
-                        self.putters.notify(usize::MAX);
+                        self.putters.notify_all();
                     }
                     return;
                 }
@@ -770,8 +771,8 @@ impl<T> Queue<T> {
         // before this line either landed before the close or fails and hands its item back.
         self.buffer.close();
         // Terminal: wake every waiting put (to refuse) and get (to drain, then refuse).
-        self.putters.notify(usize::MAX);
-        self.getters.notify(usize::MAX);
+        self.putters.notify_all();
+        self.getters.notify_all();
         let first = before & SHUT_DOWN == 0;
         #[cfg(feature = "tracing")]
         if first {
@@ -812,7 +813,7 @@ impl<T> Queue<T> {
         let count = drained.len();
         self.give_back_slots(count);
         if self.tally.discard(count as u64) {
-            self.joiners.notify(usize::MAX);
+            self.joiners.notify_all();
         }
         #[cfg(feature = "tracing")]
         tracing::debug!(discarded = count, "queue: shut down now");
@@ -1024,15 +1025,15 @@ impl<T> Queue<T> {
         }
     }
 
-    pub(crate) fn getters(&self) -> &Event {
+    pub(crate) fn getters(&self) -> &Waiters {
         &self.getters
     }
 
-    pub(crate) fn putters(&self) -> &Event {
+    pub(crate) fn putters(&self) -> &Waiters {
         &self.putters
     }
 
-    pub(crate) fn joiners(&self) -> &Event {
+    pub(crate) fn joiners(&self) -> &Waiters {
         &self.joiners
     }
 }

@@ -2,17 +2,23 @@
 
 use core::task::Poll;
 
-use event_listener::{Event, EventListener, Listener};
+use event_listener::{EventListener, Listener};
 use event_listener_strategy::Strategy;
 
-/// Tries `attempt`; while it has nothing, waits on `event` and tries again.
+use crate::waiters::Waiters;
+
+/// Tries `attempt`; while it has nothing, waits on `waiters` and tries again.
 ///
 /// No wake-up can be lost: a listener is registered *before* the attempt that decides to
-/// wait (the first attempt only skips the registration when it succeeds). `listen()` emits
-/// a `SeqCst` fence after registering and every `notify` emits one before looking for
-/// listeners, so either the notifier sees this listener, or this attempt sees the state the
-/// notifier published before notifying. A notification that arrives between the attempt
-/// and the wait is stored in the listener and ends the wait at once.
+/// wait (the first attempt only skips the registration when it succeeds), and every
+/// notifier publishes its state before notifying, so either the notifier sees this
+/// listener, or this attempt sees the state the notifier published (see [`Waiters`] for
+/// why a skipped notification keeps this true). A notification that arrives between the
+/// attempt and the wait is stored in the listener and ends the wait at once.
+///
+/// The listener is counted out of `waiters` whenever it leaves the list here: consumed by
+/// a wake-up or discarded on success. A future dropped while it holds one must call
+/// [`Waiters::forget`].
 ///
 /// Waiters are served in arrival order. A waiter that succeeds consumes its notification
 /// (the listener is discarded, not dropped): passed on, it would wake the next waiter for
@@ -26,7 +32,7 @@ use event_listener_strategy::Strategy;
 #[inline]
 pub(crate) fn poll_until<'a, S, R>(
     listener: &mut Option<EventListener>,
-    event: &Event,
+    waiters: &Waiters,
     strategy: &mut S,
     context: &mut S::Context,
     mut attempt: impl FnMut() -> Option<R>,
@@ -39,16 +45,22 @@ where
             // The notification, if one arrived, was for this success: consume it.
             if let Some(registered) = listener.take() {
                 registered.discard();
+                waiters.left();
             }
             return Poll::Ready(ready);
         }
         if listener.is_some() {
             match strategy.poll(listener, context) {
-                Poll::Ready(()) => {}
+                // A listener that fired has been consumed by the strategy.
+                Poll::Ready(()) => {
+                    if listener.is_none() {
+                        waiters.left();
+                    }
+                }
                 Poll::Pending => return Poll::Pending,
             }
         } else {
-            *listener = Some(event.listen());
+            *listener = Some(waiters.listen());
         }
     }
 }

@@ -135,3 +135,31 @@ fn worker_exit_vs_blocked_put() {
         assert_eq!(queue.ledger().buffered, 1);
     });
 }
+
+/// A get that registers, is cancelled, and waits again, vs a put: the cancelled waiter is
+/// counted out without hiding the second wait from the put's notification.
+#[test]
+fn cancelled_get_vs_put() {
+    use std::future::Future;
+    use std::task::{Context, Poll, Waker};
+
+    loom::model(|| {
+        let queue = Arc::new(Queue::<u8>::unbounded());
+        let producer = {
+            let queue = Arc::clone(&queue);
+            thread::spawn(move || queue.try_put(3u8).unwrap())
+        };
+        let mut context = Context::from_waker(Waker::noop());
+        let mut first = Box::pin(queue.get());
+        let got = match first.as_mut().poll(&mut context) {
+            Poll::Ready(delivery) => delivery.unwrap().succeed(),
+            Poll::Pending => {
+                drop(first);
+                queue.get_blocking().unwrap().succeed()
+            }
+        };
+        producer.join().unwrap();
+        assert_eq!(got, 3);
+        assert!(queue.join_blocking().is_balanced());
+    });
+}

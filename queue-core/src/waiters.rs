@@ -1,0 +1,146 @@
+//! One class of waiters (getters, putters or joiners): an event, and a count of the
+//! listeners registered on it so that a notification with nobody to wake costs one atomic
+//! read-modify-write instead of event-listener's fence and list lock.
+
+use event_listener::{Event, EventListener};
+
+use crate::sync::{AtomicUsize, Ordering};
+
+/// An [`Event`] that knows whether anyone listens.
+///
+/// `registered` is never below the number of listeners in the event's list: a waiter
+/// counts itself in before it inserts its listener, and out only after the listener has
+/// left the list (consumed by a wake-up, discarded, or dropped with its future).
+///
+/// No wake-up is lost by skipping a notification. Every access to `registered` is a
+/// read-modify-write, so a notifier's check reads the latest count in its modification
+/// order. If it reads zero, every waiter that registers later has its increment after the
+/// check in that order; the increment (`Acquire`) then reads from the release sequence
+/// headed by the check (`AcqRel`), so the state the notifier published before checking is
+/// visible to the attempt the waiter makes after registering. If the check reads more than
+/// zero, the notification goes through event-listener, whose fences order it against the
+/// registration exactly as without the count.
+pub(crate) struct Waiters {
+    event: Event,
+    registered: AtomicUsize,
+}
+
+impl Waiters {
+    pub(crate) fn new() -> Self {
+        Waiters {
+            event: Event::new(),
+            registered: AtomicUsize::new(0),
+        }
+    }
+
+    /// Counts a waiter in, then registers its listener.
+    #[inline]
+    pub(crate) fn listen(&self) -> EventListener {
+        // Acquire: reads from the release sequence of every earlier `anyone` check, so the
+        // state published before a skipped notification is visible to the attempt that
+        // follows this registration.
+        self.registered.fetch_add(1, Ordering::Acquire);
+        self.event.listen()
+    }
+
+    /// Counts out a waiter whose listener has already left the event's list.
+    #[inline]
+    pub(crate) fn left(&self) {
+        // Relaxed: only the count matters here; being a read-modify-write, it continues
+        // the release sequences the `Acquire` in `listen` relies on.
+        self.registered.fetch_sub(1, Ordering::Relaxed);
+    }
+
+    /// Drops a future's listener, if it still holds one, and counts the waiter out.
+    #[inline]
+    pub(crate) fn forget(&self, listener: &mut Option<EventListener>) {
+        if let Some(registered) = listener.take() {
+            drop(registered);
+            self.left();
+        }
+    }
+
+    /// Whether a listener may be registered, ordered after everything this thread
+    /// published before the call.
+    #[inline]
+    fn anyone(&self) -> bool {
+        // AcqRel: the release half heads the sequence a later registration acquires from
+        // (see the type's documentation); the read is of the latest count, as for every
+        // read-modify-write.
+        self.registered.fetch_add(0, Ordering::AcqRel) != 0
+    }
+
+    /// Wakes `n` more listeners (hand-off: one per item or slot made available).
+    #[inline]
+    pub(crate) fn notify_additional(&self, n: usize) {
+        if self.anyone() {
+            self.event.notify_additional(n);
+        }
+    }
+
+    /// Wakes every listener.
+    #[inline]
+    pub(crate) fn notify_all(&self) {
+        if self.anyone() {
+            self.event.notify(usize::MAX);
+        }
+    }
+}
+
+#[cfg(all(test, not(loom), feature = "std"))]
+mod tests {
+    use core::future::Future;
+    use core::pin::pin;
+    use core::task::{Context, Poll, Waker};
+
+    use crate::Queue;
+
+    fn counts<T>(queue: &Queue<T>) -> [usize; 3] {
+        // Relaxed: read on the only thread.
+        [queue.getters(), queue.putters(), queue.joiners()]
+            .map(|waiters| waiters.registered.load(super::Ordering::Relaxed))
+    }
+
+    /// Every way a listener leaves (woken, cancelled, succeeding after a wake-up) counts
+    /// its waiter out, so an idle queue skips every notification.
+    #[test]
+    fn every_waiter_is_counted_out() {
+        let queue = Queue::<u8>::bounded(1).unwrap();
+        let mut context = Context::from_waker(Waker::noop());
+
+        let mut get = pin!(queue.get());
+        assert!(get.as_mut().poll(&mut context).is_pending());
+        assert_eq!(counts(&queue), [1, 0, 0]);
+        queue.try_put(1).unwrap();
+        let Poll::Ready(Ok(first)) = get.as_mut().poll(&mut context) else {
+            panic!("a woken get must take the item");
+        };
+        assert_eq!(counts(&queue), [0, 0, 0]);
+
+        {
+            let mut cancelled = pin!(queue.get());
+            assert!(cancelled.as_mut().poll(&mut context).is_pending());
+            assert_eq!(counts(&queue), [1, 0, 0]);
+        }
+        assert_eq!(counts(&queue), [0, 0, 0]);
+
+        queue.try_put(2).unwrap();
+        let mut put = pin!(queue.put(3));
+        assert!(put.as_mut().poll(&mut context).is_pending());
+        let mut join = pin!(queue.join());
+        assert!(join.as_mut().poll(&mut context).is_pending());
+        assert_eq!(counts(&queue), [0, 1, 1]);
+
+        first.succeed();
+        let second = queue.try_get().unwrap();
+        assert!(put.as_mut().poll(&mut context).is_ready());
+        assert_eq!(counts(&queue), [0, 0, 1]);
+        second.succeed();
+        queue.try_get().unwrap().succeed();
+        let Poll::Ready(ledger) = join.as_mut().poll(&mut context) else {
+            panic!("every job has ended");
+        };
+        assert_eq!(ledger.succeeded, 3);
+        assert_eq!(counts(&queue), [0, 0, 0]);
+    }
+}
