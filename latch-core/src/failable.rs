@@ -90,7 +90,8 @@ impl<E> FailableLatch<E> {
         }
     }
 
-    /// The number of count-downs still needed; frozen once the latch fails.
+    /// The number of count-downs still needed; frozen once the latch fails (a refused
+    /// count-down still running on another thread can show it one lower until it returns).
     ///
     /// # Examples
     ///

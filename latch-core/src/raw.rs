@@ -25,10 +25,13 @@ const FAILED: usize = 1 << 2;
 const SHIFT: u32 = 3;
 /// One count, in state units.
 const ONE: usize = 1 << SHIFT;
+/// The top bit: set only while a count-down that did not count (on an open or failing
+/// latch) has taken the count below zero and not yet put it back.
+const BELOW_ZERO: usize = 1 << (usize::BITS - 1);
 
-/// The largest count a latch can start with: `usize::MAX >> 3`, since the low three bits of
-/// the state word hold flags.
-pub const MAX_COUNT: usize = usize::MAX >> SHIFT;
+/// The largest count a latch can start with: `usize::MAX >> 4`, since the low three bits of
+/// the state word hold flags and the top bit marks a count briefly below zero.
+pub const MAX_COUNT: usize = usize::MAX >> (SHIFT + 1);
 
 /// How a latch ended: every latch ends in exactly one of these, once.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -41,9 +44,11 @@ pub enum Terminal {
 
 /// The count, the flags and the waiters of one latch.
 pub struct RawLatch {
-    /// `count << SHIFT | FAILED | FAILING | WAITING`. The count only goes down, and never
-    /// once `FAILING` is set; `FAILING` and `FAILED` are only ever set, never cleared, so
-    /// both "zero" and "failed" are final.
+    /// `count << SHIFT | FAILED | FAILING | WAITING`. `FAILING` and `FAILED` are only ever
+    /// set, never cleared. The count only goes down, except that a count-down which finds
+    /// the latch open or failing puts back the one it took: while it does, the count may be
+    /// one below its final value per such call in flight (below zero sets `BELOW_ZERO`),
+    /// and every reader treats that as the final value. So "zero" and "failed" are final.
     state: AtomicUsize,
     /// Woken once, with `notify(usize::MAX)`, by the transition to open or failed.
     event: Event,
@@ -68,10 +73,11 @@ impl RawLatch {
         }
     }
 
-    /// The current count. It stops changing once the latch opens or fails.
+    /// The current count. It stops changing once the latch opens or fails, but for the dip
+    /// of a refused count-down on a failed latch, which lasts until that call returns.
     pub(crate) fn count(&self) -> usize {
         // Acquire: a caller that sees zero may act on what the counters published.
-        self.state.load(Ordering::Acquire) >> SHIFT
+        count_of(self.state.load(Ordering::Acquire))
     }
 
     /// How the latch ended, or `None` while it is still counting.
@@ -87,12 +93,20 @@ impl RawLatch {
     /// before the waiters are woken, so they see whatever `then` recorded.
     #[inline]
     pub(crate) fn count_down_then(&self, then: impl FnOnce(usize)) -> bool {
-        // AcqRel: Release publishes this counter's work to the waiters the last count-down
-        // releases; Acquire pairs with a waiter's `WAITING` registration so its listener is
-        // visible to the `notify` below.
-        let Some(state) = self.while_counting(|state| state - ONE, Ordering::AcqRel) else {
+        // One unconditional read-modify-write: no compare-exchange loop to retry under
+        // contention. AcqRel: Release publishes this counter's work to the waiters the last
+        // count-down releases; Acquire pairs with a waiter's `WAITING` registration so its
+        // listener is visible to the `notify` below.
+        let state = self.state.fetch_sub(ONE, Ordering::AcqRel);
+        if !counting(state) {
+            // The latch is open or failing, and must not move: put the count back. Readers
+            // meanwhile see an open latch (any count at or below zero is zero) or a failing
+            // one (whose count no longer decides anything).
+            // Relaxed: nothing is published; as a read-modify-write it continues the release
+            // sequence of the transition that ended the latch.
+            self.state.fetch_add(ONE, Ordering::Relaxed);
             return false;
-        };
+        }
         let remaining = (state >> SHIFT) - 1;
         then(remaining);
         if remaining == 0 && state & WAITING != 0 {
@@ -105,12 +119,7 @@ impl RawLatch {
     /// records the error), then publishes the failure and wakes every waiter. Returns
     /// whether this call failed the latch; `store` runs only if it did.
     pub(crate) fn fail_with(&self, store: impl FnOnce()) -> bool {
-        // Relaxed: the claim only decides which caller fails the latch; the error is
-        // published by the Release of `FAILED` below.
-        if self
-            .while_counting(|state| state | FAILING, Ordering::Relaxed)
-            .is_none()
-        {
+        if !self.claim() {
             return false;
         }
         store();
@@ -123,24 +132,26 @@ impl RawLatch {
         true
     }
 
-    /// Replaces the state with `next(state)` while the latch is still counting (a non-zero
-    /// count, not failing), with `success` ordering. Returns the state it replaced, or
-    /// `None` once the latch is open or failing: both are final, so a stale read of either
-    /// is still right.
-    #[inline]
-    fn while_counting(&self, next: impl Fn(usize) -> usize, success: Ordering) -> Option<usize> {
+    /// Sets `FAILING` while the latch is still counting, which freezes the count. Returns
+    /// whether it did; `false` once the latch is open or failing, both final, so a stale
+    /// read of either is still right.
+    fn claim(&self) -> bool {
         // Relaxed: only a first guess for the compare-exchange, which re-reads the word.
         let mut state = self.state.load(Ordering::Relaxed);
         loop {
-            if state < ONE || state & FAILING != 0 {
-                return None;
+            if !counting(state) {
+                return false;
             }
-            // Failure Relaxed: the loop only retries with the value it read.
-            match self
-                .state
-                .compare_exchange_weak(state, next(state), success, Ordering::Relaxed)
-            {
-                Ok(_) => return Some(state),
+            // Relaxed on success: the claim only decides which caller fails the latch; the
+            // error is published by the Release of `FAILED`. Relaxed on failure: the loop
+            // only retries with the value it read.
+            match self.state.compare_exchange_weak(
+                state,
+                state | FAILING,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return true,
                 Err(actual) => state = actual,
             }
         }
@@ -173,17 +184,36 @@ impl fmt::Debug for RawLatch {
             None => "counting",
         };
         f.debug_struct("RawLatch")
-            .field("count", &(state >> SHIFT))
+            .field("count", &count_of(state))
             .field("status", &status)
             .finish()
     }
 }
 
+/// Whether a latch in `state` still counts: a count above zero, and not failing.
+#[inline]
+fn counting(state: usize) -> bool {
+    state & (FAILING | BELOW_ZERO) == 0 && state >= ONE
+}
+
+/// The count in `state`, reading a count briefly below zero as zero.
+fn count_of(state: usize) -> usize {
+    if state & BELOW_ZERO != 0 {
+        0
+    } else {
+        state >> SHIFT
+    }
+}
+
+#[inline]
 fn terminal_of(state: usize) -> Option<Terminal> {
     if state & FAILED != 0 {
         Some(Terminal::Failed)
-    } else if state < ONE {
-        // A zero count is never `FAILING`: the claim needs a non-zero count and freezes it.
+    } else if state & FAILING != 0 {
+        // Claimed but not yet stored. The count was above zero at the claim; it can only
+        // dip below that while a count-down puts it back, which must not read as open.
+        None
+    } else if state < ONE || state & BELOW_ZERO != 0 {
         Some(Terminal::Open)
     } else {
         None
@@ -208,6 +238,7 @@ impl RawWait<'_> {
 impl EventListenerFuture for RawWait<'_> {
     type Output = Terminal;
 
+    #[inline]
     fn poll_with_strategy<'a, S: Strategy<'a>>(
         self: Pin<&mut Self>,
         strategy: &mut S,
@@ -217,7 +248,10 @@ impl EventListenerFuture for RawWait<'_> {
         loop {
             // Fast path: an ended latch answers with one load and no allocation.
             if let Some(terminal) = this.latch.terminal() {
-                this.listener = None;
+                // Checked first so that the common first-poll case skips the drop glue.
+                if this.listener.is_some() {
+                    this.listener = None;
+                }
                 return Poll::Ready(terminal);
             }
             if this.listener.is_none() {

@@ -161,7 +161,9 @@ impl<E> TrackingLatch<E> {
         self
     }
 
-    /// The number of counters that have not reported; frozen once the latch fails.
+    /// The number of counters that have not reported; frozen once the latch fails (a
+    /// refused report still running on another thread can show it one lower until it
+    /// returns).
     ///
     /// # Examples
     ///

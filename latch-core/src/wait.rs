@@ -44,6 +44,7 @@ impl<'a, L: Latch> Wait<'a, L> {
     }
 
     /// Polls the shared wait loop without blocking; `Poll::Pending` means still counting.
+    #[inline]
     pub(crate) fn poll_latch(&mut self, cx: &mut Context<'_>) -> Poll<L::Output<'a>> {
         Pin::new(&mut self.raw)
             .poll_with_strategy(&mut NonBlocking::default(), cx)
@@ -79,6 +80,7 @@ impl<'a, L: Latch> Wait<'a, L> {
 impl<'a, L: Latch> Future for Wait<'a, L> {
     type Output = L::Output<'a>;
 
+    #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         self.get_mut().poll_latch(cx)
     }

@@ -73,7 +73,8 @@ fn count_down_happens_before_wait_returns() {
 }
 
 /// A failure races the last count-down and a waiter: the latch ends exactly one way, the
-/// waiter sees that way, and a refused failure hands its error back.
+/// waiter sees that way, and a refused failure hands its error back. A count-down after
+/// the claim dips the count to zero and puts it back, which must not read as open.
 #[test]
 fn fail_races_count_down_and_wait() {
     loom::model(|| {
@@ -93,13 +94,36 @@ fn fail_races_count_down_and_wait() {
             Ok(()) => {
                 assert!(counted);
                 assert_eq!(failed, Err(7));
+                assert_eq!(latch.count(), 0);
             }
             Err(error) => {
                 assert_eq!(error, 7);
                 assert_eq!(failed, Ok(()));
                 assert!(!counted);
+                assert_eq!(latch.count(), 1, "the failure froze the count");
             }
         }
+    });
+}
+
+/// One count-down too many: the extra one takes the count below zero and puts it back,
+/// and meanwhile nobody sees the latch closed again or the count above zero.
+#[test]
+fn extra_count_down_never_reopens() {
+    loom::model(|| {
+        let latch = Arc::new(CountDownLatch::new(1));
+        let counters: Vec<_> = (0..2)
+            .map(|_| {
+                let latch = latch.clone();
+                thread::spawn(move || latch.count_down())
+            })
+            .collect();
+        block_on(latch.wait());
+        assert!(latch.is_open());
+        assert_eq!(latch.count(), 0);
+        let counted: Vec<bool> = counters.into_iter().map(|c| c.join().unwrap()).collect();
+        assert_eq!(counted.iter().filter(|&&c| c).count(), 1);
+        assert_eq!(latch.count(), 0);
     });
 }
 
