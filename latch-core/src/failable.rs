@@ -90,7 +90,7 @@ impl<E> FailableLatch<E> {
         }
     }
 
-    /// The number of count-downs still needed; frozen once the latch fails (a refused
+    /// The number of count-downs still needed; frozen once the latch fails (each refused
     /// count-down still running on another thread can show it one lower until it returns).
     ///
     /// # Examples

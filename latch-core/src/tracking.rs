@@ -161,7 +161,7 @@ impl<E> TrackingLatch<E> {
         self
     }
 
-    /// The number of counters that have not reported; frozen once the latch fails (a
+    /// The number of counters that have not reported; frozen once the latch fails (each
     /// refused report still running on another thread can show it one lower until it
     /// returns).
     ///
