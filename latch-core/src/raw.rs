@@ -31,6 +31,16 @@ const BELOW_ZERO: usize = 1 << (usize::BITS - 1);
 
 /// The largest count a latch can start with: `usize::MAX >> 4`, since the low three bits of
 /// the state word hold flags and the top bit marks a count briefly below zero.
+///
+/// # Examples
+///
+/// ```
+/// use latch_core::{CountDownLatch, MAX_COUNT};
+///
+/// assert_eq!(MAX_COUNT, usize::MAX >> 4);
+/// assert_eq!(CountDownLatch::try_new(MAX_COUNT).unwrap().count(), MAX_COUNT);
+/// assert!(CountDownLatch::try_new(MAX_COUNT + 1).is_err());
+/// ```
 pub const MAX_COUNT: usize = usize::MAX >> (SHIFT + 1);
 
 /// How a latch ended: every latch ends in exactly one of these, once.
