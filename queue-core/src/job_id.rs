@@ -43,6 +43,29 @@ impl JobId {
         JobId(raw)
     }
 
+    /// The id with sequence number `raw`, for code that keeps ids outside a [`Queue`]
+    /// (a journal, a database, another process) and needs them back as `JobId`s.
+    ///
+    /// An id made this way names an item only in the queue that issued that number.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use queue_core::JobId;
+    ///
+    /// let queue = queue_core::Queue::unbounded();
+    /// let id = queue.try_put("a").unwrap();
+    /// assert_eq!(JobId::from_raw(id.get()), id);
+    /// assert_eq!(JobId::from_raw(7).to_string(), "#7");
+    /// ```
+    ///
+    /// [`Queue`]: crate::Queue
+    #[inline]
+    #[must_use]
+    pub const fn from_raw(raw: u64) -> Self {
+        JobId(raw)
+    }
+
     /// The sequence number.
     ///
     /// # Examples
