@@ -26,6 +26,7 @@
 //! its own) and picks the tick rate with embassy-time's `tick-hz-*` features.
 #![no_std]
 #![forbid(unsafe_code)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod latch;
 mod queue;

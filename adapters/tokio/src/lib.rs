@@ -47,6 +47,7 @@
 //! [`FailableLatch`]: latch_core::FailableLatch
 //! [`Queue`]: queue_core::Queue
 #![forbid(unsafe_code)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 use core::time::Duration;
 
