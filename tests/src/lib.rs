@@ -1,2 +1,3 @@
-//! Cross-crate scenarios for `latch-core` and `queue-core`: the tour (`cargo run --example
-//! tour`) and the tests under `tests/`. Nothing here is published.
+//! Cross-crate scenarios for `latch-core` and `queue-core`: the tests under `tests/` and
+//! the cross-runtime demo (`cargo run -p integration-tests --example cross_runtime`).
+//! Nothing here is published.

@@ -1,15 +1,15 @@
 //! A tour of the primitives with no async runtime at all: `futures_lite::future::block_on`
-//! drives the futures, plain threads play the tasks, and `async_io::Timer` is the deadline
-//! (any future can be one).
+//! drives the futures, plain threads play the tasks, and the deadline is a latch that a
+//! sleeping thread opens (any future can be a deadline).
 //!
-//! Run it with `cargo run --example tour`.
+//! Run it with `cargo run -p tour`. It builds the two cores and `futures-lite`, nothing
+//! more.
 #![allow(clippy::std_instead_of_core, clippy::std_instead_of_alloc)] // a std program
 
 use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use async_io::Timer;
 use futures_lite::future::block_on;
 use latch_core::{CountDownLatch, FailableLatch, TrackingLatch};
 use queue_core::{Outcome, Queue};
@@ -73,7 +73,8 @@ fn main() {
     ready.counter("consumer").unwrap().report();
     ready.count_down_for("http").unwrap();
     let stalled = ready.counter_owned("cache-warmer").unwrap();
-    match block_on(ready.wait_until(Timer::after(Duration::from_millis(50)))) {
+    let deadline = after(Duration::from_millis(50));
+    match block_on(ready.wait_until(deadline.wait())) {
         Ok(()) => println!("   ready"),
         Err(error) => println!("   startup: {error}"),
     }
@@ -140,4 +141,17 @@ fn main() {
     println!("   before the held job ends: {}", queue.ledger());
     held.succeed();
     println!("   join: {}", block_on(queue.join()));
+}
+
+/// A deadline without a runtime or a timer crate: a latch that a sleeping thread opens.
+/// Its `wait()` future is the deadline, since any future can be one; with a runtime, its
+/// sleep would be (that is what the adapters supply).
+fn after(duration: Duration) -> Arc<CountDownLatch> {
+    let deadline = Arc::new(CountDownLatch::new(1));
+    let opener = Arc::clone(&deadline);
+    thread::spawn(move || {
+        thread::sleep(duration);
+        opener.count_down();
+    });
+    deadline
 }
