@@ -2,6 +2,7 @@
 //! provides `block_on` (its runtime) and imports its crate's `QueueExt`. Every timed wait
 //! is created inside the `async` block that `block_on` runs, as tokio's timer requires.
 
+use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -53,6 +54,53 @@ fn get_timeout_takes_an_item_that_arrives_in_time() {
     });
     assert!(start.elapsed() < MARGIN);
     assert_eq!(queue.ledger().succeeded, 1);
+}
+
+#[test]
+fn get_owned_timeout_fires_on_time_and_leaves_the_ledger_unchanged() {
+    let queue = Arc::new(Queue::<u32>::bounded(2).unwrap());
+    queue.try_put(1).unwrap();
+    let held = queue.try_get_owned().unwrap();
+    let before = queue.ledger();
+    let start = Instant::now();
+    assert_eq!(
+        block_on(async { queue.get_owned_timeout(SHORT).await }).unwrap_err(),
+        GetTimeoutError::TimedOut
+    );
+    assert_on_time(start);
+    assert_eq!(queue.ledger(), before);
+    held.succeed();
+}
+
+#[test]
+fn get_owned_timeout_takes_an_item_that_arrives_in_time_for_another_thread_to_end() {
+    let queue = Arc::new(Queue::<u32>::bounded(1).unwrap());
+    let start = Instant::now();
+    let producer = thread::spawn({
+        let queue = Arc::clone(&queue);
+        move || {
+            thread::sleep(Duration::from_millis(20));
+            queue.try_put(7).unwrap();
+        }
+    });
+    let job = block_on(async { queue.get_owned_timeout(LONG).await }).unwrap();
+    producer.join().unwrap();
+    assert!(start.elapsed() < MARGIN);
+    // The delivery is 'static: a thread that outlives this borrow of the queue ends it.
+    assert_eq!(thread::spawn(move || job.succeed()).join().unwrap(), 7);
+    assert_eq!(queue.ledger().succeeded, 1);
+}
+
+#[test]
+fn get_owned_timeout_reports_a_drained_shutdown_at_once() {
+    let queue = Arc::new(Queue::<u32>::unbounded());
+    queue.shutdown();
+    let start = Instant::now();
+    assert_eq!(
+        block_on(async { queue.get_owned_timeout(LONG).await }).unwrap_err(),
+        GetTimeoutError::ShutDown
+    );
+    assert!(start.elapsed() < MARGIN);
 }
 
 #[test]

@@ -15,7 +15,8 @@
 //!   exactly the counters that had not reported; a [`FailableLatch`]'s failure wins over a
 //!   timeout that comes later.
 //! - [`QueueExt`], for a [`Queue`]: `put_timeout` (a timed-out put hands its item back),
-//!   `get_timeout`, `join_timeout` (a timed-out join carries the ledger at the deadline),
+//!   `get_timeout`, `get_owned_timeout` (for a queue in an `Arc`: a `'static` delivery for
+//!   a spawned task), `join_timeout` (a timed-out join carries the ledger at the deadline),
 //!   and `shutdown_timeout`, the "drain or abort" policy.
 //!
 //! async-std does not name its sleep future, so the deadline in the return types is an
@@ -52,6 +53,9 @@
 #![forbid(unsafe_code)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+extern crate alloc;
+
+use alloc::sync::Arc;
 use core::future::Future;
 use core::time::Duration;
 
@@ -59,7 +63,7 @@ use async_std::task::sleep;
 
 use latch_core::futures::WaitUntil;
 use latch_core::Latch;
-use queue_core::futures::{Get, Join, Put, ShutdownWithin, Until};
+use queue_core::futures::{Get, GetOwned, Join, Put, ShutdownWithin, Until};
 use queue_core::Queue;
 
 /// A `Duration` timeout on any latch ([`CountDownLatch`](latch_core::CountDownLatch),
@@ -201,6 +205,43 @@ pub trait QueueExt<T> {
         timeout: Duration,
     ) -> Until<Get<'_, T>, impl Future<Output = ()> + Send + Sync>;
 
+    /// Waits for an item for at most `timeout`, on a queue held in an [`Arc`]
+    /// ([`Queue::get_owned_until`]): the [`OwnedDelivery`](queue_core::OwnedDelivery) is
+    /// `'static`, so a spawned task can take it and hold it.
+    ///
+    /// # Errors
+    ///
+    /// As [`get_timeout`](QueueExt::get_timeout).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use std::time::Duration;
+    ///
+    /// use adapter_async_std::QueueExt;
+    /// use queue_core::{GetTimeoutError, Queue};
+    ///
+    /// # async_std::task::block_on(async {
+    /// let queue = Arc::new(Queue::unbounded());
+    /// queue.try_put("job").unwrap();
+    /// let worker = async_std::task::spawn({
+    ///     let queue = Arc::clone(&queue);
+    ///     async move {
+    ///         let job = queue.get_owned_timeout(Duration::from_millis(5)).await?;
+    ///         Ok::<_, GetTimeoutError>(job.succeed())
+    ///     }
+    /// });
+    /// assert_eq!(worker.await, Ok("job"));
+    /// let empty = queue.get_owned_timeout(Duration::from_millis(5)).await;
+    /// assert_eq!(empty.unwrap_err(), GetTimeoutError::TimedOut);
+    /// # });
+    /// ```
+    fn get_owned_timeout(
+        self: &Arc<Self>,
+        timeout: Duration,
+    ) -> Until<GetOwned<T>, impl Future<Output = ()> + Send + Sync>;
+
     /// Waits for at most `timeout` until every accepted item has ended
     /// ([`Queue::join_until`]).
     ///
@@ -270,6 +311,13 @@ impl<T> QueueExt<T> for Queue<T> {
         timeout: Duration,
     ) -> Until<Get<'_, T>, impl Future<Output = ()> + Send + Sync> {
         self.get_until(sleep(timeout))
+    }
+
+    fn get_owned_timeout(
+        self: &Arc<Self>,
+        timeout: Duration,
+    ) -> Until<GetOwned<T>, impl Future<Output = ()> + Send + Sync> {
+        self.get_owned_until(sleep(timeout))
     }
 
     fn join_timeout(

@@ -1,6 +1,6 @@
 //! [`LatchExt`]: `Duration` timeouts for every latch.
 
-use embassy_time::{Duration, Instant, Timer};
+use embassy_time::{Duration, Timer};
 use latch_core::futures::WaitUntil;
 use latch_core::Latch;
 
@@ -31,14 +31,11 @@ use latch_core::Latch;
 /// assert_eq!(pending.names(), ["sensor"]);
 /// ```
 pub trait LatchExt: Latch + Sized {
-    /// Waits until the latch opens (or fails), or until `timeout` has passed.
+    /// Waits until the latch opens (or fails), or until `timeout` has passed: the core's
+    /// [`Latch::wait_until`] with [`Timer::after`] as the deadline. For an absolute
+    /// deadline, call `wait_until(Timer::at(deadline))` directly.
     fn wait_timeout(&self, timeout: Duration) -> WaitUntil<'_, Self, Timer> {
         self.wait_until(Timer::after(timeout))
-    }
-
-    /// Waits until the latch opens (or fails), or until the clock reaches `deadline`.
-    fn wait_deadline(&self, deadline: Instant) -> WaitUntil<'_, Self, Timer> {
-        self.wait_until(Timer::at(deadline))
     }
 }
 

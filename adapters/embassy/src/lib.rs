@@ -4,11 +4,16 @@
 //! [`embassy_time::Timer`], so firmware on an embassy executor (or any executor, with an
 //! embassy-time driver linked) can write `latch.wait_timeout(Duration::from_millis(50))`.
 //!
-//! - [`LatchExt`]: `wait_timeout` / `wait_deadline` for every latch; a tracking latch's
-//!   timeout names the counters that had not reported.
-//! - [`QueueExt`]: `put_timeout` (the item comes back on a timeout), `get_timeout` /
-//!   `get_deadline`, `join_timeout` / `join_deadline` (a timeout carries the ledger), and
-//!   `shutdown_timeout`, the drain-or-abort policy.
+//! - [`LatchExt`]: `wait_timeout` for every latch; a tracking latch's timeout names the
+//!   counters that had not reported.
+//! - [`QueueExt`]: `put_timeout` (the item comes back on a timeout), `get_timeout`,
+//!   `get_owned_timeout` (for a queue in an `Arc`, on targets with pointer-sized atomics),
+//!   `join_timeout` (a timeout carries the ledger), and `shutdown_timeout`, the
+//!   drain-or-abort policy.
+//!
+//! The names are those of every other adapter (`adapter-tokio`, `adapter-smol`, ...). For
+//! an absolute deadline, give the core's `_until` method an embassy timer:
+//! `latch.wait_until(Timer::at(deadline))`, `queue.get_until(Timer::at(deadline))`.
 //!
 //! The futures and errors are the cores' own (`latch_core::futures::WaitUntil`,
 //! `queue_core::futures::Until`, `queue_core::GetTimeoutError`, ...): this crate only
@@ -27,6 +32,9 @@
 #![no_std]
 #![forbid(unsafe_code)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
+
+#[cfg(target_has_atomic = "ptr")]
+extern crate alloc;
 
 mod latch;
 mod queue;

@@ -1,6 +1,11 @@
 //! [`QueueExt`]: `Duration` timeouts for a [`Queue`].
 
-use embassy_time::{Duration, Instant, Timer};
+#[cfg(target_has_atomic = "ptr")]
+use alloc::sync::Arc;
+
+use embassy_time::{Duration, Timer};
+#[cfg(target_has_atomic = "ptr")]
+use queue_core::futures::GetOwned;
 use queue_core::futures::{Get, Join, Put, ShutdownWithin, Until};
 use queue_core::Queue;
 
@@ -37,15 +42,38 @@ pub trait QueueExt<T> {
     /// Waits for an item for at most `timeout` ([`Queue::get_until`]).
     fn get_timeout(&self, timeout: Duration) -> Until<Get<'_, T>, Timer>;
 
-    /// Like [`get_timeout`](QueueExt::get_timeout), until the clock reaches `deadline`.
-    fn get_deadline(&self, deadline: Instant) -> Until<Get<'_, T>, Timer>;
+    /// Waits for an item for at most `timeout`, on a queue held in an [`Arc`]
+    /// ([`Queue::get_owned_until`]): the [`OwnedDelivery`](queue_core::OwnedDelivery) is
+    /// `'static`, so a spawned task can take it and hold it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    ///
+    /// use adapter_embassy::QueueExt;
+    /// use embassy_time::Duration;
+    /// use queue_core::{GetTimeoutError, Queue};
+    ///
+    /// let queue = Arc::new(Queue::unbounded());
+    /// queue.try_put("job").unwrap();
+    /// let worker = std::thread::spawn({
+    ///     let queue = Arc::clone(&queue);
+    ///     move || {
+    ///         let job = futures_lite::future::block_on(
+    ///             queue.get_owned_timeout(Duration::from_millis(5)),
+    ///         )?;
+    ///         Ok::<_, GetTimeoutError>(job.succeed())
+    ///     }
+    /// });
+    /// assert_eq!(worker.join().unwrap(), Ok("job"));
+    /// ```
+    #[cfg(target_has_atomic = "ptr")]
+    fn get_owned_timeout(self: &Arc<Self>, timeout: Duration) -> Until<GetOwned<T>, Timer>;
 
     /// Waits for at most `timeout` until every accepted item has ended
     /// ([`Queue::join_until`]); a timeout carries the ledger at the deadline.
     fn join_timeout(&self, timeout: Duration) -> Until<Join<'_, T>, Timer>;
-
-    /// Like [`join_timeout`](QueueExt::join_timeout), until the clock reaches `deadline`.
-    fn join_deadline(&self, deadline: Instant) -> Until<Join<'_, T>, Timer>;
 
     /// Drain or abort ([`Queue::shutdown_within`]): shuts down gracefully, and if the
     /// drain takes longer than `timeout`, immediately, handing the drained items back.
@@ -61,16 +89,13 @@ impl<T> QueueExt<T> for Queue<T> {
         self.get_until(Timer::after(timeout))
     }
 
-    fn get_deadline(&self, deadline: Instant) -> Until<Get<'_, T>, Timer> {
-        self.get_until(Timer::at(deadline))
+    #[cfg(target_has_atomic = "ptr")]
+    fn get_owned_timeout(self: &Arc<Self>, timeout: Duration) -> Until<GetOwned<T>, Timer> {
+        self.get_owned_until(Timer::after(timeout))
     }
 
     fn join_timeout(&self, timeout: Duration) -> Until<Join<'_, T>, Timer> {
         self.join_until(Timer::after(timeout))
-    }
-
-    fn join_deadline(&self, deadline: Instant) -> Until<Join<'_, T>, Timer> {
-        self.join_until(Timer::at(deadline))
     }
 
     fn shutdown_timeout(&self, timeout: Duration) -> ShutdownWithin<'_, T, Timer> {

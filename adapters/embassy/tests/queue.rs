@@ -1,5 +1,7 @@
 //! `QueueExt` on the host: embassy-time's std driver supplies the clock.
+#![allow(clippy::std_instead_of_alloc)]
 
+use std::sync::Arc;
 use std::thread;
 
 use adapter_embassy::QueueExt;
@@ -54,12 +56,43 @@ fn get_reports_shutdown() {
 }
 
 #[test]
-fn an_item_already_there_wins_over_an_expired_deadline() {
+fn an_item_already_there_wins_over_a_zero_timeout() {
     let queue = Queue::<u32>::unbounded();
     queue.try_put(3).unwrap();
-    block_on(queue.get_deadline(Instant::now()))
+    block_on(queue.get_timeout(Duration::from_ticks(0)))
         .unwrap()
         .reject();
+}
+
+#[test]
+fn get_owned_times_out_on_an_empty_queue_and_loses_nothing() {
+    let queue = Arc::new(Queue::<u32>::bounded(2).unwrap());
+    let before = queue.ledger();
+    let start = Instant::now();
+    assert_eq!(
+        block_on(queue.get_owned_timeout(SHORT)).unwrap_err(),
+        GetTimeoutError::TimedOut
+    );
+    assert!(start.elapsed() >= SHORT);
+    assert_eq!(queue.ledger(), before);
+}
+
+#[test]
+fn get_owned_takes_an_item_put_in_time_and_the_delivery_outlives_the_call() {
+    let queue = Arc::new(Queue::<u32>::bounded(1).unwrap());
+    let producer = thread::spawn({
+        let queue = Arc::clone(&queue);
+        move || {
+            thread::sleep(core::time::Duration::from_millis(10));
+            queue.try_put(5).unwrap();
+        }
+    });
+    let delivery = block_on(queue.get_owned_timeout(LONG)).unwrap();
+    producer.join().unwrap();
+    // 'static: another thread ends it.
+    let item = thread::spawn(move || delivery.succeed()).join().unwrap();
+    assert_eq!(item, 5);
+    assert_eq!(queue.ledger().succeeded, 1);
 }
 
 #[test]

@@ -10,7 +10,8 @@
 //!   exactly the counters that had not reported; a [`FailableLatch`]'s failure wins over a
 //!   timeout that comes later.
 //! - [`QueueExt`], for a [`Queue`]: `put_timeout` (a timed-out put hands its item back),
-//!   `get_timeout`, `join_timeout` (a timed-out join carries the ledger at the deadline),
+//!   `get_timeout`, `get_owned_timeout` (for a queue in an `Arc`: a `'static` delivery for
+//!   a spawned task), `join_timeout` (a timed-out join carries the ledger at the deadline),
 //!   and `shutdown_timeout`, the "drain or abort" policy.
 //!
 //! The only runtime dependency is async-io, whose timers run on its own driver thread (or
@@ -47,12 +48,15 @@
 #![forbid(unsafe_code)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+extern crate alloc;
+
+use alloc::sync::Arc;
 use core::time::Duration;
 
 use async_io::Timer;
 use latch_core::futures::WaitUntil;
 use latch_core::Latch;
-use queue_core::futures::{Get, Join, Put, ShutdownWithin, Until};
+use queue_core::futures::{Get, GetOwned, Join, Put, ShutdownWithin, Until};
 use queue_core::Queue;
 
 /// A `Duration` timeout on any latch ([`CountDownLatch`](latch_core::CountDownLatch),
@@ -184,6 +188,40 @@ pub trait QueueExt<T> {
     /// ```
     fn get_timeout(&self, timeout: Duration) -> Until<Get<'_, T>, Timer>;
 
+    /// Waits for an item for at most `timeout`, on a queue held in an [`Arc`]
+    /// ([`Queue::get_owned_until`]): the [`OwnedDelivery`](queue_core::OwnedDelivery) is
+    /// `'static`, so a spawned task can take it and hold it.
+    ///
+    /// # Errors
+    ///
+    /// As [`get_timeout`](QueueExt::get_timeout).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use std::time::Duration;
+    ///
+    /// use adapter_smol::QueueExt;
+    /// use queue_core::{GetTimeoutError, Queue};
+    ///
+    /// # smol::block_on(async {
+    /// let queue = Arc::new(Queue::unbounded());
+    /// queue.try_put("job").unwrap();
+    /// let worker = smol::spawn({
+    ///     let queue = Arc::clone(&queue);
+    ///     async move {
+    ///         let job = queue.get_owned_timeout(Duration::from_millis(5)).await?;
+    ///         Ok::<_, GetTimeoutError>(job.succeed())
+    ///     }
+    /// });
+    /// assert_eq!(worker.await, Ok("job"));
+    /// let empty = queue.get_owned_timeout(Duration::from_millis(5)).await;
+    /// assert_eq!(empty.unwrap_err(), GetTimeoutError::TimedOut);
+    /// # });
+    /// ```
+    fn get_owned_timeout(self: &Arc<Self>, timeout: Duration) -> Until<GetOwned<T>, Timer>;
+
     /// Waits for at most `timeout` until every accepted item has ended
     /// ([`Queue::join_until`]).
     ///
@@ -240,6 +278,10 @@ impl<T> QueueExt<T> for Queue<T> {
 
     fn get_timeout(&self, timeout: Duration) -> Until<Get<'_, T>, Timer> {
         self.get_until(Timer::after(timeout))
+    }
+
+    fn get_owned_timeout(self: &Arc<Self>, timeout: Duration) -> Until<GetOwned<T>, Timer> {
+        self.get_owned_until(Timer::after(timeout))
     }
 
     fn join_timeout(&self, timeout: Duration) -> Until<Join<'_, T>, Timer> {

@@ -9,7 +9,8 @@
 //!   exactly the counters that had not reported; a [`FailableLatch`]'s failure wins over a
 //!   timeout that comes later.
 //! - [`QueueExt`], for a [`Queue`]: `put_timeout` (a timed-out put hands its item back),
-//!   `get_timeout`, `join_timeout` (a timed-out join carries the ledger at the deadline),
+//!   `get_timeout`, `get_owned_timeout` (for a queue in an `Arc`: a `'static` delivery for
+//!   a spawned task), `join_timeout` (a timed-out join carries the ledger at the deadline),
 //!   and `shutdown_timeout`, the "drain or abort" policy.
 //!
 //! The only dependency on tokio is its `time` feature. The timer belongs to the runtime, so
@@ -49,11 +50,14 @@
 #![forbid(unsafe_code)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+extern crate alloc;
+
+use alloc::sync::Arc;
 use core::time::Duration;
 
 use latch_core::futures::WaitUntil;
 use latch_core::Latch;
-use queue_core::futures::{Get, Join, Put, ShutdownWithin, Until};
+use queue_core::futures::{Get, GetOwned, Join, Put, ShutdownWithin, Until};
 use queue_core::Queue;
 use tokio::time::{sleep, Sleep};
 
@@ -192,6 +196,40 @@ pub trait QueueExt<T> {
     /// ```
     fn get_timeout(&self, timeout: Duration) -> Until<Get<'_, T>, Sleep>;
 
+    /// Waits for an item for at most `timeout`, on a queue held in an [`Arc`]
+    /// ([`Queue::get_owned_until`]): the [`OwnedDelivery`](queue_core::OwnedDelivery) is
+    /// `'static`, so a spawned task can take it and hold it.
+    ///
+    /// # Errors
+    ///
+    /// As [`get_timeout`](QueueExt::get_timeout).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use std::time::Duration;
+    ///
+    /// use adapter_tokio::QueueExt;
+    /// use queue_core::{GetTimeoutError, Queue};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+    /// let queue = Arc::new(Queue::unbounded());
+    /// queue.try_put("job").unwrap();
+    /// let worker = tokio::spawn({
+    ///     let queue = Arc::clone(&queue);
+    ///     async move {
+    ///         let job = queue.get_owned_timeout(Duration::from_millis(5)).await?;
+    ///         Ok::<_, GetTimeoutError>(job.succeed())
+    ///     }
+    /// });
+    /// assert_eq!(worker.await.unwrap(), Ok("job"));
+    /// let empty = queue.get_owned_timeout(Duration::from_millis(5)).await;
+    /// assert_eq!(empty.unwrap_err(), GetTimeoutError::TimedOut);
+    /// # });
+    /// ```
+    fn get_owned_timeout(self: &Arc<Self>, timeout: Duration) -> Until<GetOwned<T>, Sleep>;
+
     /// Waits for at most `timeout` until every accepted item has ended
     /// ([`Queue::join_until`]).
     ///
@@ -248,6 +286,10 @@ impl<T> QueueExt<T> for Queue<T> {
 
     fn get_timeout(&self, timeout: Duration) -> Until<Get<'_, T>, Sleep> {
         self.get_until(sleep(timeout))
+    }
+
+    fn get_owned_timeout(self: &Arc<Self>, timeout: Duration) -> Until<GetOwned<T>, Sleep> {
+        self.get_owned_until(sleep(timeout))
     }
 
     fn join_timeout(&self, timeout: Duration) -> Until<Join<'_, T>, Sleep> {
