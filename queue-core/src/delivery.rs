@@ -53,7 +53,9 @@ impl<T, Q: Deref<Target = Queue<T>>> Lease<T, Q> {
         match self.queue.requeue(self.id, item) {
             Ok(()) => Ok(self.id),
             Err(item) => {
+                // Back in the delivery before any waker runs.
                 self.item = Some(item);
+                self.queue.wake_signalled();
                 Err(self)
             }
         }

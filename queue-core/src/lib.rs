@@ -114,9 +114,12 @@ mod ledger;
 mod outcome;
 mod put;
 mod queue;
+#[cfg(target_has_atomic = "ptr")]
+mod relay;
 mod shutdown_within;
 mod sync;
 mod until;
+mod unwind;
 mod wait;
 mod waiters;
 mod worker;
