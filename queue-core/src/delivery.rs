@@ -202,6 +202,9 @@ impl<'a, T> Delivery<'a, T> {
 
     /// Puts the item back in the buffer under the same id; it counts as buffered again.
     ///
+    /// The item goes to the back of the buffer, behind items with larger ids: after a
+    /// retry, ids no longer follow buffer order (see [`JobId`]).
+    ///
     /// # Errors
     ///
     /// The delivery comes back, still in flight, if the queue is shut down, or if it is
