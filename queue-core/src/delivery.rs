@@ -53,7 +53,9 @@ impl<T, Q: Deref<Target = Queue<T>>> Lease<T, Q> {
         match self.queue.requeue(self.id, item) {
             Ok(()) => Ok(self.id),
             Err(item) => {
+                // Back in the delivery before any waker runs.
                 self.item = Some(item);
+                self.queue.wake_signalled();
                 Err(self)
             }
         }
@@ -199,6 +201,9 @@ impl<'a, T> Delivery<'a, T> {
     delivery_methods!(Delivery);
 
     /// Puts the item back in the buffer under the same id; it counts as buffered again.
+    ///
+    /// The item goes to the back of the buffer, behind items with larger ids: after a
+    /// retry, ids no longer follow buffer order (see [`JobId`]).
     ///
     /// # Errors
     ///

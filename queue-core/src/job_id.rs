@@ -13,9 +13,11 @@ use core::fmt;
 /// Ids are contiguous: no number is skipped, except in one race, a put that had already
 /// drawn its id when a concurrent shutdown closed the buffer (it returns
 /// [`PutError::ShutDown`](crate::PutError::ShutDown); its id is never used). With one
-/// producer, ids follow buffer order. With several producers, two puts that race may enter
-/// the buffer in the opposite order to their ids, so ids are unique but not a proof of
-/// order.
+/// producer and no retries, ids follow buffer order. A
+/// [`retry`](crate::Delivery::retry) puts its item back at the end of the buffer under its
+/// old id, so from then on a smaller id can come after larger ones. With several
+/// producers, two puts that race may enter the buffer in the opposite order to their ids.
+/// So ids are unique but not a proof of order.
 ///
 /// The sequence is a `u64`: at one put per nanosecond it would last 584 years, so it is
 /// not checked for wrapping.
@@ -32,6 +34,11 @@ use core::fmt;
 /// assert_eq!(second.get(), 1);
 /// assert!(first < second);
 /// assert_eq!(first.to_string(), "#0");
+///
+/// // A retried item goes to the back under its old id.
+/// queue.try_get().unwrap().retry().unwrap();
+/// assert_eq!(queue.try_get().unwrap().id(), second);
+/// assert_eq!(queue.try_get().unwrap().id(), first);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct JobId(u64);

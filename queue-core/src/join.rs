@@ -1,81 +1,101 @@
 //! The future returned by [`Queue::join`].
 
 use core::fmt;
+use core::future::Future;
 use core::pin::Pin;
-use core::task::Poll;
-
-use event_listener::EventListener;
-use event_listener_strategy::{easy_wrapper, EventListenerFuture, Strategy};
-use pin_project_lite::pin_project;
+use core::task::{Context, Poll};
 
 use crate::ledger::Ledger;
 use crate::queue::Queue;
-use crate::wait::poll_until;
+use crate::wait::{Sleep, Wait};
 
-easy_wrapper! {
-    /// The future returned by [`Queue::join`]: resolves to a [`Ledger`] once every
-    /// accepted item has ended.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let queue = queue_core::Queue::<u8>::unbounded();
-    /// let join: queue_core::futures::Join<'_, u8> = queue.join();
-    /// assert_eq!(futures_lite::future::block_on(join).accepted, 0);
-    /// ```
-    #[must_use = "futures do nothing unless you `.await` or poll them"]
-    pub struct Join<'a, T>(JoinInner<'a, T> => Ledger);
-    #[cfg(feature = "std")]
-    pub(crate) wait();
+/// The future returned by [`Queue::join`]: resolves to a [`Ledger`] once every
+/// accepted item has ended.
+///
+/// # Examples
+///
+/// ```
+/// let queue = queue_core::Queue::<u8>::unbounded();
+/// let join: queue_core::futures::Join<'_, u8> = queue.join();
+/// assert_eq!(futures_lite::future::block_on(join).accepted, 0);
+/// ```
+#[must_use = "futures do nothing unless you `.await` or poll them"]
+pub struct Join<'a, T> {
+    queue: &'a Queue<T>,
+    wait: Wait,
 }
 
 impl<'a, T> Join<'a, T> {
     pub(crate) fn new(queue: &'a Queue<T>) -> Self {
-        Self::_new(JoinInner {
+        Join {
             queue,
-            listener: None,
-        })
+            wait: Wait::default(),
+        }
     }
 
     /// The queue this join waits on.
     pub(crate) fn queue(&self) -> &'a Queue<T> {
-        self._inner.get_ref().queue
+        self.queue
+    }
+
+    #[inline]
+    fn poll_with(&mut self, sleep: &mut Sleep<'_, '_>) -> Poll<Ledger> {
+        let queue = self.queue;
+        // Level-triggered: the count itself is checked after every wake-up.
+        self.wait.poll(queue.joiners(), sleep, || {
+            queue.is_settled().then(|| queue.ledger())
+        })
+    }
+
+    /// Blocks the thread until every accepted item has ended.
+    #[cfg(feature = "std")]
+    pub(crate) fn wait(mut self) -> Ledger {
+        loop {
+            if let Poll::Ready(ledger) = self.poll_with(&mut Sleep::Thread) {
+                return ledger;
+            }
+        }
+    }
+
+    /// The deadline fired: checks once more, then gives the registration up.
+    ///
+    /// `Ok` if nothing is unfinished, or if the ledger read after the failed check already
+    /// shows every accepted item ended (an ending counts its outcome just before it counts
+    /// as ended); otherwise `Err` with that ledger, which then shows at least one
+    /// unfinished item.
+    pub(crate) fn last_try(&mut self) -> Result<Ledger, Ledger> {
+        let queue = self.queue;
+        if let Some(ledger) = self.wait.last_try(queue.joiners(), || {
+            queue.is_settled().then(|| queue.ledger())
+        }) {
+            return Ok(ledger);
+        }
+        let ledger = queue.ledger();
+        if ledger.unfinished() == 0 {
+            Ok(ledger)
+        } else {
+            Err(ledger)
+        }
+    }
+}
+
+impl<T> Future for Join<'_, T> {
+    type Output = Ledger;
+
+    fn poll(self: Pin<&mut Self>, context: &mut Context<'_>) -> Poll<Ledger> {
+        self.get_mut().poll_with(&mut Sleep::Task(context))
+    }
+}
+
+// A future dropped while it waits counts its waiter out.
+impl<T> Drop for Join<'_, T> {
+    fn drop(&mut self) {
+        self.wait.release(self.queue.joiners());
     }
 }
 
 impl<T> fmt::Debug for Join<'_, T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("Join { .. }")
-    }
-}
-
-pin_project! {
-    struct JoinInner<'a, T> {
-        queue: &'a Queue<T>,
-        listener: Option<EventListener>,
-    }
-    // A future dropped while it waits counts its waiter out.
-    impl<'a, T> PinnedDrop for JoinInner<'a, T> {
-        fn drop(this: Pin<&mut Self>) {
-            let this = this.project();
-            this.queue.joiners().forget(this.listener);
-        }
-    }
-}
-
-impl<T> EventListenerFuture for JoinInner<'_, T> {
-    type Output = Ledger;
-
-    fn poll_with_strategy<'x, S: Strategy<'x>>(
-        self: Pin<&mut Self>,
-        strategy: &mut S,
-        context: &mut S::Context,
-    ) -> Poll<Self::Output> {
-        let this = self.project();
-        let queue: &Queue<T> = this.queue;
-        // Level-triggered: the count itself is checked after every wake-up.
-        poll_until(this.listener, queue.joiners(), strategy, context, || {
-            queue.is_settled().then(|| queue.ledger())
-        })
     }
 }

@@ -48,6 +48,11 @@ use crate::sync::{AtomicU64, AtomicUsize, Ordering};
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Ledger {
     /// Items the queue accepted (puts that returned a [`JobId`](crate::JobId)).
+    ///
+    /// For an instant this can read one higher per put racing a shutdown: such a put has
+    /// drawn its id when the closed buffer refuses it, and counts as accepted until it
+    /// takes the id back, just before it returns [`PutError::ShutDown`](crate::PutError::ShutDown).
+    /// A snapshot taken while no put is running is exact.
     pub accepted: u64,
     /// Items waiting in the buffer.
     pub buffered: u64,

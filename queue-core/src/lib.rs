@@ -73,6 +73,30 @@
 //! future); dropping a [`Join`](futures::Join) changes nothing. A wake-up handed to a
 //! dropped waiter passes to the next one.
 //!
+//! # Wakers
+//!
+//! A waker registered by a waiting future (`get`, `put`, `join`, ...) is run on the thread
+//! that made the change it waits for: the `try_put` that delivered the item, the `get` or
+//! resolution that freed the slot, the ending that settled the queue, the `shutdown`.
+//! It runs after that change is complete and recorded (buffer, slots, ledger), with no lock
+//! of this crate or of event-listener held. So a waker may:
+//!
+//! - call back into this queue or any other one (`try_put`, `try_get`, resolve a delivery,
+//!   `shutdown`), or poll the woken task inline, as some executors do;
+//! - panic: every other waiter of that change is still woken, and then the first panic
+//!   propagates out of the call that notified (that call's own effect has happened: a
+//!   `try_put` that panics this way has accepted its item). Without `std` there is no
+//!   `catch_unwind`, so a second waker panicking during the same unwinding aborts.
+//!
+//! A waker should not block: it runs inside someone else's queue operation, and a blocking
+//! wait there (say `get_blocking` on the notifying thread) holds that caller until it
+//! returns. Blocking waits (`_blocking`) park and unpark the thread and run no user code.
+//!
+//! On targets without pointer-sized atomics (thumbv6m, where `alloc::sync::Arc` is
+//! missing), the waker is handed to event-listener directly, which calls it inside its
+//! critical section: there a waker must only schedule its task (as embedded executors'
+//! wakers do), and must neither re-enter a queue nor panic.
+//!
 //! # Features
 //!
 //! - `std` (default): the `_blocking` methods. (The error types implement
@@ -114,9 +138,12 @@ mod ledger;
 mod outcome;
 mod put;
 mod queue;
+#[cfg(target_has_atomic = "ptr")]
+mod relay;
 mod shutdown_within;
 mod sync;
 mod until;
+mod unwind;
 mod wait;
 mod waiters;
 mod worker;

@@ -1,95 +1,111 @@
 //! The future returned by [`Queue::put`].
 
 use core::fmt;
+use core::future::Future;
 use core::pin::Pin;
-use core::task::Poll;
-
-use event_listener::EventListener;
-use event_listener_strategy::{easy_wrapper, EventListenerFuture, Strategy};
-use pin_project_lite::pin_project;
+use core::task::{Context, Poll};
 
 use crate::error::PutError;
 use crate::job_id::JobId;
 use crate::queue::Queue;
-use crate::wait::poll_until;
+use crate::wait::{Sleep, Wait};
 
-easy_wrapper! {
-    /// The future returned by [`Queue::put`]: resolves to the item's [`JobId`] once
-    /// accepted, or to a [`PutError`] holding the item.
-    ///
-    /// Owns the item until it is accepted: dropping the future unresolved drops the item
-    /// and accepts nothing.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let queue = queue_core::Queue::bounded(1).unwrap();
-    /// let put: queue_core::futures::Put<'_, u8> = queue.put(1);
-    /// assert_eq!(futures_lite::future::block_on(put).unwrap().get(), 0);
-    /// ```
-    #[must_use = "futures do nothing unless you `.await` or poll them"]
-    pub struct Put<'a, T>(PutInner<'a, T> => Result<JobId, PutError<T>>);
-    #[cfg(feature = "std")]
-    pub(crate) wait();
+/// The future returned by [`Queue::put`]: resolves to the item's [`JobId`] once
+/// accepted, or to a [`PutError`] holding the item.
+///
+/// Owns the item until it is accepted: dropping the future unresolved drops the item
+/// and accepts nothing.
+///
+/// # Examples
+///
+/// ```
+/// let queue = queue_core::Queue::bounded(1).unwrap();
+/// let put: queue_core::futures::Put<'_, u8> = queue.put(1);
+/// assert_eq!(futures_lite::future::block_on(put).unwrap().get(), 0);
+/// ```
+#[must_use = "futures do nothing unless you `.await` or poll them"]
+pub struct Put<'a, T> {
+    queue: &'a Queue<T>,
+    // `None` once the future has resolved.
+    item: Option<T>,
+    wait: Wait,
+}
+
+/// One try at putting `item`; `None` (with the item back in its slot) means "full, wait".
+#[inline]
+fn attempt<T>(queue: &Queue<T>, item: &mut Option<T>) -> Option<Result<JobId, PutError<T>>> {
+    let value = item.take().expect("`Put` polled after it completed");
+    match queue.try_put(value) {
+        Err(PutError::Full(value)) => {
+            *item = Some(value);
+            None
+        }
+        done => Some(done),
+    }
 }
 
 impl<'a, T> Put<'a, T> {
     pub(crate) fn new(queue: &'a Queue<T>, item: T) -> Self {
-        Self::_new(PutInner {
+        Put {
             queue,
             item: Some(item),
-            listener: None,
-        })
+            wait: Wait::default(),
+        }
     }
 
-    /// Takes the item back out of a put that has not resolved; `None` once it has.
-    pub(crate) fn take_item(&mut self) -> Option<T> {
-        self._inner.get_mut().item.take()
+    #[inline]
+    fn poll_with(&mut self, sleep: &mut Sleep<'_, '_>) -> Poll<Result<JobId, PutError<T>>> {
+        let queue = self.queue;
+        let item = &mut self.item;
+        self.wait
+            .poll(queue.putters(), sleep, || attempt(queue, item))
+    }
+
+    /// Blocks the thread until the put resolves.
+    #[cfg(feature = "std")]
+    pub(crate) fn wait(mut self) -> Result<JobId, PutError<T>> {
+        loop {
+            if let Poll::Ready(done) = self.poll_with(&mut Sleep::Thread) {
+                return done;
+            }
+        }
+    }
+
+    /// The deadline fired: one last try; if there is still no room, the registration is
+    /// given up and the item comes back as [`PutError::TimedOut`].
+    pub(crate) fn last_try(&mut self) -> Result<JobId, PutError<T>> {
+        let queue = self.queue;
+        let item = &mut self.item;
+        match self.wait.last_try(queue.putters(), || attempt(queue, item)) {
+            Some(done) => done,
+            None => Err(PutError::TimedOut(
+                item.take()
+                    .expect("a put that has not resolved still owns its item"),
+            )),
+        }
+    }
+}
+
+impl<T> Future for Put<'_, T> {
+    type Output = Result<JobId, PutError<T>>;
+
+    fn poll(self: Pin<&mut Self>, context: &mut Context<'_>) -> Poll<Self::Output> {
+        self.get_mut().poll_with(&mut Sleep::Task(context))
+    }
+}
+
+// `Put` owns no pinned data: the item moves with the future.
+impl<T> Unpin for Put<'_, T> {}
+
+// A future dropped while it waits counts its waiter out and passes on its wake-up.
+impl<T> Drop for Put<'_, T> {
+    fn drop(&mut self) {
+        self.wait.release(self.queue.putters());
     }
 }
 
 impl<T> fmt::Debug for Put<'_, T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("Put { .. }")
-    }
-}
-
-pin_project! {
-    struct PutInner<'a, T> {
-        queue: &'a Queue<T>,
-        // `None` once the future has resolved.
-        item: Option<T>,
-        listener: Option<EventListener>,
-    }
-    // A future dropped while it waits counts its waiter out.
-    impl<'a, T> PinnedDrop for PutInner<'a, T> {
-        fn drop(this: Pin<&mut Self>) {
-            let this = this.project();
-            this.queue.putters().forget(this.listener);
-        }
-    }
-}
-
-impl<T> EventListenerFuture for PutInner<'_, T> {
-    type Output = Result<JobId, PutError<T>>;
-
-    fn poll_with_strategy<'x, S: Strategy<'x>>(
-        self: Pin<&mut Self>,
-        strategy: &mut S,
-        context: &mut S::Context,
-    ) -> Poll<Self::Output> {
-        let this = self.project();
-        let queue: &Queue<T> = this.queue;
-        let item = this.item;
-        poll_until(this.listener, queue.putters(), strategy, context, || {
-            let value = item.take().expect("`Put` polled after it completed");
-            match queue.try_put(value) {
-                Err(PutError::Full(value)) => {
-                    *item = Some(value);
-                    None
-                }
-                done => Some(done),
-            }
-        })
     }
 }

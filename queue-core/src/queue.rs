@@ -17,9 +17,12 @@ use crate::join::Join;
 use crate::ledger::{Ledger, Tally};
 use crate::outcome::Outcome;
 use crate::put::Put;
+#[cfg(target_has_atomic = "ptr")]
+use crate::relay::Deferred;
 use crate::shutdown_within::ShutdownWithin;
 use crate::sync::{AtomicUsize, Ordering};
 use crate::until::Until;
+use crate::unwind::each_despite_panics;
 use crate::waiters::Waiters;
 use crate::worker::Worker;
 
@@ -198,15 +201,23 @@ impl<T> Queue<T> {
             }
             _ => ConcurrentQueue::unbounded(),
         };
+        // One list of woken relays for the three classes, so that one drain after a
+        // transition that signals several classes wakes them all.
+        #[cfg(target_has_atomic = "ptr")]
+        let deferred = Deferred::new();
+        #[cfg(target_has_atomic = "ptr")]
+        let waiters = || Waiters::new(&deferred);
+        #[cfg(not(target_has_atomic = "ptr"))]
+        let waiters = Waiters::new;
         Queue {
             buffer,
             limit,
             occupied: AtomicUsize::new(0),
             state: AtomicUsize::new(0),
             tally: Tally::new(),
-            getters: Waiters::new(),
-            putters: Waiters::new(),
-            joiners: Waiters::new(),
+            getters: waiters(),
+            putters: waiters(),
+            joiners: waiters(),
         }
     }
 
@@ -286,9 +297,13 @@ impl<T> Queue<T> {
             Err(PushError::Closed((_, item)) | PushError::Full((_, item))) => {
                 // Closed: a shutdown ran between the state check and the push. (Full cannot
                 // happen: the slot taken above guarantees room.) The id is never used.
-                self.give_back_slots(1);
-                if self.tally.revoke() {
-                    self.joiners.notify_all();
+                // Every count is settled before any waker runs.
+                let freed = self.free_slots(1);
+                let settled = self.tally.revoke();
+                let putters = freed && self.putters.signal_additional(1);
+                let joiners = settled && self.joiners.signal_all();
+                if putters | joiners {
+                    self.wake_signalled();
                 }
                 Err(PutError::ShutDown(item))
             }
@@ -377,12 +392,30 @@ impl<T> Queue<T> {
     /// Gives `n` slots back and wakes that many waiting puts.
     #[inline]
     fn give_back_slots(&self, n: usize) {
-        if self.limit == Limit::None || n == 0 {
-            return;
+        if self.free_slots(n) {
+            self.putters.notify_additional(n);
         }
-        // Relaxed: see `take_slot`; the notify below orders it before any putter's re-check.
+    }
+
+    /// Gives `n` slots back, waking nobody yet; returns whether the putters are to be
+    /// signalled for them.
+    #[inline]
+    fn free_slots(&self, n: usize) -> bool {
+        if self.limit == Limit::None || n == 0 {
+            return false;
+        }
+        // Relaxed: see `take_slot`; the notification that follows orders it before any
+        // putter's re-check.
         self.occupied.fetch_sub(n, Ordering::Relaxed);
-        self.putters.notify_additional(n);
+        true
+    }
+
+    /// Runs the wakers of every async wait signalled so far, of any class, outside every
+    /// lock (see `relay.rs`). A panicking waker does not stop the others.
+    #[inline]
+    pub(crate) fn wake_signalled(&self) {
+        // The three classes share one list: draining it through any of them drains all.
+        self.getters.wake_deferred();
     }
 
     // ----------------------------------------------------------------------------- get
@@ -433,7 +466,7 @@ impl<T> Queue<T> {
     /// queue.try_get().unwrap().succeed();
     /// ```
     pub fn try_get(&self) -> Result<Delivery<'_, T>, TryGetError> {
-        self.pop().map(|(id, item)| Delivery::new(self, id, item))
+        self.take(|id, item| Delivery::new(self, id, item))
     }
 
     /// Delivers an item, blocking the thread until one is buffered.
@@ -482,9 +515,23 @@ impl<T> Queue<T> {
         Until::new(self.get(), deadline)
     }
 
-    /// Takes the next item out of the buffer and counts it as in flight.
+    /// Takes the next item out of the buffer, counts it as in flight and wraps it in its
+    /// delivery (`wrap`), and only then frees its slot and wakes a waiting put: the waker,
+    /// user code, runs while the item is in a live delivery, whose unwinding would record
+    /// it as abandoned.
     #[inline]
-    pub(crate) fn pop(&self) -> Result<(JobId, T), TryGetError> {
+    pub(crate) fn take<D>(&self, wrap: impl FnOnce(JobId, T) -> D) -> Result<D, TryGetError> {
+        let (id, item) = self.pop()?;
+        let delivery = wrap(id, item);
+        if let Limit::Buffered(_) = self.limit {
+            self.give_back_slots(1);
+        }
+        Ok(delivery)
+    }
+
+    /// Takes the next item out of the buffer and counts it as in flight; wakes nobody.
+    #[inline]
+    fn pop(&self) -> Result<(JobId, T), TryGetError> {
         let entry = match self.buffer.pop() {
             Ok(entry) => entry,
             Err(_) if self.buffer.is_closed() => {
@@ -496,27 +543,29 @@ impl<T> Queue<T> {
             Err(_) => return Err(TryGetError::Empty),
         };
         self.tally.deliver();
-        if let Limit::Buffered(_) = self.limit {
-            self.give_back_slots(1);
-        }
         Ok(entry)
     }
 
     // ------------------------------------------------------------- deliveries ending
 
-    /// Records the end of an in-flight item (`None`: abandoned).
+    /// Records the end of an in-flight item (`None`: abandoned). The ledger and the slot
+    /// are settled before any waker runs, so a panicking waker leaks neither.
     #[inline]
     pub(crate) fn end_delivery(&self, outcome: Option<Outcome>) {
-        if self.tally.resolve(outcome) {
-            self.joiners.notify_all();
-        }
-        if let Limit::Unfinished(_) = self.limit {
-            self.give_back_slots(1);
+        let settled = self.tally.resolve(outcome);
+        let freed = matches!(self.limit, Limit::Unfinished(_)) && self.free_slots(1);
+        let putters = freed && self.putters.signal_additional(1);
+        let joiners = settled && self.joiners.signal_all();
+        if putters | joiners {
+            self.wake_signalled();
         }
     }
 
     /// Puts an in-flight item back in the buffer, or hands it back if the queue is shut
     /// down or (for a buffered limit) full.
+    ///
+    /// A refusal wakes nobody: the caller puts the item back into its delivery first, then
+    /// calls [`wake_signalled`](Queue::wake_signalled).
     pub(crate) fn requeue(&self, id: JobId, item: T) -> Result<(), T> {
         // An unfinished limit already counts this item; a buffered limit needs a slot.
         let needs_slot = matches!(self.limit, Limit::Buffered(_));
@@ -532,8 +581,8 @@ impl<T> Queue<T> {
             }
             Err(PushError::Closed((_, item)) | PushError::Full((_, item))) => {
                 self.tally.deliver();
-                if needs_slot {
-                    self.give_back_slots(1);
+                if needs_slot && self.free_slots(1) {
+                    self.putters.signal_additional(1);
                 }
                 Err(item)
             }
@@ -592,8 +641,7 @@ impl<T> Queue<T> {
     /// ```
     #[cfg(target_has_atomic = "ptr")]
     pub fn try_get_owned(self: &Arc<Self>) -> Result<OwnedDelivery<T>, TryGetError> {
-        self.pop()
-            .map(|(id, item)| OwnedDelivery::new(Arc::clone(self), id, item))
+        self.take(|id, item| OwnedDelivery::new(Arc::clone(self), id, item))
     }
 
     /// Like [`get_owned`](Self::get_owned), but gives up when `deadline` (any future)
@@ -771,8 +819,13 @@ impl<T> Queue<T> {
         // before this line either landed before the close or fails and hands its item back.
         self.buffer.close();
         // Terminal: wake every waiting put (to refuse) and get (to drain, then refuse).
-        self.putters.notify_all();
-        self.getters.notify_all();
+        // Both classes are signalled before any waker runs, so a panicking putter waker
+        // cannot leave the getters asleep.
+        let putters = self.putters.signal_all();
+        let getters = self.getters.signal_all();
+        if putters | getters {
+            self.wake_signalled();
+        }
         let first = before & SHUT_DOWN == 0;
         #[cfg(feature = "tracing")]
         if first {
@@ -811,9 +864,12 @@ impl<T> Queue<T> {
             drained.push(entry);
         }
         let count = drained.len();
-        self.give_back_slots(count);
-        if self.tally.discard(count as u64) {
-            self.joiners.notify_all();
+        let freed = self.free_slots(count);
+        let settled = self.tally.discard(count as u64);
+        let putters = freed && self.putters.signal_additional(count);
+        let joiners = settled && self.joiners.signal_all();
+        if putters | joiners {
+            self.wake_signalled();
         }
         #[cfg(feature = "tracing")]
         tracing::debug!(discarded = count, "queue: shut down now");
@@ -1045,6 +1101,16 @@ fn refusal<T>(state: usize, item: T) -> PutError<T> {
         PutError::ShutDown(item)
     } else {
         PutError::NoWorkers(item)
+    }
+}
+
+impl<T> Drop for Queue<T> {
+    /// Drops every buffered item, even if some item's `Drop` panics (the first panic then
+    /// propagates). The buffer's own destructor would stop at the first panic and leak the
+    /// rest.
+    fn drop(&mut self) {
+        let buffer = &self.buffer;
+        each_despite_panics(|| buffer.pop().ok(), drop);
     }
 }
 

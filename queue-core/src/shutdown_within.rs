@@ -103,6 +103,15 @@ impl<T, D: Future> Future for ShutdownWithin<'_, T, D> {
         if this.deadline.poll(cx).is_pending() {
             return Poll::Pending;
         }
+        // The deadline's poll may have ended the last job: check once more (this also gives
+        // the join's registration up).
+        if let Ok(ledger) = this.join.last_try() {
+            return Poll::Ready(Closed {
+                ledger,
+                returned: Vec::new(),
+                drained_in_time: true,
+            });
+        }
         let returned = queue.shutdown_now();
         Poll::Ready(Closed {
             // A drain that the abort itself finished (nothing was in flight) still counts

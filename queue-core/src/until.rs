@@ -26,7 +26,8 @@ pub(crate) mod sealed {
         type Timed;
         /// The operation finished first.
         fn in_time(output: Self::Output) -> Self::Timed;
-        /// The deadline finished first; the operation is abandoned, and anything it still
+        /// The deadline finished first: the operation is tried once more, and if it still
+        /// cannot finish it is abandoned (its registration given up) and anything it still
         /// owns (a put's item) comes back in the result.
         fn expire(&mut self) -> Self::Timed;
     }
@@ -40,7 +41,15 @@ pin_project! {
     /// [`Queue::join_until`](crate::Queue::join_until).
     ///
     /// The operation is polled first, so one that can finish when the deadline fires still
-    /// finishes. The deadline is any future: a runtime's sleep, an embedded timer.
+    /// finishes; and when the deadline is ready, the operation is tried once more (the
+    /// deadline's own poll may have made room, delivered an item or ended the last job), so
+    /// a timeout is reported only if it still cannot finish. The deadline is any future: a
+    /// runtime's sleep, an embedded timer.
+    ///
+    /// Once it has returned `Ready`, in time or not, the wrapped operation holds no
+    /// listener and no waker: an `Until` kept alive after it finished (pinned in the
+    /// caller's scope, or in a struct field) does not hold back a wake-up another waiter
+    /// needs.
     ///
     /// # Cancel safety
     ///
@@ -102,10 +111,7 @@ impl<T> Expire for Put<'_, T> {
     }
 
     fn expire(&mut self) -> Self::Timed {
-        let item = self
-            .take_item()
-            .expect("a put that has not resolved still owns its item");
-        Err(PutError::TimedOut(item))
+        self.last_try()
     }
 }
 
@@ -117,7 +123,10 @@ impl<'a, T> Expire for Get<'a, T> {
     }
 
     fn expire(&mut self) -> Self::Timed {
-        Err(GetTimeoutError::TimedOut)
+        match self.last_try() {
+            Some(done) => Self::in_time(done),
+            None => Err(GetTimeoutError::TimedOut),
+        }
     }
 }
 
@@ -130,7 +139,10 @@ impl<T> Expire for GetOwned<T> {
     }
 
     fn expire(&mut self) -> Self::Timed {
-        Err(GetTimeoutError::TimedOut)
+        match self.last_try() {
+            Some(done) => Self::in_time(done),
+            None => Err(GetTimeoutError::TimedOut),
+        }
     }
 }
 
@@ -142,8 +154,6 @@ impl<T> Expire for Join<'_, T> {
     }
 
     fn expire(&mut self) -> Self::Timed {
-        Err(JoinTimedOut {
-            ledger: self.queue().ledger(),
-        })
+        self.last_try().map_err(|ledger| JoinTimedOut { ledger })
     }
 }

@@ -2,8 +2,13 @@
 //! listeners registered on it so that a notification with nobody to wake costs one atomic
 //! read-modify-write instead of event-listener's fence and list lock.
 
-use event_listener::{Event, EventListener};
+#[cfg(target_has_atomic = "ptr")]
+use alloc::sync::Arc;
 
+use event_listener::{Event, EventListener, IntoNotification};
+
+#[cfg(target_has_atomic = "ptr")]
+use crate::relay::Deferred;
 use crate::sync::{AtomicUsize, Ordering};
 
 /// An [`Event`] that knows whether anyone listens.
@@ -20,17 +25,43 @@ use crate::sync::{AtomicUsize, Ordering};
 /// visible to the attempt the waiter makes after registering. If the check reads more than
 /// zero, the notification goes through event-listener, whose fences order it against the
 /// registration exactly as without the count.
+///
+/// Notifying is two steps: `signal_*` marks listeners in event-listener (which runs no
+/// user code: async waits register a [`Relay`](crate::relay::Relay), see `relay.rs`), and
+/// [`wake_deferred`](Waiters::wake_deferred) then runs the user wakers, outside every lock.
+/// The `notify_*` methods do both. A caller that changes several things (a shutdown, an
+/// ending) signals every class first and wakes once at the end, so a panicking waker can
+/// neither skip a class nor interrupt a state change.
 pub(crate) struct Waiters {
     event: Event,
     registered: AtomicUsize,
+    #[cfg(target_has_atomic = "ptr")]
+    deferred: Arc<Deferred>,
 }
 
 impl Waiters {
+    #[cfg(target_has_atomic = "ptr")]
+    pub(crate) fn new(deferred: &Arc<Deferred>) -> Self {
+        Waiters {
+            event: Event::new(),
+            registered: AtomicUsize::new(0),
+            deferred: Arc::clone(deferred),
+        }
+    }
+
+    #[cfg(not(target_has_atomic = "ptr"))]
     pub(crate) fn new() -> Self {
         Waiters {
             event: Event::new(),
             registered: AtomicUsize::new(0),
         }
+    }
+
+    /// The list of relays this class's async waits queue themselves on.
+    #[cfg(target_has_atomic = "ptr")]
+    #[inline]
+    pub(crate) fn deferred(&self) -> &Arc<Deferred> {
+        &self.deferred
     }
 
     /// Counts a waiter in, then registers its listener.
@@ -51,12 +82,14 @@ impl Waiters {
         self.registered.fetch_sub(1, Ordering::Relaxed);
     }
 
-    /// Drops a future's listener, if it still holds one, and counts the waiter out.
+    /// Drops a listener that may hold a notification (so event-listener passes it on to
+    /// the next listener), counts the waiter out, and wakes whoever that woke.
     #[inline]
     pub(crate) fn forget(&self, listener: &mut Option<EventListener>) {
         if let Some(registered) = listener.take() {
             drop(registered);
             self.left();
+            self.wake_deferred();
         }
     }
 
@@ -70,19 +103,45 @@ impl Waiters {
         self.registered.fetch_add(0, Ordering::AcqRel) != 0
     }
 
+    /// Marks `n` more listeners notified (hand-off: one per item or slot made available),
+    /// without running any user code. Returns whether any was.
+    #[inline]
+    pub(crate) fn signal_additional(&self, n: usize) -> bool {
+        self.anyone() && self.event.notify(n.additional()) != 0
+    }
+
+    /// Marks every listener notified, without running any user code. Returns whether any
+    /// was.
+    ///
+    /// An additional notification of `usize::MAX`: it reaches every listener not yet
+    /// notified whatever event-listener's notified count says (a plain `notify(usize::MAX)`
+    /// subtracts that count first, and wakes nobody if it is wrong).
+    #[inline]
+    pub(crate) fn signal_all(&self) -> bool {
+        self.anyone() && self.event.notify(usize::MAX.additional()) != 0
+    }
+
+    /// Runs the user wakers of every async wait signalled so far, outside every lock, even
+    /// if some of them panic (the first panic then reaches the caller).
+    #[inline]
+    pub(crate) fn wake_deferred(&self) {
+        #[cfg(target_has_atomic = "ptr")]
+        self.deferred.wake_all();
+    }
+
     /// Wakes `n` more listeners (hand-off: one per item or slot made available).
     #[inline]
     pub(crate) fn notify_additional(&self, n: usize) {
-        if self.anyone() {
-            self.event.notify_additional(n);
+        if self.signal_additional(n) {
+            self.wake_deferred();
         }
     }
 
     /// Wakes every listener.
     #[inline]
     pub(crate) fn notify_all(&self) {
-        if self.anyone() {
-            self.event.notify(usize::MAX);
+        if self.signal_all() {
+            self.wake_deferred();
         }
     }
 }
@@ -141,6 +200,42 @@ mod tests {
             panic!("every job has ended");
         };
         assert_eq!(ledger.succeeded, 3);
+        assert_eq!(counts(&queue), [0, 0, 0]);
+    }
+
+    /// Every deadline form that has returned `Ready` holds no listener, while the future
+    /// itself is still alive (pinned in this scope): the counts are back to zero.
+    #[test]
+    fn finished_deadline_waits_hold_no_listener() {
+        use alloc::sync::Arc;
+        use core::future::{pending, ready};
+
+        let mut context = Context::from_waker(Waker::noop());
+        let queue = Arc::new(Queue::<u8>::bounded(1).unwrap());
+
+        let mut get = pin!(queue.get_until(ready(())));
+        assert!(get.as_mut().poll(&mut context).is_ready());
+        let mut owned = pin!(queue.get_owned_until(ready(())));
+        assert!(owned.as_mut().poll(&mut context).is_ready());
+        assert_eq!(counts(&queue), [0, 0, 0]);
+
+        queue.try_put(1).unwrap();
+        let mut put = pin!(queue.put_until(2, ready(())));
+        assert!(put.as_mut().poll(&mut context).is_ready());
+        assert_eq!(counts(&queue), [0, 0, 0]);
+
+        let mut join = pin!(queue.join_until(ready(())));
+        assert!(join.as_mut().poll(&mut context).is_ready());
+        assert_eq!(counts(&queue), [0, 0, 0]);
+
+        // A wait still pending does hold one, so the counts above could have shown it.
+        let mut waiting = pin!(queue.join_until(pending::<()>()));
+        assert!(waiting.as_mut().poll(&mut context).is_pending());
+        assert_eq!(counts(&queue), [0, 0, 1]);
+
+        let mut closing = pin!(queue.shutdown_within(ready(())));
+        assert!(closing.as_mut().poll(&mut context).is_ready());
+        assert!(waiting.as_mut().poll(&mut context).is_ready());
         assert_eq!(counts(&queue), [0, 0, 0]);
     }
 }

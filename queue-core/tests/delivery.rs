@@ -94,3 +94,16 @@ fn owned_delivery_abandoned_on_drop() {
     assert_eq!(queue.ledger().abandoned, 1);
     assert_eq!(queue.unfinished(), 0);
 }
+
+/// A retried item goes to the back of the buffer under its old id, so ids stop following
+/// buffer order (as `JobId`'s documentation says).
+#[test]
+fn retry_goes_to_the_back_under_its_old_id() {
+    let queue = Queue::unbounded();
+    let ids: Vec<_> = (0..3).map(|n| queue.try_put(n).unwrap()).collect();
+    assert_eq!(queue.try_get().unwrap().retry().unwrap(), ids[0]);
+    let order: Vec<_> = std::iter::from_fn(|| queue.try_get().ok())
+        .map(|delivery| (delivery.id(), delivery.succeed()))
+        .collect();
+    assert_eq!(order, [(ids[1], 1), (ids[2], 2), (ids[0], 0)]);
+}

@@ -37,3 +37,64 @@ pub const fn scaled(normal: usize, miri: usize) -> usize {
         normal
     }
 }
+
+/// Runs `victim` on its own thread and fails the test if it does not return within
+/// `seconds`: a hang becomes a failure instead of a stuck CI job. (The stuck thread is left
+/// behind; the test process ends without it.)
+#[track_caller]
+pub fn within<R: Send + 'static>(seconds: u64, victim: impl FnOnce() -> R + Send + 'static) -> R {
+    let (done, result) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = done.send(victim());
+    });
+    match result.recv_timeout(std::time::Duration::from_secs(seconds)) {
+        Ok(value) => value,
+        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+            panic!("hang: the victim did not finish within {seconds} s")
+        }
+        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+            panic!("the victim panicked")
+        }
+    }
+}
+
+/// A waker that runs `on_wake` each time it is woken (by value or by reference).
+pub fn waker_fn(on_wake: impl Fn() + Send + Sync + 'static) -> Waker {
+    struct FnWaker<F>(F);
+    impl<F: Fn() + Send + Sync + 'static> std::task::Wake for FnWaker<F> {
+        fn wake(self: std::sync::Arc<Self>) {
+            (self.0)();
+        }
+        fn wake_by_ref(self: &std::sync::Arc<Self>) {
+            (self.0)();
+        }
+    }
+    Waker::from(std::sync::Arc::new(FnWaker(on_wake)))
+}
+
+/// A waker that counts its wake-ups.
+pub fn counting_waker() -> (Waker, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    let count = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counter = count.clone();
+    let waker = waker_fn(move || {
+        counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    });
+    (waker, count)
+}
+
+/// A waker whose every wake-up panics (cloning and dropping it do not).
+pub fn panicking_waker() -> Waker {
+    waker_fn(|| panic!("a waker that panics"))
+}
+
+/// Polls `future` once with `waker`.
+pub fn poll_with<F: Future + Unpin>(future: &mut F, waker: &Waker) -> Poll<F::Output> {
+    Pin::new(future).poll(&mut Context::from_waker(waker))
+}
+
+/// Runs `f`, expecting it to panic; the panic's message is not printed twice.
+#[track_caller]
+pub fn expect_panic<R>(f: impl FnOnce() -> R) {
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+    assert!(result.is_err(), "expected a panic");
+}

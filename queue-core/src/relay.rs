@@ -1,0 +1,167 @@
+//! Wakers run after event-listener's lock is released, on the notifying thread.
+//!
+//! event-listener calls a listener's waker inside its notify loop, with its list lock held,
+//! and bumps its count of notified listeners only after `wake()` returns. A user waker run
+//! there can hurt the queue three ways: one that re-enters the queue (a `try_put`, a
+//! `shutdown`, an executor that polls the woken task inline) locks the same list again and
+//! deadlocks; one that panics leaves the notify loop half done (the later listeners are not
+//! woken) and the notified count one short, which later underflows when the listener
+//! leaves; and one whose `Drop` runs there has the same problems.
+//!
+//! So event-listener never holds a user waker. An async wait registers a [`Relay`]: a waker
+//! of the queue's own that, when event-listener wakes it, only queues itself on the queue's
+//! [`Deferred`] list (a lock-free push, no user code). The thread that notified then calls
+//! [`Deferred::wake_all`] once event-listener has returned, which calls the user wakers
+//! outside every lock, and finishes all of them even if some panic. Blocking waits park
+//! the thread (event-listener's unparker runs no user code) and need no relay.
+
+use alloc::sync::Arc;
+use alloc::task::Wake;
+use core::task::Waker;
+
+use concurrent_queue::ConcurrentQueue;
+
+use crate::unwind::each_despite_panics;
+
+/// The relays woken under event-listener's lock, waiting for their notifier to wake their
+/// task. One per queue, shared by its three classes of waiters.
+pub(crate) struct Deferred {
+    woken: ConcurrentQueue<Arc<Relay>>,
+}
+
+impl Deferred {
+    pub(crate) fn new() -> Arc<Self> {
+        Arc::new(Deferred {
+            woken: ConcurrentQueue::unbounded(),
+        })
+    }
+
+    /// Wakes the task of every relay queued so far, outside every lock.
+    ///
+    /// Called by every notifier after event-listener returns, so a relay queued by a
+    /// notification is woken by that notifier, or earlier by another one draining at the
+    /// same time. A panicking waker does not stop the others; the first panic then reaches
+    /// the caller.
+    #[inline]
+    pub(crate) fn wake_all(&self) {
+        // The queue is empty unless a relay was woken: a cheap check (two loads) keeps the
+        // notification path free of the pop's fence.
+        if self.woken.is_empty() {
+            return;
+        }
+        self.wake_queued();
+    }
+
+    #[cold]
+    fn wake_queued(&self) {
+        each_despite_panics(|| self.woken.pop().ok(), |relay| relay.task.wake_by_ref());
+    }
+}
+
+/// The waker event-listener holds for one async wait: the task's waker, and the list it
+/// queues itself on when woken.
+pub(crate) struct Relay {
+    task: Waker,
+    deferred: Arc<Deferred>,
+}
+
+impl Wake for Relay {
+    fn wake(self: Arc<Self>) {
+        let deferred = Arc::clone(&self.deferred);
+        // Never fails: the list is never closed. (A failed push would hand the relay back
+        // inside the error and drop it, which is harmless too.)
+        let _ = deferred.woken.push(self);
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        let _ = self.deferred.woken.push(Arc::clone(self));
+    }
+}
+
+/// A wait's relay, kept across polls so that a task polled again with the same waker
+/// registers the same relay (event-listener then keeps it, without a new allocation).
+#[derive(Default)]
+pub(crate) struct RelaySlot {
+    current: Option<(Arc<Relay>, Waker)>,
+}
+
+impl RelaySlot {
+    /// The relay waker for `task`, made anew only when the task's waker changed. The
+    /// previous relay, if replaced, is returned so the caller can drop it after
+    /// event-listener has swapped it out: event-listener then never drops the last
+    /// reference to a user waker under its lock.
+    #[inline]
+    pub(crate) fn waker_for(
+        &mut self,
+        deferred: &Arc<Deferred>,
+        task: &Waker,
+    ) -> (&Waker, Option<(Arc<Relay>, Waker)>) {
+        let stale = match &self.current {
+            Some((relay, _)) if relay.task.will_wake(task) => None,
+            _ => {
+                let relay = Arc::new(Relay {
+                    task: task.clone(),
+                    deferred: Arc::clone(deferred),
+                });
+                let waker = Waker::from(Arc::clone(&relay));
+                self.current.replace((relay, waker))
+            }
+        };
+        let (_, waker) = self.current.as_ref().expect("a relay was just stored");
+        (waker, stale)
+    }
+
+    /// Drops the relay (and with it, possibly, the last reference to the task's waker).
+    #[inline]
+    pub(crate) fn clear(&mut self) {
+        self.current = None;
+    }
+}
+
+#[cfg(all(test, feature = "std", not(loom)))]
+mod tests {
+    use super::*;
+    use core::sync::atomic::{AtomicUsize, Ordering};
+
+    struct Count(AtomicUsize);
+    impl Wake for Count {
+        fn wake(self: Arc<Self>) {
+            self.wake_by_ref();
+        }
+        fn wake_by_ref(self: &Arc<Self>) {
+            // SeqCst: a test counter.
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    #[test]
+    fn a_woken_relay_wakes_its_task_only_when_drained() {
+        let deferred = Deferred::new();
+        let count = Arc::new(Count(AtomicUsize::new(0)));
+        let task = Waker::from(Arc::clone(&count));
+        let mut slot = RelaySlot::default();
+        let (relay, stale) = slot.waker_for(&deferred, &task);
+        assert!(stale.is_none());
+        relay.wake_by_ref();
+        let owned: Waker = relay.clone();
+        owned.wake();
+        assert_eq!(count.0.load(Ordering::SeqCst), 0);
+        deferred.wake_all();
+        assert_eq!(count.0.load(Ordering::SeqCst), 2);
+        deferred.wake_all();
+        assert_eq!(count.0.load(Ordering::SeqCst), 2);
+    }
+
+    #[test]
+    fn the_same_task_keeps_its_relay() {
+        let deferred = Deferred::new();
+        let task = Waker::from(Arc::new(Count(AtomicUsize::new(0))));
+        let mut slot = RelaySlot::default();
+        let first = slot.waker_for(&deferred, &task).0.clone();
+        let (again, stale) = slot.waker_for(&deferred, &task);
+        assert!(again.will_wake(&first) && stale.is_none());
+        let other = Waker::from(Arc::new(Count(AtomicUsize::new(0))));
+        let (changed, stale) = slot.waker_for(&deferred, &other);
+        assert!(!changed.will_wake(&first) && stale.is_some());
+    }
+}
