@@ -37,3 +37,23 @@ pub const fn scaled(normal: usize, miri: usize) -> usize {
         normal
     }
 }
+
+/// Runs `victim` on its own thread and fails the test if it does not return within
+/// `seconds`: a hang becomes a failure instead of a stuck CI job. (The stuck thread is left
+/// behind; the test process ends without it.)
+#[track_caller]
+pub fn within<R: Send + 'static>(seconds: u64, victim: impl FnOnce() -> R + Send + 'static) -> R {
+    let (done, result) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = done.send(victim());
+    });
+    match result.recv_timeout(std::time::Duration::from_secs(seconds)) {
+        Ok(value) => value,
+        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+            panic!("hang: the victim did not finish within {seconds} s")
+        }
+        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+            panic!("the victim panicked")
+        }
+    }
+}
