@@ -16,6 +16,13 @@
 //!   discarded`.
 //! - [`Queue::worker`] registers a consumer; when the last one is gone, producers waiting
 //!   on a full queue get their item back ([`PutError::NoWorkers`]) instead of hanging.
+//!   [`Queue::producer`] registers a producer; when the last one is gone (returned or
+//!   panicked), the queue shuts down gracefully, so workers drain and stop instead of
+//!   waiting for ever. Both guards are `Clone`, each clone one more registration.
+//! - [`Queue::deliveries`] is the consumer side as a `Stream` (`futures-core`):
+//!   `while let Some(job) = jobs.next().await`. Producers get no `Sink`: a sink's
+//!   `start_send` can hand back neither the accepted item's [`JobId`] nor a refused item
+//!   with its reason, and those are what a put here is for; `put` stays the producer's verb.
 //!
 //! The verbs follow CPython 3.13's `asyncio.Queue`, and close the holes it leaves: items
 //! drained by an immediate shutdown come back to the caller, acknowledgements are tied to
@@ -23,8 +30,8 @@
 //! an immediate shutdown never loses its item (it gets it, or the drain returns it).
 //!
 //! No runtime is named: the futures run on any executor, or on none
-//! (`futures_lite::future::block_on`), and each waiting verb has a `_blocking` form under
-//! `std`. A timeout is a deadline future of the caller's choosing (a runtime's sleep, an
+//! (`futures_lite::future::block_on`), and each waiting verb has a `_blocking` form and a
+//! `_blocking_timeout` form under `std`. A timeout is a deadline future of the caller's choosing (a runtime's sleep, an
 //! embedded timer): [`Queue::put_until`] (a timed-out put hands its item back),
 //! [`Queue::get_until`], [`Queue::join_until`] (a timed-out join reports the ledger at the
 //! deadline), and [`Queue::shutdown_within`], the "drain or abort" policy that shuts down
@@ -136,11 +143,16 @@ mod job_id;
 mod join;
 mod ledger;
 mod outcome;
+#[cfg(feature = "std")]
+mod park;
+mod producer;
 mod put;
 mod queue;
+mod registry;
 #[cfg(target_has_atomic = "ptr")]
 mod relay;
 mod shutdown_within;
+mod stream;
 mod sync;
 mod until;
 mod unwind;
@@ -157,8 +169,14 @@ pub use crate::error::{
 pub use crate::job_id::JobId;
 pub use crate::ledger::Ledger;
 pub use crate::outcome::Outcome;
+#[cfg(target_has_atomic = "ptr")]
+pub use crate::producer::OwnedProducer;
+pub use crate::producer::Producer;
 pub use crate::queue::Queue;
 pub use crate::shutdown_within::Closed;
+pub use crate::stream::Deliveries;
+#[cfg(target_has_atomic = "ptr")]
+pub use crate::stream::OwnedDeliveries;
 #[cfg(target_has_atomic = "ptr")]
 pub use crate::worker::OwnedWorker;
 pub use crate::worker::Worker;
@@ -207,6 +225,10 @@ const _: () = {
     send_sync::<futures::Get<'static, u8>>();
     send_sync::<futures::Join<'static, u8>>();
     send_sync::<Worker<'static, u8>>();
+    send_sync::<Producer<'static, u8>>();
+    send::<Producer<'static, Cell<u8>>>();
+    send::<Deliveries<'static, Cell<u8>>>();
+    send_sync::<Deliveries<'static, u8>>();
     send_sync::<JobId>();
     send_sync::<Ledger>();
     send_sync::<Outcome>();
@@ -224,6 +246,9 @@ const _: () = {
     {
         send_sync::<OwnedDelivery<u8>>();
         send_sync::<OwnedWorker<u8>>();
+        send_sync::<OwnedProducer<u8>>();
+        send_sync::<OwnedDeliveries<u8>>();
+        send::<OwnedDeliveries<Cell<u8>>>();
         send_sync::<futures::GetOwned<u8>>();
         send::<OwnedDelivery<Cell<u8>>>();
         send::<futures::GetOwned<Cell<u8>>>();

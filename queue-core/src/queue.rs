@@ -16,10 +16,13 @@ use crate::job_id::JobId;
 use crate::join::Join;
 use crate::ledger::{Ledger, Tally};
 use crate::outcome::Outcome;
+use crate::producer::Producer;
 use crate::put::Put;
+use crate::registry::Registry;
 #[cfg(target_has_atomic = "ptr")]
 use crate::relay::Deferred;
 use crate::shutdown_within::ShutdownWithin;
+use crate::stream::Deliveries;
 use crate::sync::{AtomicUsize, Ordering};
 use crate::until::Until;
 use crate::unwind::each_despite_panics;
@@ -30,6 +33,10 @@ use crate::worker::Worker;
 use crate::delivery::OwnedDelivery;
 #[cfg(target_has_atomic = "ptr")]
 use crate::get::GetOwned;
+#[cfg(target_has_atomic = "ptr")]
+use crate::producer::OwnedProducer;
+#[cfg(target_has_atomic = "ptr")]
+use crate::stream::OwnedDeliveries;
 #[cfg(target_has_atomic = "ptr")]
 use crate::worker::OwnedWorker;
 
@@ -113,6 +120,8 @@ pub struct Queue<T> {
     putters: Waiters,
     /// Waiting joins: notified all at once when the unfinished count reaches zero.
     joiners: Waiters,
+    /// Live [`Producer`] guards; the last one to leave shuts the queue down.
+    producers: Registry,
 }
 
 impl<T> Queue<T> {
@@ -218,6 +227,7 @@ impl<T> Queue<T> {
             getters: waiters(),
             putters: waiters(),
             joiners: waiters(),
+            producers: Registry::new(),
         }
     }
 
@@ -333,6 +343,38 @@ impl<T> Queue<T> {
     #[cfg(feature = "std")]
     pub fn put_blocking(&self, item: T) -> Result<JobId, PutError<T>> {
         self.put(item).wait()
+    }
+
+    /// As [`put_blocking`](Queue::put_blocking), giving up after `timeout`.
+    ///
+    /// The put is tried once more after the timeout, so a slot that came free while the
+    /// thread slept is taken rather than reported as a timeout.
+    ///
+    /// # Errors
+    ///
+    /// As [`put_until`](Queue::put_until): [`PutError::TimedOut`] with the item if no slot
+    /// came free in time, or [`PutError::ShutDown`] / [`PutError::NoWorkers`] with the item.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use queue_core::{PutError, Queue};
+    ///
+    /// let queue = Queue::bounded(1).unwrap();
+    /// queue.try_put(1).unwrap();
+    /// let refused = queue.put_blocking_timeout(2, Duration::from_millis(10));
+    /// assert!(matches!(refused, Err(PutError::TimedOut(2))));
+    /// queue.try_get().unwrap().succeed();
+    /// assert!(queue.put_blocking_timeout(2, Duration::from_millis(10)).is_ok());
+    /// ```
+    #[cfg(feature = "std")]
+    pub fn put_blocking_timeout(
+        &self,
+        item: T,
+        timeout: core::time::Duration,
+    ) -> Result<JobId, PutError<T>> {
+        crate::park::block_for(self.put(item), timeout)
     }
 
     /// Like [`put`](Self::put), but gives up when `deadline` (any future) completes first.
@@ -488,6 +530,38 @@ impl<T> Queue<T> {
     #[cfg(feature = "std")]
     pub fn get_blocking(&self) -> Result<Delivery<'_, T>, crate::GetError> {
         self.get().wait()
+    }
+
+    /// As [`get_blocking`](Queue::get_blocking), giving up after `timeout`.
+    ///
+    /// The get is tried once more after the timeout, so an item that arrived while the
+    /// thread slept is delivered rather than reported as a timeout.
+    ///
+    /// # Errors
+    ///
+    /// As [`get_until`](Queue::get_until):
+    /// [`GetTimeoutError::TimedOut`](crate::GetTimeoutError::TimedOut) or
+    /// [`GetTimeoutError::ShutDown`](crate::GetTimeoutError::ShutDown).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use queue_core::{GetTimeoutError, Queue};
+    ///
+    /// let queue = Queue::unbounded();
+    /// let waited = queue.get_blocking_timeout(Duration::from_millis(10));
+    /// assert_eq!(waited.unwrap_err(), GetTimeoutError::TimedOut);
+    /// queue.try_put("job").unwrap();
+    /// let job = queue.get_blocking_timeout(Duration::from_millis(10)).unwrap();
+    /// assert_eq!(job.succeed(), "job");
+    /// ```
+    #[cfg(feature = "std")]
+    pub fn get_blocking_timeout(
+        &self,
+        timeout: core::time::Duration,
+    ) -> Result<Delivery<'_, T>, crate::GetTimeoutError> {
+        crate::park::block_for(self.get(), timeout)
     }
 
     /// Like [`get`](Self::get), but gives up when `deadline` (any future) completes first.
@@ -664,6 +738,132 @@ impl<T> Queue<T> {
     #[cfg(target_has_atomic = "ptr")]
     pub fn get_owned_until<D: Future>(self: &Arc<Self>, deadline: D) -> Until<GetOwned<T>, D> {
         Until::new(self.get_owned(), deadline)
+    }
+
+    // ---------------------------------------------------------------------- streams
+
+    /// The deliveries as a [`Stream`](futures_core::Stream): each item is the next
+    /// [`Delivery`], and the stream ends once the queue is shut down and empty.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use futures_lite::StreamExt;
+    ///
+    /// let queue = queue_core::Queue::unbounded();
+    /// queue.try_put(1).unwrap();
+    /// queue.shutdown();
+    /// let ids: Vec<u64> = futures_lite::future::block_on(
+    ///     queue.deliveries().map(|job| { let id = job.id(); job.succeed(); id.get() }).collect(),
+    /// );
+    /// assert_eq!(ids, [0]);
+    /// ```
+    pub fn deliveries(&self) -> Deliveries<'_, T> {
+        Deliveries::new(self)
+    }
+
+    /// As [`deliveries`](Queue::deliveries), for a queue in an `Arc`: the stream and its
+    /// [`OwnedDelivery`]s can move into `'static` tasks.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use futures_lite::StreamExt;
+    ///
+    /// let queue = Arc::new(queue_core::Queue::unbounded());
+    /// queue.try_put(5).unwrap();
+    /// queue.shutdown();
+    /// let mut jobs = queue.deliveries_owned();
+    /// let job = futures_lite::future::block_on(jobs.next()).unwrap();
+    /// assert_eq!(job.succeed(), 5);
+    /// assert!(futures_lite::future::block_on(jobs.next()).is_none());
+    /// ```
+    #[cfg(target_has_atomic = "ptr")]
+    pub fn deliveries_owned(self: &Arc<Self>) -> OwnedDeliveries<T> {
+        OwnedDeliveries::new(Arc::clone(self))
+    }
+
+    // -------------------------------------------------------------------- producers
+
+    /// Registers a producer: when the last registered producer is gone (its guard dropped,
+    /// or unwound by a panic), the queue shuts down gracefully, so workers drain the buffer
+    /// and then see [`GetError::ShutDown`](crate::GetError::ShutDown) instead of waiting
+    /// for items that will never come.
+    ///
+    /// A queue that never registered a producer never shuts down by itself. Once the last
+    /// producer has left, the shutdown is final: a producer registered later holds a guard
+    /// on a shut-down queue, whose puts are refused.
+    ///
+    /// # Panics
+    ///
+    /// If `usize::MAX / 2` producers are alive at once.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use queue_core::{GetError, Queue};
+    /// use futures_lite::future::block_on;
+    ///
+    /// let queue = Queue::unbounded();
+    /// let producer = queue.producer();
+    /// producer.queue().try_put("last job").unwrap();
+    /// drop(producer);
+    /// assert_eq!(block_on(queue.get()).unwrap().succeed(), "last job");
+    /// assert_eq!(block_on(queue.get()).unwrap_err(), GetError::ShutDown);
+    /// ```
+    pub fn producer(&self) -> Producer<'_, T> {
+        self.producers.register();
+        Producer::new(self)
+    }
+
+    /// As [`producer`](Queue::producer), for a queue in an `Arc`: the guard owns a clone of
+    /// the `Arc`, so it can move into a `'static` task.
+    ///
+    /// # Panics
+    ///
+    /// If `usize::MAX / 2` producers are alive at once.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    ///
+    /// let queue = Arc::new(queue_core::Queue::<u8>::unbounded());
+    /// let producer = queue.producer_owned();
+    /// assert_eq!(queue.producers(), 1);
+    /// std::thread::spawn(move || drop(producer)).join().unwrap();
+    /// assert!(queue.is_shut_down());
+    /// ```
+    #[cfg(target_has_atomic = "ptr")]
+    pub fn producer_owned(self: &Arc<Self>) -> OwnedProducer<T> {
+        self.producers.register();
+        OwnedProducer::new(Arc::clone(self))
+    }
+
+    /// The number of live [`Producer`] guards.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let queue = queue_core::Queue::<u8>::unbounded();
+    /// let producer = queue.producer();
+    /// let second = producer.clone();
+    /// assert_eq!(queue.producers(), 2);
+    /// drop((producer, second));
+    /// assert_eq!(queue.producers(), 0);
+    /// ```
+    #[must_use]
+    pub fn producers(&self) -> usize {
+        self.producers.live()
+    }
+
+    pub(crate) fn unregister_producer(&self) {
+        if self.producers.unregister() {
+            #[cfg(feature = "tracing")]
+            tracing::debug!("queue: last producer left; shutting down");
+            self.shutdown();
+        }
     }
 
     // ---------------------------------------------------------------------- workers
@@ -968,6 +1168,37 @@ impl<T> Queue<T> {
         self.join().wait()
     }
 
+    /// As [`join_blocking`](Queue::join_blocking), giving up after `timeout`.
+    ///
+    /// The count is checked once more after the timeout, so work that ended while the
+    /// thread slept is reported as settled, not as a timeout.
+    ///
+    /// # Errors
+    ///
+    /// [`JoinTimedOut`](crate::JoinTimedOut), holding the ledger at the timeout, if items
+    /// were still unfinished then.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// let queue = queue_core::Queue::unbounded();
+    /// queue.try_put(1).unwrap();
+    /// let held = queue.try_get().unwrap();
+    /// let late = queue.join_blocking_timeout(Duration::from_millis(10)).unwrap_err();
+    /// assert_eq!(late.ledger().in_flight, 1);
+    /// held.succeed();
+    /// assert_eq!(queue.join_blocking_timeout(Duration::from_millis(10)).unwrap().succeeded, 1);
+    /// ```
+    #[cfg(feature = "std")]
+    pub fn join_blocking_timeout(
+        &self,
+        timeout: core::time::Duration,
+    ) -> Result<Ledger, crate::JoinTimedOut> {
+        crate::park::block_for(self.join(), timeout)
+    }
+
     /// Like [`join`](Self::join), but gives up when `deadline` (any future) completes first.
     ///
     /// # Errors
@@ -1028,9 +1259,22 @@ impl<T> Queue<T> {
         self.tally.unfinished()
     }
 
-    /// Whether nothing is unfinished (checked by [`join`](Queue::join)).
+    /// Whether [`join`](Queue::join) would return now: every accepted item has ended
+    /// (resolved, abandoned or discarded), so [`unfinished`](Queue::unfinished) is zero.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let queue = queue_core::Queue::unbounded();
+    /// assert!(queue.is_settled());
+    /// queue.try_put(1).unwrap();
+    /// assert!(!queue.is_settled());
+    /// queue.try_get().unwrap().succeed();
+    /// assert!(queue.is_settled());
+    /// ```
     #[inline]
-    pub(crate) fn is_settled(&self) -> bool {
+    #[must_use]
+    pub fn is_settled(&self) -> bool {
         self.tally.is_settled()
     }
 

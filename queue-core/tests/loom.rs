@@ -297,3 +297,33 @@ fn shutdown_wakes_async_getter_and_putter() {
         assert!(queue.join_blocking().is_balanced());
     });
 }
+
+/// The last two producers leaving at once vs a waiting worker: exactly one exit shuts the
+/// queue down, the item put before it is delivered, and the worker then stops.
+#[test]
+fn last_producers_leave_vs_waiting_worker() {
+    loom::model(|| {
+        let queue = Arc::new(Queue::<u8>::unbounded());
+        let first = queue.producer_owned();
+        let second = first.clone();
+        let worker = {
+            let queue = Arc::clone(&queue);
+            thread::spawn(move || {
+                let mut got = Vec::new();
+                while let Ok(job) = queue.get_blocking() {
+                    got.push(job.succeed());
+                }
+                got
+            })
+        };
+        let leaving = thread::spawn(move || {
+            first.queue().try_put(1).unwrap();
+            drop(first);
+        });
+        drop(second);
+        leaving.join().unwrap();
+        assert_eq!(worker.join().unwrap(), [1]);
+        assert!(queue.is_shut_down());
+        assert!(queue.join_blocking().is_balanced());
+    });
+}

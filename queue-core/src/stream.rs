@@ -1,0 +1,132 @@
+//! [`Deliveries`]: a queue's consumer side as a `Stream`.
+
+use core::fmt;
+use core::future::Future;
+use core::pin::Pin;
+use core::task::{ready, Context, Poll};
+
+#[cfg(target_has_atomic = "ptr")]
+use alloc::sync::Arc;
+use futures_core::Stream;
+
+use crate::delivery::Delivery;
+use crate::get::Get;
+use crate::queue::Queue;
+
+#[cfg(target_has_atomic = "ptr")]
+use crate::delivery::OwnedDelivery;
+#[cfg(target_has_atomic = "ptr")]
+use crate::get::GetOwned;
+
+/// The deliveries of a queue as a [`Stream`], from [`Queue::deliveries`]: each item is the
+/// next [`Delivery`], and the stream ends once the queue is shut down and its buffer is
+/// empty.
+///
+/// Each `next()` is one [`get`](Queue::get), with the same promises: no item is lost when
+/// the stream (or a pending `next()`) is dropped, and waiting consumers are served as
+/// `get` serves them.
+///
+/// # Examples
+///
+/// ```
+/// use futures_lite::StreamExt;
+///
+/// let queue = queue_core::Queue::unbounded();
+/// for n in 1..=3 {
+///     queue.try_put(n).unwrap();
+/// }
+/// queue.shutdown();
+/// let mut jobs = queue.deliveries();
+/// let mut sum = 0;
+/// futures_lite::future::block_on(async {
+///     while let Some(job) = jobs.next().await {
+///         sum += job.succeed();
+///     }
+/// });
+/// assert_eq!(sum, 6);
+/// ```
+#[must_use = "streams do nothing unless polled"]
+pub struct Deliveries<'a, T> {
+    queue: &'a Queue<T>,
+    get: Option<Get<'a, T>>,
+}
+
+impl<'a, T> Deliveries<'a, T> {
+    pub(crate) fn new(queue: &'a Queue<T>) -> Self {
+        Deliveries { queue, get: None }
+    }
+}
+
+impl<'a, T> Stream for Deliveries<'a, T> {
+    type Item = Delivery<'a, T>;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = self.get_mut();
+        let queue = this.queue;
+        let get = this.get.get_or_insert_with(|| queue.get());
+        let got = ready!(Pin::new(get).poll(cx));
+        // A finished get holds nothing; the next `next()` starts a fresh one.
+        this.get = None;
+        Poll::Ready(got.ok())
+    }
+}
+
+impl<T> fmt::Debug for Deliveries<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Deliveries { .. }")
+    }
+}
+
+/// As [`Deliveries`], holding the queue through an `Arc` and yielding
+/// [`OwnedDelivery`]s, for `'static` tasks; from [`Queue::deliveries_owned`].
+///
+/// # Examples
+///
+/// ```
+/// use std::sync::Arc;
+/// use futures_lite::StreamExt;
+///
+/// let queue = Arc::new(queue_core::Queue::unbounded());
+/// queue.try_put("job").unwrap();
+/// queue.shutdown();
+/// let jobs = queue.deliveries_owned();
+/// let done = std::thread::spawn(move || {
+///     futures_lite::future::block_on(jobs.map(|job| job.succeed()).collect::<Vec<_>>())
+/// });
+/// assert_eq!(done.join().unwrap(), ["job"]);
+/// ```
+#[cfg(target_has_atomic = "ptr")]
+#[must_use = "streams do nothing unless polled"]
+pub struct OwnedDeliveries<T> {
+    queue: Arc<Queue<T>>,
+    get: Option<GetOwned<T>>,
+}
+
+#[cfg(target_has_atomic = "ptr")]
+impl<T> OwnedDeliveries<T> {
+    pub(crate) fn new(queue: Arc<Queue<T>>) -> Self {
+        OwnedDeliveries { queue, get: None }
+    }
+}
+
+#[cfg(target_has_atomic = "ptr")]
+impl<T> Stream for OwnedDeliveries<T> {
+    type Item = OwnedDelivery<T>;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = self.get_mut();
+        let queue = &this.queue;
+        let get = this.get.get_or_insert_with(|| queue.get_owned());
+        let got = ready!(Pin::new(get).poll(cx));
+        // A finished get holds nothing; the next `next()` starts a fresh one.
+        this.get = None;
+        Poll::Ready(got.ok())
+    }
+}
+
+#[cfg(target_has_atomic = "ptr")]
+impl<T> fmt::Debug for OwnedDeliveries<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("OwnedDeliveries { .. }")
+    }
+}
