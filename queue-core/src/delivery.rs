@@ -41,6 +41,7 @@ impl<T, Q: Deref<Target = Queue<T>>> Lease<T, Q> {
             .item
             .take()
             .expect("a delivery holds its item until it is consumed");
+        crate::events::ended(self.id, outcome);
         self.queue.end_delivery(Some(outcome));
         item
     }
@@ -51,7 +52,10 @@ impl<T, Q: Deref<Target = Queue<T>>> Lease<T, Q> {
             .take()
             .expect("a delivery holds its item until it is consumed");
         match self.queue.requeue(self.id, item) {
-            Ok(()) => Ok(self.id),
+            Ok(()) => {
+                crate::events::retried(self.id);
+                Ok(self.id)
+            }
             Err(item) => {
                 // Back in the delivery before any waker runs.
                 self.item = Some(item);
@@ -65,8 +69,11 @@ impl<T, Q: Deref<Target = Queue<T>>> Lease<T, Q> {
 impl<T, Q: Deref<Target = Queue<T>>> Drop for Lease<T, Q> {
     fn drop(&mut self) {
         if self.item.is_some() {
-            #[cfg(feature = "tracing")]
-            tracing::warn!(id = self.id.get(), "queue: delivery dropped unresolved");
+            #[cfg(feature = "std")]
+            let panicking = std::thread::panicking();
+            #[cfg(not(feature = "std"))]
+            let panicking = false;
+            crate::events::abandoned(self.id, panicking);
             self.queue.end_delivery(None);
         }
     }

@@ -117,10 +117,33 @@
 //!   compare-and-swap, such as thumbv6m; combine with `critical-section`). On such targets
 //!   `alloc::sync::Arc` does not exist, so the owned variants ([`Queue::get_owned`],
 //!   [`OwnedDelivery`], [`Queue::worker_owned`]) are left out there.
-//! - `tracing`: `debug` events on shutdown and when the last worker leaves, a `warn`
-//!   event when a delivery is dropped unresolved.
+//! - `tracing`: an event for every job and every change of the queue's state, under the
+//!   target `queue_core` (see [the table](#tracing-events)).
 //!
 //! Without `std` the crate needs `alloc` (a global allocator at link time).
+//!
+//! # Tracing events
+//!
+//! With the `tracing` feature, the queue emits these events, all under the target
+//! `queue_core`. Ids are [`JobId::get`] numbers; a subscriber that counts `job ended` by
+//! `outcome` rebuilds the [`Ledger`]'s outcome counters, and one that filters on
+//! `queue_core=debug` sees every ending without the per-job `TRACE` traffic.
+//!
+//! | message | level | fields | when |
+//! |---|---|---|---|
+//! | `job accepted` | `TRACE` | `id` | a put accepted the job |
+//! | `job delivered` | `TRACE` | `id` | a get handed it out |
+//! | `job ended` | `DEBUG` | `id`, `outcome` (`succeeded`, `rejected`, `uncertain`) | a delivery was resolved |
+//! | `job abandoned` | `WARN` | `id`, `panicking` | a delivery was dropped unresolved (`panicking`: during a panic) |
+//! | `job retried` | `DEBUG` | `id` | [`Delivery::retry`] put it back |
+//! | `job discarded` | `DEBUG` | `id` | [`Queue::shutdown_now`] drained it and handed it back |
+//! | `queue drained` | `DEBUG` | `discarded` | after the `job discarded` events of one `shutdown_now` |
+//! | `queue shut down` | `DEBUG` | `unfinished` | the first shutdown, either kind |
+//! | `last worker left` | `DEBUG` | | the last [`Worker`] guard dropped; puts refuse |
+//! | `last producer left` | `DEBUG` | | the last [`Producer`] guard dropped; the queue shuts down |
+//!
+//! Events for one job are emitted by the threads that move it, so a subscriber on several
+//! threads can receive `job delivered` just before the `job accepted` of the same id.
 //!
 //! # Memory and counters
 //!
@@ -138,6 +161,7 @@ extern crate std;
 
 mod delivery;
 mod error;
+mod events;
 mod get;
 mod job_id;
 mod join;

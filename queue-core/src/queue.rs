@@ -300,6 +300,7 @@ impl<T> Queue<T> {
         let id = JobId::new(self.tally.issue());
         match self.buffer.push((id, item)) {
             Ok(()) => {
+                crate::events::accepted(id);
                 // Hand-off: one more item means one more getter can proceed.
                 self.getters.notify_additional(1);
                 Ok(id)
@@ -617,6 +618,7 @@ impl<T> Queue<T> {
             Err(_) => return Err(TryGetError::Empty),
         };
         self.tally.deliver();
+        crate::events::delivered(entry.0);
         Ok(entry)
     }
 
@@ -860,8 +862,7 @@ impl<T> Queue<T> {
 
     pub(crate) fn unregister_producer(&self) {
         if self.producers.unregister() {
-            #[cfg(feature = "tracing")]
-            tracing::debug!("queue: last producer left; shutting down");
+            crate::events::last_producer_left();
             self.shutdown();
         }
     }
@@ -977,8 +978,7 @@ impl<T> Queue<T> {
             {
                 Ok(_) => {
                     if next & ORPHANED != 0 {
-                        #[cfg(feature = "tracing")]
-                        tracing::debug!("queue: last worker left; puts now refuse");
+                        crate::events::last_worker_left();
                         // Terminal for the waiting puts: wake them all to refuse.
                         self.putters.notify_all();
                     }
@@ -1027,9 +1027,8 @@ impl<T> Queue<T> {
             self.wake_signalled();
         }
         let first = before & SHUT_DOWN == 0;
-        #[cfg(feature = "tracing")]
         if first {
-            tracing::debug!(unfinished = self.unfinished(), "queue: shut down");
+            crate::events::shut_down(self.unfinished());
         }
         first
     }
@@ -1071,8 +1070,10 @@ impl<T> Queue<T> {
         if putters | joiners {
             self.wake_signalled();
         }
-        #[cfg(feature = "tracing")]
-        tracing::debug!(discarded = count, "queue: shut down now");
+        for (id, _) in &drained {
+            crate::events::discarded(*id);
+        }
+        crate::events::drained(count);
         drained
     }
 

@@ -1,0 +1,78 @@
+//! The queue's `tracing` events, one function per event, so the names and fields live in
+//! one place (and in the table of the crate docs). Without the `tracing` feature each is
+//! an empty inline function.
+
+#![cfg_attr(not(feature = "tracing"), allow(unused_variables))]
+
+use crate::job_id::JobId;
+use crate::outcome::Outcome;
+
+/// A put accepted the job (`TRACE`).
+#[inline(always)]
+pub(crate) fn accepted(id: JobId) {
+    #[cfg(feature = "tracing")]
+    tracing::trace!(target: "queue_core", id = id.get(), "job accepted");
+}
+
+/// A get delivered the job (`TRACE`).
+#[inline(always)]
+pub(crate) fn delivered(id: JobId) {
+    #[cfg(feature = "tracing")]
+    tracing::trace!(target: "queue_core", id = id.get(), "job delivered");
+}
+
+/// A delivery was resolved (`DEBUG`).
+#[inline(always)]
+pub(crate) fn ended(id: JobId, outcome: Outcome) {
+    #[cfg(feature = "tracing")]
+    tracing::debug!(target: "queue_core", id = id.get(), %outcome, "job ended");
+}
+
+/// A delivery was dropped unresolved (`WARN`).
+#[inline(always)]
+pub(crate) fn abandoned(id: JobId, panicking: bool) {
+    #[cfg(feature = "tracing")]
+    tracing::warn!(target: "queue_core", id = id.get(), panicking, "job abandoned");
+}
+
+/// A delivery put its job back in the buffer (`DEBUG`).
+#[inline(always)]
+pub(crate) fn retried(id: JobId) {
+    #[cfg(feature = "tracing")]
+    tracing::debug!(target: "queue_core", id = id.get(), "job retried");
+}
+
+/// An immediate shutdown drained the job and handed it back (`DEBUG`).
+#[inline(always)]
+pub(crate) fn discarded(id: JobId) {
+    #[cfg(feature = "tracing")]
+    tracing::debug!(target: "queue_core", id = id.get(), "job discarded");
+}
+
+/// The first shutdown of the queue, either kind (`DEBUG`).
+#[inline(always)]
+pub(crate) fn shut_down(unfinished: u64) {
+    #[cfg(feature = "tracing")]
+    tracing::debug!(target: "queue_core", unfinished, "queue shut down");
+}
+
+/// An immediate shutdown drained the buffer (`DEBUG`), after one `job discarded` per job.
+#[inline(always)]
+pub(crate) fn drained(discarded: usize) {
+    #[cfg(feature = "tracing")]
+    tracing::debug!(target: "queue_core", discarded, "queue drained");
+}
+
+/// The last worker guard left; puts are refused until a new worker registers (`DEBUG`).
+#[inline(always)]
+pub(crate) fn last_worker_left() {
+    #[cfg(feature = "tracing")]
+    tracing::debug!(target: "queue_core", "last worker left");
+}
+
+/// The last producer guard left; the queue shuts down (`DEBUG`).
+#[inline(always)]
+pub(crate) fn last_producer_left() {
+    #[cfg(feature = "tracing")]
+    tracing::debug!(target: "queue_core", "last producer left");
+}
