@@ -20,6 +20,7 @@ fn plan(work: Duration, drain_timeout: Duration) -> Plan {
         work,
         drain_timeout,
         verbose: false,
+        dead_producer: false,
     }
 }
 
@@ -73,6 +74,30 @@ fn a_graceful_drain_ends_every_job_and_the_ledger_says_how() {
         .summary()
         .ends_with("ledger: accepted 18: 0 buffered, 0 in flight, 16 succeeded, 1 rejected, 1 uncertain, 0 abandoned, 0 discarded"));
     assert!(report.summary().contains("handed back: []"));
+    assert!(report.shut_down_by_producers);
+}
+
+/// A producer that panics half-way does not hang the pool: its guard goes with it, the
+/// last producer guard shuts the queue down, and the workers drain and stop. Its one job
+/// is processed like any other.
+#[test]
+fn a_dead_producer_does_not_hang_the_pool() {
+    let plan = Plan {
+        dead_producer: true,
+        ..plan(Duration::from_millis(2), Duration::from_secs(30))
+    };
+    let (done, report) = std::sync::mpsc::channel();
+    std::thread::spawn(move || done.send(pool::run(&plan)).unwrap());
+    let report = report
+        .recv_timeout(Duration::from_secs(20))
+        .expect("the pool stops within 20 s");
+    assert_eq!(report.producers_panicked, 1);
+    assert!(report.shut_down_by_producers);
+    assert!(report.drained_in_time);
+    assert_each_id_ends_once(&report);
+    assert_eq!(report.ledger.accepted, 19);
+    assert_eq!(report.ledger.succeeded, 17);
+    assert!(report.ledger.is_balanced());
 }
 
 #[test]

@@ -1,9 +1,10 @@
 //! A worker pool on smol with a graceful drain: 3 producers, 4 workers, one job rejected
 //! and one uncertain, and the ledger at the end.
 //!
-//! Run it with `cargo run -p adapter-smol --example pool [-- abort]`. With `abort`, the
-//! workers are slow and the drain's deadline passes: the queue shuts down immediately and
-//! hands the unprocessed jobs back.
+//! Run it with `cargo run -p adapter-smol --example pool [-- abort | dead-producer]`. With
+//! `abort`, the workers are slow and the drain's deadline passes: the queue shuts down
+//! immediately and hands the unprocessed jobs back. With `dead-producer`, one more producer
+//! puts a job and panics; its producer guard still lets the pool drain and stop.
 #![allow(clippy::std_instead_of_core, clippy::std_instead_of_alloc)] // a std program
 
 mod pool;
@@ -13,7 +14,8 @@ use std::time::Duration;
 use pool::Plan;
 
 fn main() {
-    let abort = std::env::args().nth(1).as_deref() == Some("abort");
+    let mode = std::env::args().nth(1);
+    let abort = mode.as_deref() == Some("abort");
     let plan = Plan {
         producers: 3,
         jobs_per_producer: 5,
@@ -22,6 +24,7 @@ fn main() {
         work: Duration::from_millis(if abort { 40 } else { 5 }),
         drain_timeout: Duration::from_millis(if abort { 30 } else { 5_000 }),
         verbose: true,
+        dead_producer: mode.as_deref() == Some("dead-producer"),
     };
     let report = pool::run(&plan);
     println!("{}", report.summary());

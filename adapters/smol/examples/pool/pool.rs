@@ -4,7 +4,11 @@
 //!
 //! Everything runs on smol's global executor (`smol::spawn`); the tasks are `'static`, so
 //! they share the queue through an `Arc` and use the owned forms (`get_owned`,
-//! `worker_owned`). Timeouts come from `adapter-smol`.
+//! `worker_owned`, `producer_owned`). Timeouts come from `adapter-smol`.
+//!
+//! Each producer holds a producer guard, so the queue shuts down gracefully by itself when
+//! the last producer is gone, even one that panicked: the workers drain and stop instead of
+//! waiting for jobs that will never come.
 
 use std::fmt::Write as _;
 use std::sync::{Arc, Mutex};
@@ -12,7 +16,7 @@ use std::time::Duration;
 
 use adapter_smol::{LatchExt, QueueExt};
 use latch_core::CountDownLatch;
-use queue_core::{JobId, Ledger, Outcome, OwnedWorker, Queue};
+use queue_core::{JobId, Ledger, Outcome, OwnedProducer, OwnedWorker, Queue};
 
 /// What a job asks of its worker.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,6 +53,8 @@ pub(crate) struct Plan {
     pub(crate) drain_timeout: Duration,
     /// Print each job's outcome as the workers decide it.
     pub(crate) verbose: bool,
+    /// Add one more producer, on a plain thread, that puts one job and then panics.
+    pub(crate) dead_producer: bool,
 }
 
 /// What happened, as seen by the producers, the workers and the queue.
@@ -61,6 +67,11 @@ pub(crate) struct Report {
     /// The ids an aborted drain handed back, never processed.
     pub(crate) returned: Vec<JobId>,
     pub(crate) drained_in_time: bool,
+    /// Producers that panicked.
+    pub(crate) producers_panicked: usize,
+    /// Whether the queue was already shut down, by its last producer guard, when every
+    /// producer had finished and before anyone called a shutdown.
+    pub(crate) shut_down_by_producers: bool,
     /// The queue's ledger once every worker has exited.
     pub(crate) ledger: Ledger,
 }
@@ -78,6 +89,13 @@ impl Report {
         let returned: Vec<String> = self.returned.iter().map(JobId::to_string).collect();
         writeln!(out, "accepted: {} jobs", self.accepted.len()).unwrap();
         writeln!(out, "special jobs: {}", special.join(", ")).unwrap();
+        writeln!(out, "producers panicked: {}", self.producers_panicked).unwrap();
+        writeln!(
+            out,
+            "shut down by the last producer: {}",
+            self.shut_down_by_producers
+        )
+        .unwrap();
         writeln!(out, "drained in time: {}", self.drained_in_time).unwrap();
         writeln!(out, "handed back: [{}]", returned.join(", ")).unwrap();
         write!(out, "ledger: {}", self.ledger).unwrap();
@@ -112,13 +130,42 @@ pub(crate) fn run(plan: &Plan) -> Report {
                 ))
             })
             .collect();
+        // Every producer guard is taken before any producer runs, so the queue cannot shut
+        // down while some producer has yet to start.
         let producers: Vec<_> = (0..plan.producers)
-            .map(|producer| smol::spawn(produce(producer, queue.clone(), plan.clone())))
+            .map(|producer| {
+                let guard = queue.producer_owned();
+                smol::spawn(produce(producer, guard, plan.clone()))
+            })
             .collect();
+        let dead = plan.dead_producer.then(|| {
+            let guard = queue.producer_owned();
+            std::thread::spawn(move || {
+                let job = Job {
+                    producer: usize::MAX,
+                    seq: 0,
+                    kind: Kind::Normal,
+                };
+                let id = guard.queue().put_blocking(job).expect("room");
+                panic!("producer died after putting {id}");
+            })
+        });
         let mut accepted = Vec::new();
         for producer in producers {
             accepted.extend(producer.await);
         }
+        let mut producers_panicked = 0;
+        if let Some(dead) = dead {
+            let panicked = dead.join().expect_err("the dead producer panics");
+            let message = panicked
+                .downcast_ref::<String>()
+                .expect("a formatted panic");
+            let id = message.rsplit('#').next().expect("the id in the message");
+            accepted.push(JobId::from_raw(id.parse().expect("a job number")));
+            producers_panicked += 1;
+        }
+        // No one has called a shutdown yet: the last producer guard did.
+        let shut_down_by_producers = queue.is_shut_down();
         let closed = queue.shutdown_timeout(plan.drain_timeout).await;
         for worker in workers {
             worker.await;
@@ -128,12 +175,15 @@ pub(crate) fn run(plan: &Plan) -> Report {
             outcomes: std::mem::take(&mut *outcomes.lock().unwrap()),
             returned: closed.returned.into_iter().map(|(id, _)| id).collect(),
             drained_in_time: closed.drained_in_time,
+            producers_panicked,
+            shut_down_by_producers,
             ledger: queue.ledger(),
         }
     })
 }
 
-async fn produce(producer: usize, queue: Arc<Queue<Job>>, plan: Plan) -> Vec<JobId> {
+async fn produce(producer: usize, guard: OwnedProducer<Job>, plan: Plan) -> Vec<JobId> {
+    let queue = guard.queue();
     let mut ids = Vec::new();
     for seq in 0..plan.jobs_per_producer {
         let kind = kind(&plan, producer, seq);
