@@ -13,7 +13,7 @@
 pub(crate) use atomic_waker::AtomicWaker;
 
 #[cfg(loom)]
-pub use self::model::AtomicWaker;
+pub(crate) use self::model::AtomicWaker;
 
 #[cfg(loom)]
 mod model {
