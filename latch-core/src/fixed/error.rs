@@ -98,7 +98,7 @@ pub struct FixedStillPending<const N: usize> {
 
 impl<const N: usize> FixedStillPending<N> {
     /// The names of the counters that had not reported, in the latch's order; at least one.
-    pub fn names(&self) -> impl Iterator<Item = &'static str> + '_ {
+    pub fn names(&self) -> impl Iterator<Item = &'static str> + Clone + '_ {
         pending_names(&self.names, self.pending)
     }
 
@@ -125,7 +125,7 @@ impl<const N: usize> FixedStillPending<N> {
 pub(crate) fn pending_names<'a>(
     names: &'a [&'static str],
     pending: usize,
-) -> impl Iterator<Item = &'static str> + 'a {
+) -> impl Iterator<Item = &'static str> + Clone + 'a {
     names
         .iter()
         .enumerate()

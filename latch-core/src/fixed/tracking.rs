@@ -247,7 +247,7 @@ impl<const N: usize, E, const W: usize> FixedTrackingLatch<N, E, W> {
     /// latch.count_down_for("b").unwrap();
     /// assert!(latch.pending().eq(["a", "c"]));
     /// ```
-    pub fn pending(&self) -> impl Iterator<Item = &'static str> + '_ {
+    pub fn pending(&self) -> impl Iterator<Item = &'static str> + Clone + '_ {
         pending_names(&self.names, self.raw().pending())
     }
 
