@@ -247,11 +247,13 @@ fn a_deadline_that_ends_the_latch_as_it_fires_reports_the_end() {
 fn tracking_timeouts_racing_reports_always_name_a_pending_counter() {
     const NAMES: [&str; 6] = ["a", "b", "c", "d", "e", "f"];
     for _ in 0..scaled(200, 3) {
-        let latch: &'static FixedTrackingLatch<6, (), 1> =
-            Box::leak(Box::new(FixedTrackingLatch::new(NAMES)));
-        let reporter = thread::spawn(move || {
-            for name in NAMES {
-                latch.count_down_for(name).unwrap();
+        let latch = Arc::new(FixedTrackingLatch::<6, (), 1>::new(NAMES));
+        let reporter = thread::spawn({
+            let latch = latch.clone();
+            move || {
+                for name in NAMES {
+                    latch.count_down_for(name).unwrap();
+                }
             }
         });
         let mut reported_before: Vec<&str> = Vec::new();
@@ -373,15 +375,18 @@ where
 #[test]
 fn a_waker_that_reenters_the_latch_does_not_deadlock() {
     within(10, || {
-        let latch: &'static FixedFailableLatch<&str, 2> =
-            Box::leak(Box::new(FixedFailableLatch::new(1)));
-        let task = InlineTask::spawn(async move {
-            let first = latch.wait().await;
-            // Re-enter from inside the wake-up: every call finds the latch ended.
-            let counted = latch.count_down();
-            let failed = latch.fail("late");
-            let again = latch.wait().await;
-            (first, counted, failed, again, latch.waiting())
+        let latch = Arc::new(FixedFailableLatch::<&str, 2>::new(1));
+        let task = InlineTask::spawn({
+            let latch = latch.clone();
+            async move {
+                let first = latch.wait().await;
+                // Re-enter from inside the wake-up: every call finds the latch ended.
+                let counted = latch.count_down();
+                let failed = latch.fail("late");
+                let again = latch.wait().await.map_err(|error| error.to_string());
+                let first = first.map_err(|error| error.to_string());
+                (first, counted, failed, again, latch.waiting())
+            }
         });
         assert_eq!(task.polls.load(Ordering::SeqCst), 1);
         assert!(latch.count_down());
@@ -533,12 +538,18 @@ fn error_messages_are_lowercase_without_a_trailing_period() {
 fn waiters_beyond_the_slots_never_hang() {
     for _ in 0..scaled(50, 2) {
         within(20, || {
-            let latch: &'static FixedLatch<2> = Box::leak(Box::new(FixedLatch::new(4)));
+            let latch = Arc::new(FixedLatch::<2>::new(4));
             let waiters: Vec<_> = (0..6)
-                .map(|_| thread::spawn(move || block_on(latch.wait())))
+                .map(|_| {
+                    let latch = latch.clone();
+                    thread::spawn(move || block_on(latch.wait()))
+                })
                 .collect();
             let counters: Vec<_> = (0..4)
-                .map(|_| thread::spawn(move || latch.count_down()))
+                .map(|_| {
+                    let latch = latch.clone();
+                    thread::spawn(move || latch.count_down())
+                })
                 .collect();
             counters
                 .into_iter()
