@@ -152,6 +152,8 @@ pub fn run(name: &str, n: u64) {
         }
         "queue/one-task/async-channel" => one_task_async_channel(&async_channel::bounded(128), n),
         "queue/one-task/flume" => one_task_flume(&flume::bounded(128), n),
+        // The no-alloc tier's workloads (`crate::fixed`), listed by `crate::fixed::NAMES`.
+        other if crate::fixed::run(other, n) => {}
         other => panic!("unknown workload {other:?}; known: {NAMES:?}"),
     }
 }

@@ -47,6 +47,9 @@ fn steady_state_paths_do_not_allocate() {
         "latch/wait_open/ours",
         "latch/open_no_waiters/ours",
         "queue/one-task/ours",
+        "noalloc/count_down/fixed",
+        "noalloc/wait_open/fixed",
+        "noalloc/release_one/fixed",
     ] {
         // The difference between two sizes is the per-operation cost; set-up cancels out.
         let small = allocations(name, 1_000);

@@ -19,6 +19,7 @@
 extern crate alloc;
 
 mod board;
+mod heap;
 mod time_driver;
 
 use alloc::boxed::Box;
@@ -211,7 +212,7 @@ fn check(ok: bool, message: fmt::Arguments<'_>) {
 
 #[embassy_executor::main]
 async fn main(spawner: Spawner) {
-    board::init_heap();
+    heap::init_heap();
 
     let shared: &'static Shared = Box::leak(Box::new(Shared {
         ready: TrackingLatch::new(["timer", "consumer"]).expect("distinct names"),
@@ -224,7 +225,7 @@ async fn main(spawner: Spawner) {
     time_driver::start(core.SYST);
     hprintln!(
         "boot: heap {} bytes, tick {} Hz, queue capacity {}",
-        board::HEAP_SIZE,
+        heap::HEAP_SIZE,
         time_driver::TICK_HZ,
         CAPACITY
     );
@@ -324,7 +325,7 @@ async fn main(spawner: Spawner) {
         ),
     );
     hprintln!("queue: every item delivered exactly once");
-    hprintln!("heap: {} bytes in use", board::heap_used());
+    hprintln!("heap: {} bytes in use", heap::heap_used());
     hprintln!("firmware: ok");
     board::exit(true)
 }

@@ -46,16 +46,21 @@
 //!   such as `thumbv6m-none-eabi` (combine with `critical-section`).
 //! - `tracing`: each count-down of a [`TrackingLatch`] becomes a `DEBUG` event, its opening
 //!   an `INFO` event with the time-to-open, and its failure a `WARN` event.
+//! - `alloc` (default, implied by `std`): the latches above, on event-listener. Without it
+//!   (`default-features = false`) the crate needs no global allocator and offers only the
+//!   [`fixed`] tier: [`FixedLatch`], [`FixedFailableLatch`] and [`FixedTrackingLatch`], `const`
+//!   latches for `static`s and interrupt handlers with a fixed number of waiter slots.
 //!
-//! Without `std` the crate needs `alloc` (a global allocator): event-listener allocates its
-//! waiter list the first time a waiter registers.
+//! With `alloc` but without `std` the crate needs a global allocator: event-listener
+//! allocates its waiter list the first time a waiter registers.
 //!
 //! The `loom` cfg (`RUSTFLAGS="--cfg loom"`) swaps in loom's atomics for model checking;
 //! `new` is not `const` under it.
 #![no_std]
-#![forbid(unsafe_code)]
+#![deny(unsafe_code)] // allowed in one module: `fixed/failure.rs`
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+#[cfg(feature = "alloc")]
 extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
@@ -76,36 +81,59 @@ pub(crate) use const_fn;
 
 #[cfg(feature = "std")]
 mod blocking;
+#[cfg(feature = "alloc")]
 mod count_down;
+#[cfg(feature = "alloc")]
 mod counter;
+#[cfg(feature = "alloc")]
 mod diagnostics;
+#[cfg(feature = "alloc")]
 mod error;
+#[cfg(feature = "alloc")]
 mod failable;
+pub mod fixed;
+#[cfg(feature = "alloc")]
 mod latch;
+#[cfg(feature = "alloc")]
 mod raw;
+#[cfg_attr(not(feature = "alloc"), allow(unused_imports))] // `AtomicU8` serves the tracking latch
 mod sync;
+#[cfg(feature = "alloc")]
 mod tracking;
+#[cfg(feature = "alloc")]
 mod wait;
+#[cfg(feature = "alloc")]
 mod wait_until;
 
+#[cfg(feature = "alloc")]
 pub use count_down::CountDownLatch;
+#[cfg(feature = "alloc")]
 pub use counter::Counter;
+#[cfg(feature = "alloc")]
 pub use diagnostics::CountDownEvent;
+#[cfg(feature = "alloc")]
 pub use error::{
     CountTooLarge, Failure, NameError, StillPending, TimedOut, TrackingWaitError, WaitError,
 };
+#[cfg(feature = "alloc")]
 pub use failable::FailableLatch;
+pub use fixed::{FixedFailableLatch, FixedLatch, FixedTrackingLatch};
+#[cfg(feature = "alloc")]
 pub use latch::Latch;
+#[cfg(feature = "alloc")]
 pub use raw::MAX_COUNT;
+#[cfg(feature = "alloc")]
 pub use tracking::TrackingLatch;
 
 /// The named futures the latches return.
+#[cfg(feature = "alloc")]
 pub mod futures {
     pub use crate::wait::Wait;
     pub use crate::wait_until::WaitUntil;
 }
 
 /// Compile-time proof of the auto traits the docs promise.
+#[cfg(feature = "alloc")]
 #[allow(dead_code)]
 fn assert_auto_traits() {
     fn send_sync<T: Send + Sync>() {}
