@@ -260,8 +260,8 @@ impl Sealed for CountDownLatch {
         Ok(())
     }
 
-    fn timed_out(&self) -> <Self as Latch>::Timed<'_> {
-        Err(TimedOut)
+    fn timed_out(&self) -> Option<<Self as Latch>::Timed<'_>> {
+        Some(Err(TimedOut))
     }
 }
 

@@ -325,8 +325,8 @@ impl<E> Sealed for FailableLatch<E> {
         output.map_err(WaitError::Failed)
     }
 
-    fn timed_out(&self) -> <Self as Latch>::Timed<'_> {
-        Err(WaitError::TimedOut)
+    fn timed_out(&self) -> Option<<Self as Latch>::Timed<'_>> {
+        Some(Err(WaitError::TimedOut))
     }
 }
 

@@ -60,7 +60,8 @@ pub struct RawLatch {
     /// one below its final value per such call in flight (below zero sets `BELOW_ZERO`),
     /// and every reader treats that as the final value. So "zero" and "failed" are final.
     state: AtomicUsize,
-    /// Woken once, with `notify(usize::MAX)`, by the transition to open or failed.
+    /// Woken once, with [`notify_all`](crate::notify::notify_all), by the transition to
+    /// open or failed.
     event: Event,
 }
 
@@ -100,7 +101,8 @@ impl RawLatch {
 
     /// Counts down by one unless the latch is already open or failing. When this call
     /// counts, `then(remaining)` runs after the decrement and, if it opened the latch,
-    /// before the waiters are woken, so they see whatever `then` recorded.
+    /// before the waiters are woken, so they see whatever `then` recorded. If `then`
+    /// panics on the opening count-down, the waiters are woken as the panic unwinds.
     #[inline]
     pub(crate) fn count_down_then(&self, then: impl FnOnce(usize)) -> bool {
         // One unconditional read-modify-write: no compare-exchange loop to retry under
@@ -118,9 +120,12 @@ impl RawLatch {
             return false;
         }
         let remaining = (state >> SHIFT) - 1;
-        then(remaining);
         if remaining == 0 && state & WAITING != 0 {
-            self.event.notify(usize::MAX);
+            // `then` is user code (an observer): if it panics, the guard still wakes every
+            // waiter of the latch that is now open.
+            crate::notify::notify_all_after(&self.event, || then(remaining));
+        } else {
+            then(remaining);
         }
         true
     }
@@ -137,7 +142,7 @@ impl RawLatch {
         // pairs with a waiter's `WAITING` registration so its listener is visible to notify.
         let state = self.state.fetch_or(FAILED, Ordering::AcqRel);
         if state & WAITING != 0 {
-            self.event.notify(usize::MAX);
+            crate::notify::notify_all(&self.event);
         }
         true
     }
@@ -239,9 +244,25 @@ pub(crate) struct RawWait<'a> {
 
 impl RawWait<'_> {
     /// The latch this future waits on.
-    #[cfg(feature = "std")]
     pub(crate) fn latch(&self) -> &RawLatch {
         self.latch
+    }
+
+    /// Gives up the listener, if any: a wait that has finished holds no listener, so it
+    /// can neither swallow nor receive a wake-up, whether or not it is dropped.
+    #[inline]
+    pub(crate) fn release(&mut self) {
+        if let Some(listener) = self.listener.take() {
+            crate::notify::release(listener);
+        }
+    }
+}
+
+impl Drop for RawWait<'_> {
+    fn drop(&mut self) {
+        // A waker may drop a pending wait of the latch that is waking it (an inline-polled
+        // `select`); `release` keeps that from re-taking the waiter list's lock.
+        self.release();
     }
 }
 
@@ -258,10 +279,8 @@ impl EventListenerFuture for RawWait<'_> {
         loop {
             // Fast path: an ended latch answers with one load and no allocation.
             if let Some(terminal) = this.latch.terminal() {
-                // Checked first so that the common first-poll case skips the drop glue.
-                if this.listener.is_some() {
-                    this.listener = None;
-                }
+                // `release` checks first, so the common first-poll case skips the drop glue.
+                this.release();
                 return Poll::Ready(terminal);
             }
             if this.listener.is_none() {
@@ -271,7 +290,7 @@ impl EventListenerFuture for RawWait<'_> {
                 // later, it sees `WAITING` and notifies every listener, this one included.
                 this.listener = Some(this.latch.event.listen());
                 if let Some(terminal) = this.latch.register() {
-                    this.listener = None;
+                    this.release();
                     return Poll::Ready(terminal);
                 }
             }

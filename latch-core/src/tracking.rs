@@ -19,8 +19,11 @@ use crate::sync::{AtomicU8, Ordering};
 const PENDING: u8 = 0;
 /// A [`Counter`] handle owns the report.
 const CLAIMED: u8 = 1;
-/// The counter has reported; later reports are duplicates.
-const REPORTED: u8 = 2;
+/// The counter's report has been claimed (later reports are duplicates) but its count-down
+/// has not landed yet: it is still pending, so a timeout that races it names it.
+const REPORTING: u8 = 2;
+/// The counter's count-down has landed (or was refused by an ended latch).
+const REPORTED: u8 = 3;
 
 type Observer = Box<dyn Fn(&CountDownEvent<'_>) + Send + Sync>;
 
@@ -76,7 +79,7 @@ pub struct TrackingLatch<E> {
 
 struct Slot {
     name: Cow<'static, str>,
-    /// `PENDING`, `CLAIMED` or `REPORTED`; only ever moves forward.
+    /// `PENDING`, `CLAIMED`, `REPORTING` or `REPORTED`; only ever moves forward.
     state: AtomicU8,
 }
 
@@ -222,7 +225,9 @@ impl<E> TrackingLatch<E> {
         self.counters.iter().map(|slot| &*slot.name)
     }
 
-    /// The counters that have not reported, in the order the latch was built with.
+    /// The counters that have not reported, in the order the latch was built with. A
+    /// counter is pending until its count-down has landed: one that is reporting at this
+    /// moment on another thread is still listed.
     ///
     /// # Examples
     ///
@@ -452,11 +457,22 @@ impl<E> TrackingLatch<E> {
 
     /// Reports for counter `index`; see [`count_down_for`](Self::count_down_for).
     pub(crate) fn report(&self, index: usize) -> bool {
-        // Relaxed: the swap only decides which report for this name counts; the latch's
+        let slot = &self.counters[index];
+        // Relaxed: the claim only decides which report for this name counts; the latch's
         // own state word carries the happens-before from counters to waiters.
-        if self.counters[index].state.swap(REPORTED, Ordering::Relaxed) == REPORTED {
+        if slot.state.fetch_max(REPORTING, Ordering::Relaxed) >= REPORTING {
             return false;
         }
+        let counted = self.count_down(index);
+        // Release: a reader that sees `REPORTED` (Acquire, in `pending_slots`) also sees
+        // this count-down in the latch's state word, so a list with nobody pending implies
+        // a latch that has ended or is failing.
+        slot.state.store(REPORTED, Ordering::Release);
+        counted
+    }
+
+    /// Counts the latch down for counter `index`, whose report this caller claimed.
+    fn count_down(&self, index: usize) -> bool {
         // The count-down that will open the latch stamps the time before it opens it, so
         // anyone who sees the latch open also sees the time (a racing count-down that opens
         // it instead stamps it in `record`, a moment later).
@@ -471,7 +487,7 @@ impl<E> TrackingLatch<E> {
     /// Whether counter `index` has reported.
     pub(crate) fn has_reported(&self, index: usize) -> bool {
         // Relaxed: a stale `false` only costs a failure that the latch then refuses.
-        self.counters[index].state.load(Ordering::Relaxed) == REPORTED
+        self.counters[index].state.load(Ordering::Relaxed) >= REPORTING
     }
 
     /// Fails the latch with `failure`; hands it back if the latch had already ended.
@@ -506,11 +522,14 @@ impl<E> TrackingLatch<E> {
         }
     }
 
+    /// The counters whose count-down has not landed: one reporting at this moment on
+    /// another thread is still pending.
     fn pending_slots(&self) -> impl Iterator<Item = &Slot> {
-        // Relaxed: a snapshot; each counter's report is its own event.
+        // Acquire: pairs with the Release store of `REPORTED` in `report`, so a counter seen
+        // as reported has its count-down visible in the latch's state word.
         self.counters
             .iter()
-            .filter(|slot| slot.state.load(Ordering::Relaxed) != REPORTED)
+            .filter(|slot| slot.state.load(Ordering::Acquire) != REPORTED)
     }
 
     fn still_pending(&self) -> StillPending {
@@ -585,8 +604,11 @@ impl<E> Sealed for TrackingLatch<E> {
         output.map_err(TrackingWaitError::Failed)
     }
 
-    fn timed_out(&self) -> <Self as Latch>::Timed<'_> {
-        Err(TrackingWaitError::TimedOut(self.still_pending()))
+    fn timed_out(&self) -> Option<<Self as Latch>::Timed<'_>> {
+        // Empty only if every counter's count-down has landed, so the latch has opened or
+        // is failing (a count-down was refused); either way it is no timeout.
+        let pending = self.still_pending();
+        (!pending.names.is_empty()).then_some(Err(TrackingWaitError::TimedOut(pending)))
     }
 }
 
