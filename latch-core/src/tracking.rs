@@ -463,16 +463,6 @@ impl<E> TrackingLatch<E> {
         if slot.state.fetch_max(REPORTING, Ordering::Relaxed) >= REPORTING {
             return false;
         }
-        let counted = self.count_down(index);
-        // Release: a reader that sees `REPORTED` (Acquire, in `pending_slots`) also sees
-        // this count-down in the latch's state word, so a list with nobody pending implies
-        // a latch that has ended or is failing.
-        slot.state.store(REPORTED, Ordering::Release);
-        counted
-    }
-
-    /// Counts the latch down for counter `index`, whose report this caller claimed.
-    fn count_down(&self, index: usize) -> bool {
         // The count-down that will open the latch stamps the time before it opens it, so
         // anyone who sees the latch open also sees the time (a racing count-down that opens
         // it instead stamps it in `record`, a moment later).
@@ -480,8 +470,19 @@ impl<E> TrackingLatch<E> {
         if self.latch.count() == 1 {
             let _ = self.time_to_open.set(self.created.elapsed());
         }
-        self.latch
-            .count_down_then(|remaining| self.record(index, remaining))
+        // Release: a reader that sees `REPORTED` (Acquire, in `pending_slots`) also sees
+        // this count-down in the latch's state word, so a list with nobody pending implies
+        // a latch that has ended or is failing. Stored right after the decrement, before
+        // the waiters it may release wake, so they find nobody pending.
+        let counted = self.latch.count_down_then(|remaining| {
+            slot.state.store(REPORTED, Ordering::Release);
+            self.record(index, remaining);
+        });
+        if !counted {
+            // Refused by an ended latch: nothing to count, and nothing pending any more.
+            slot.state.store(REPORTED, Ordering::Release);
+        }
+        counted
     }
 
     /// Whether counter `index` has reported.
@@ -524,12 +525,15 @@ impl<E> TrackingLatch<E> {
 
     /// The counters whose count-down has not landed: one reporting at this moment on
     /// another thread is still pending.
+    /// An open latch has nobody pending, even while its last reporter has yet to mark its
+    /// slot.
     fn pending_slots(&self) -> impl Iterator<Item = &Slot> {
+        let open = self.is_open();
         // Acquire: pairs with the Release store of `REPORTED` in `report`, so a counter seen
         // as reported has its count-down visible in the latch's state word.
         self.counters
             .iter()
-            .filter(|slot| slot.state.load(Ordering::Acquire) != REPORTED)
+            .filter(move |slot| !open && slot.state.load(Ordering::Acquire) != REPORTED)
     }
 
     fn still_pending(&self) -> StillPending {

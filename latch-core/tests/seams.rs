@@ -417,3 +417,32 @@ fn timed_out_is_reported_by_a_plain_deadline() {
         Err(TimedOut)
     );
 }
+
+/// A waker that looks at the tracking latch from inside the opening's notification, before
+/// the last `count_down_for` has returned: the latch is open, and nobody is pending.
+struct PendingProbe {
+    latch: Arc<TrackingLatch<()>>,
+    seen: Mutex<Option<(bool, Vec<String>)>>,
+}
+
+impl Wake for PendingProbe {
+    fn wake(self: Arc<Self>) {
+        let pending = self.latch.pending().into_iter().map(String::from).collect();
+        *self.seen.lock().unwrap() = Some((self.latch.is_open(), pending));
+    }
+}
+
+#[test]
+fn woken_waiter_finds_nobody_pending() {
+    let latch = Arc::new(TrackingLatch::<()>::new(["a", "b"]).unwrap());
+    let probe = Arc::new(PendingProbe {
+        latch: latch.clone(),
+        seen: Mutex::new(None),
+    });
+    let mut wait = latch.wait();
+    assert!(poll_with(&mut wait, &Waker::from(probe.clone())).is_pending());
+    latch.count_down_for("a").unwrap();
+    latch.count_down_for("b").unwrap();
+    assert_eq!(*probe.seen.lock().unwrap(), Some((true, Vec::new())));
+    assert!(poll_once(&mut wait).is_ready());
+}
