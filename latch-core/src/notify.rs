@@ -100,7 +100,7 @@ fn rebalance(event: &Event) {
 /// Gives up a listener that has served its wait. Inside a terminal notification on this
 /// thread, the listener is dropped when that notification ends, since dropping it takes the
 /// list's lock that the notification holds.
-#[inline]
+#[cold]
 pub(crate) fn release(listener: EventListener) {
     #[cfg(feature = "std")]
     let listener = DEFERRED

@@ -618,16 +618,9 @@ impl<E> Sealed for TrackingLatch<E> {
 
 impl<E> fmt::Debug for TrackingLatch<E> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let status = if self.is_open() {
-            "open"
-        } else if self.failure().is_some() {
-            "failed"
-        } else {
-            "counting"
-        };
         f.debug_struct("TrackingLatch")
             .field("count", &self.count())
-            .field("status", &status)
+            .field("status", &self.raw().status().as_str())
             .field("pending", &self.pending())
             .finish()
     }
