@@ -11,8 +11,9 @@
 //!   waiter, under overflow checks). So [`notify_all`] notifies with `notify_additional`,
 //!   and after each caught panic parks one listener for good, notified and counted, which
 //!   balances the entry whose count was lost. It costs one listener (a small allocation,
-//!   kept for the life of the process) per panicking waker; it is the price of a bug in
-//!   user code, and the only way to keep event-listener's count right from outside.
+//!   kept for the life of the process, with the latch's waiter list it points to) per
+//!   panicking waker; it is the price of a bug in user code, and the only way to keep
+//!   event-listener's count right from outside.
 //! - **A re-entrant waker**, or an executor that polls the woken task inline from `wake`.
 //!   Everything a re-entrant call does on an ended latch is lock-free (a count-down or a
 //!   failure is refused, a fresh wait is ready on its first load), except dropping the
@@ -94,7 +95,25 @@ pub(crate) fn notify_all_after(event: &Event, then: impl FnOnce()) {
 /// the retried notification wakes and counts, and that is never removed, so the list's
 /// count of notified entries matches again.
 fn rebalance(event: &Event) {
-    core::mem::forget(event.listen());
+    park(event.listen());
+}
+
+/// Keeps `listener` for the life of the process. Under `std` it lives in a static, so it
+/// stays reachable (and leak checkers such as Miri's see it as kept, not lost).
+#[cfg(all(feature = "std", not(loom)))]
+fn park(listener: EventListener) {
+    static PARKED: std::sync::Mutex<alloc::vec::Vec<EventListener>> =
+        std::sync::Mutex::new(alloc::vec::Vec::new());
+    PARKED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .push(listener);
+}
+
+/// Keeps `listener` for the life of the process.
+#[cfg(any(not(feature = "std"), loom))]
+fn park(listener: EventListener) {
+    core::mem::forget(listener);
 }
 
 /// Gives up a listener that has served its wait. Inside a terminal notification on this
