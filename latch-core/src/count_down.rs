@@ -5,7 +5,7 @@ use core::fmt;
 use crate::error::{CountTooLarge, TimedOut};
 use crate::futures::{Wait, WaitUntil};
 use crate::latch::{sealed::Sealed, Latch};
-use crate::raw::{RawLatch, Terminal, MAX_COUNT};
+use crate::raw::{RawLatch, Terminal};
 
 /// A one-shot latch that opens when its count reaches zero.
 ///
@@ -15,7 +15,7 @@ use crate::raw::{RawLatch, Terminal, MAX_COUNT};
 /// it releases. The latch never resets.
 ///
 /// `new` is a `const fn`, so a latch can live in a `static`. A negative count cannot be
-/// written (`usize`); a count above [`MAX_COUNT`] is refused by [`try_new`](Self::try_new).
+/// written (`usize`); a count above [`MAX_COUNT`](crate::MAX_COUNT) is refused by [`try_new`](Self::try_new).
 ///
 /// **Latch, barrier or task tracker?** A latch counts *events*: the counters and the waiters
 /// are different tasks, and counters never wait. `async_lock::Barrier` makes the *same* N
@@ -54,7 +54,7 @@ impl CountDownLatch {
         ///
         /// # Panics
         ///
-        /// If `count` exceeds [`MAX_COUNT`]; use [`try_new`](Self::try_new) to get an error
+        /// If `count` exceeds [`MAX_COUNT`](crate::MAX_COUNT); use [`try_new`](Self::try_new) to get an error
         /// instead. In a `static` this is a compile-time error.
         ///
         /// # Examples
@@ -67,7 +67,6 @@ impl CountDownLatch {
         /// assert!(CountDownLatch::new(0).is_open());
         /// ```
         pub fn new(count: usize) -> Self {
-            assert!(count <= MAX_COUNT, "latch count exceeds latch_core::MAX_COUNT");
             Self {
                 raw: RawLatch::new(count),
             }
@@ -76,7 +75,7 @@ impl CountDownLatch {
 
     crate::const_fn! {
         /// A latch that opens after `count` count-downs, or an error if `count` exceeds
-        /// [`MAX_COUNT`].
+        /// [`MAX_COUNT`](crate::MAX_COUNT).
         ///
         /// # Errors
         ///
@@ -91,10 +90,10 @@ impl CountDownLatch {
         /// assert!(CountDownLatch::try_new(MAX_COUNT + 1).is_err());
         /// ```
         pub fn try_new(count: usize) -> Result<Self, CountTooLarge> {
-            if count > MAX_COUNT {
-                return Err(CountTooLarge { count });
+            match RawLatch::try_count(count) {
+                Ok(count) => Ok(Self::new(count)),
+                Err(error) => Err(error),
             }
-            Ok(Self::new(count))
         }
     }
 
@@ -260,8 +259,8 @@ impl Sealed for CountDownLatch {
         Ok(())
     }
 
-    fn timed_out(&self) -> <Self as Latch>::Timed<'_> {
-        Err(TimedOut)
+    fn timed_out(&self) -> Option<<Self as Latch>::Timed<'_>> {
+        Some(Err(TimedOut))
     }
 }
 

@@ -8,7 +8,7 @@ use once_cell::race::OnceBox;
 use crate::error::{CountTooLarge, WaitError};
 use crate::futures::{Wait, WaitUntil};
 use crate::latch::{sealed::Sealed, Latch};
-use crate::raw::{RawLatch, Terminal, MAX_COUNT};
+use crate::raw::{RawLatch, Terminal};
 
 /// A countdown latch with a failure path: [`fail`](Self::fail) releases every waiter with the
 /// first error, so a crashed counter cannot leave waiters blocked forever.
@@ -47,7 +47,7 @@ impl<E> FailableLatch<E> {
         ///
         /// # Panics
         ///
-        /// If `count` exceeds [`MAX_COUNT`]; [`try_new`](Self::try_new) returns an error
+        /// If `count` exceeds [`MAX_COUNT`](crate::MAX_COUNT); [`try_new`](Self::try_new) returns an error
         /// instead.
         ///
         /// # Examples
@@ -59,7 +59,6 @@ impl<E> FailableLatch<E> {
         /// assert_eq!(STARTUP.count(), 3);
         /// ```
         pub fn new(count: usize) -> Self {
-            assert!(count <= MAX_COUNT, "latch count exceeds latch_core::MAX_COUNT");
             Self {
                 raw: RawLatch::new(count),
                 error: OnceBox::new(),
@@ -69,7 +68,7 @@ impl<E> FailableLatch<E> {
 
     crate::const_fn! {
         /// A latch that opens after `count` count-downs, or an error if `count` exceeds
-        /// [`MAX_COUNT`].
+        /// [`MAX_COUNT`](crate::MAX_COUNT).
         ///
         /// # Errors
         ///
@@ -83,10 +82,10 @@ impl<E> FailableLatch<E> {
         /// assert!(FailableLatch::<()>::try_new(usize::MAX).is_err());
         /// ```
         pub fn try_new(count: usize) -> Result<Self, CountTooLarge> {
-            if count > MAX_COUNT {
-                return Err(CountTooLarge { count });
+            match RawLatch::try_count(count) {
+                Ok(count) => Ok(Self::new(count)),
+                Err(error) => Err(error),
             }
-            Ok(Self::new(count))
         }
     }
 
@@ -325,21 +324,16 @@ impl<E> Sealed for FailableLatch<E> {
         output.map_err(WaitError::Failed)
     }
 
-    fn timed_out(&self) -> <Self as Latch>::Timed<'_> {
-        Err(WaitError::TimedOut)
+    fn timed_out(&self) -> Option<<Self as Latch>::Timed<'_>> {
+        Some(Err(WaitError::TimedOut))
     }
 }
 
 impl<E> fmt::Debug for FailableLatch<E> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let status = match self.raw.terminal() {
-            Some(Terminal::Open) => "open",
-            Some(Terminal::Failed) => "failed",
-            None => "counting",
-        };
         f.debug_struct("FailableLatch")
             .field("count", &self.count())
-            .field("status", &status)
+            .field("status", &self.raw.status().as_str())
             .finish()
     }
 }

@@ -48,8 +48,9 @@ pub trait Latch: sealed::Sealed {
     /// Waits until the latch opens, or until `deadline` completes, whichever comes first.
     ///
     /// `deadline` is any future: a `tokio::time::sleep`, an `async_io::Timer`, an
-    /// `embassy_time::Timer`. The latch is polled first, so a latch that is open when the
-    /// deadline fires still reports success. A timed-out wait changes nothing.
+    /// `embassy_time::Timer`. The latch is polled first, and checked once more after the
+    /// deadline fires, so a latch that has ended by then reports how it ended, not a
+    /// timeout. A timed-out wait changes nothing.
     fn wait_until<D: core::future::Future>(
         &self,
         deadline: D,
@@ -79,8 +80,11 @@ pub(crate) mod sealed {
         where
             Self: Latch + 'a;
 
-        /// The timed wait's output when the deadline came first.
-        fn timed_out(&self) -> <Self as Latch>::Timed<'_>
+        /// The timed wait's output when the deadline came first and the latch had not
+        /// ended when checked again; `None` if no timeout can be reported yet because the
+        /// latch is in the middle of ending (a tracking latch whose every counter has
+        /// reported, failing), so the wait goes on until it has ended.
+        fn timed_out(&self) -> Option<<Self as Latch>::Timed<'_>>
         where
             Self: Latch;
     }

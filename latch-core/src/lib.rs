@@ -34,6 +34,39 @@
 //! assert_eq!(error.to_string(), "timed out waiting for: cache-warmer");
 //! ```
 //!
+//! # Wakers, observers and deadlines: what user code may do
+//!
+//! Wakers run on the notifying thread: the `count_down` that opens a latch, or the `fail`
+//! that fails it, wakes every waiter before it returns, inside event-listener's notify,
+//! with the latch's waiter list locked. So a waker:
+//!
+//! - **may** call back into the latch that is waking it, or into any other latch: a
+//!   count-down or failure of the ended latch is refused, a new wait is ready at once, and
+//!   ending another latch nests its notification inside this one;
+//! - **may** poll the woken task inline from `wake` (under `std`: a wait that finishes or
+//!   is dropped there hands its listener to the notification, which frees it once the lock
+//!   is released; without `std` this is not supported, see below);
+//! - **may** panic: every other waiter is still woken, the panic then propagates out of
+//!   `count_down` or `fail` (without `std`, a second panicking waker in the same
+//!   notification aborts, as a panic during unwinding does). Each panicking waker costs
+//!   one parked listener, kept for the life of the process, to keep event-listener's count
+//!   of notified listeners right;
+//! - **should not** block: the counting thread, and every thread that registers or drops
+//!   a waiter of that latch, waits for it.
+//!
+//! Without `std` there is no thread-local through which a waiter can find the notification
+//! running on its thread, so an executor that polls inline from `wake` would take the
+//! waiter list's lock again: it spins for ever (spinlock) or panics (`critical-section`).
+//! Embedded executors defer the poll to their run loop, which is fine.
+//!
+//! An [`on_count_down`](TrackingLatch::on_count_down) observer runs on the counting thread
+//! before the waiters it releases wake; if it panics on the opening count-down, the waiters
+//! are woken as the panic unwinds, and the panic reaches the caller.
+//!
+//! A deadline future is polled after the latch, and when it completes the latch is checked
+//! once more, so work done by the deadline's own poll (or by another thread meanwhile)
+//! counts. A wait that has returned, in any form, holds no listener and no wake-up.
+//!
 //! # Features
 //!
 //! - `std` (default): blocking waits and `Instant`-based diagnostics
@@ -94,6 +127,8 @@ mod failable;
 pub mod fixed;
 #[cfg(feature = "alloc")]
 mod latch;
+#[cfg(feature = "alloc")]
+mod notify;
 #[cfg(feature = "alloc")]
 mod raw;
 #[cfg_attr(not(feature = "alloc"), allow(unused_imports))] // `AtomicU8` serves the tracking latch

@@ -19,8 +19,11 @@ use crate::sync::{AtomicU8, Ordering};
 const PENDING: u8 = 0;
 /// A [`Counter`] handle owns the report.
 const CLAIMED: u8 = 1;
-/// The counter has reported; later reports are duplicates.
-const REPORTED: u8 = 2;
+/// The counter's report has been claimed (later reports are duplicates) but its count-down
+/// has not landed yet: it is still pending, so a timeout that races it names it.
+const REPORTING: u8 = 2;
+/// The counter's count-down has landed (or was refused by an ended latch).
+const REPORTED: u8 = 3;
 
 type Observer = Box<dyn Fn(&CountDownEvent<'_>) + Send + Sync>;
 
@@ -76,7 +79,7 @@ pub struct TrackingLatch<E> {
 
 struct Slot {
     name: Cow<'static, str>,
-    /// `PENDING`, `CLAIMED` or `REPORTED`; only ever moves forward.
+    /// `PENDING`, `CLAIMED`, `REPORTING` or `REPORTED`; only ever moves forward.
     state: AtomicU8,
 }
 
@@ -222,7 +225,9 @@ impl<E> TrackingLatch<E> {
         self.counters.iter().map(|slot| &*slot.name)
     }
 
-    /// The counters that have not reported, in the order the latch was built with.
+    /// The counters that have not reported, in the order the latch was built with. A
+    /// counter is pending until its count-down has landed: one that is reporting at this
+    /// moment on another thread is still listed.
     ///
     /// # Examples
     ///
@@ -452,9 +457,10 @@ impl<E> TrackingLatch<E> {
 
     /// Reports for counter `index`; see [`count_down_for`](Self::count_down_for).
     pub(crate) fn report(&self, index: usize) -> bool {
-        // Relaxed: the swap only decides which report for this name counts; the latch's
+        let slot = &self.counters[index];
+        // Relaxed: the claim only decides which report for this name counts; the latch's
         // own state word carries the happens-before from counters to waiters.
-        if self.counters[index].state.swap(REPORTED, Ordering::Relaxed) == REPORTED {
+        if slot.state.fetch_max(REPORTING, Ordering::Relaxed) >= REPORTING {
             return false;
         }
         // The count-down that will open the latch stamps the time before it opens it, so
@@ -464,14 +470,25 @@ impl<E> TrackingLatch<E> {
         if self.latch.count() == 1 {
             let _ = self.time_to_open.set(self.created.elapsed());
         }
-        self.latch
-            .count_down_then(|remaining| self.record(index, remaining))
+        // Release: a reader that sees `REPORTED` (Acquire, in `pending_slots`) also sees
+        // this count-down in the latch's state word, so a list with nobody pending implies
+        // a latch that has ended or is failing. Stored right after the decrement, before
+        // the waiters it may release wake, so they find nobody pending.
+        let counted = self.latch.count_down_then(|remaining| {
+            slot.state.store(REPORTED, Ordering::Release);
+            self.record(index, remaining);
+        });
+        if !counted {
+            // Refused by an ended latch: nothing to count, and nothing pending any more.
+            slot.state.store(REPORTED, Ordering::Release);
+        }
+        counted
     }
 
     /// Whether counter `index` has reported.
     pub(crate) fn has_reported(&self, index: usize) -> bool {
         // Relaxed: a stale `false` only costs a failure that the latch then refuses.
-        self.counters[index].state.load(Ordering::Relaxed) == REPORTED
+        self.counters[index].state.load(Ordering::Relaxed) >= REPORTING
     }
 
     /// Fails the latch with `failure`; hands it back if the latch had already ended.
@@ -506,11 +523,17 @@ impl<E> TrackingLatch<E> {
         }
     }
 
+    /// The counters whose count-down has not landed: one reporting at this moment on
+    /// another thread is still pending.
+    /// An open latch has nobody pending, even while its last reporter has yet to mark its
+    /// slot.
     fn pending_slots(&self) -> impl Iterator<Item = &Slot> {
-        // Relaxed: a snapshot; each counter's report is its own event.
+        let open = self.is_open();
+        // Acquire: pairs with the Release store of `REPORTED` in `report`, so a counter seen
+        // as reported has its count-down visible in the latch's state word.
         self.counters
             .iter()
-            .filter(|slot| slot.state.load(Ordering::Relaxed) != REPORTED)
+            .filter(move |slot| !open && slot.state.load(Ordering::Acquire) != REPORTED)
     }
 
     fn still_pending(&self) -> StillPending {
@@ -585,23 +608,19 @@ impl<E> Sealed for TrackingLatch<E> {
         output.map_err(TrackingWaitError::Failed)
     }
 
-    fn timed_out(&self) -> <Self as Latch>::Timed<'_> {
-        Err(TrackingWaitError::TimedOut(self.still_pending()))
+    fn timed_out(&self) -> Option<<Self as Latch>::Timed<'_>> {
+        // Empty only if every counter's count-down has landed, so the latch has opened or
+        // is failing (a count-down was refused); either way it is no timeout.
+        let pending = self.still_pending();
+        (!pending.names.is_empty()).then_some(Err(TrackingWaitError::TimedOut(pending)))
     }
 }
 
 impl<E> fmt::Debug for TrackingLatch<E> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let status = if self.is_open() {
-            "open"
-        } else if self.failure().is_some() {
-            "failed"
-        } else {
-            "counting"
-        };
         f.debug_struct("TrackingLatch")
             .field("count", &self.count())
-            .field("status", &status)
+            .field("status", &self.raw().status().as_str())
             .field("pending", &self.pending())
             .finish()
     }

@@ -65,15 +65,34 @@ impl<'a, L: Latch> Wait<'a, L> {
             let latch = self.latch;
             return L::in_time(latch.output(self.raw.wait()));
         };
+        let latch = self.latch;
         match crate::blocking::block_until(&mut self.raw, deadline) {
-            Some(terminal) => L::in_time(self.latch.output(terminal)),
-            None => self.latch.timed_out(),
+            Some(terminal) => L::in_time(latch.output(terminal)),
+            // Still counting at the deadline; or ending, with no timeout to report: then
+            // the end is moments away (a failure being stored).
+            None => latch
+                .timed_out()
+                .unwrap_or_else(|| L::in_time(latch.output(self.raw.wait()))),
         }
     }
 
-    /// The latch this future waits on.
-    pub(crate) fn latch(&self) -> &'a L {
-        self.latch
+    /// Checks the latch once more after a deadline fired, without registering: how it
+    /// ended, or the timeout to report, or `Pending` while no timeout can be reported yet
+    /// (then the listener registered by the last poll stays, to hear the end).
+    pub(crate) fn poll_expired(&mut self) -> Poll<L::Timed<'a>> {
+        let latch = self.latch;
+        let outcome = match self.raw.latch().terminal() {
+            Some(terminal) => L::in_time(latch.output(terminal)),
+            None => match latch.timed_out() {
+                Some(timed_out) => timed_out,
+                None => match self.raw.latch().terminal() {
+                    Some(terminal) => L::in_time(latch.output(terminal)),
+                    None => return Poll::Pending,
+                },
+            },
+        };
+        self.raw.release();
+        Poll::Ready(outcome)
     }
 }
 

@@ -12,9 +12,11 @@ pin_project_lite::pin_project! {
     /// The future returned by `wait_until(deadline)` on any latch; it resolves to
     /// [`Latch::Timed`].
     ///
-    /// The latch is polled before the deadline, so a latch that has ended by the time the
-    /// deadline fires reports how it ended, not a timeout. The timeout is decided when the
-    /// deadline completes: a tracking latch names the counters pending at that moment.
+    /// The latch is polled before the deadline, and checked once more after the deadline
+    /// fires (even if the deadline's own poll ended it), so a latch that has ended by then
+    /// reports how it ended, not a timeout. The timeout is decided at that check: a tracking
+    /// latch names the counters whose count-down had not landed, at least one. Once it has
+    /// returned, the future holds no listener, whether or not it is dropped.
     ///
     /// # Cancel safety
     ///
@@ -36,6 +38,8 @@ pin_project_lite::pin_project! {
         wait: Wait<'a, L>,
         #[pin]
         deadline: D,
+        // Set once the deadline has completed; it is not polled again.
+        expired: bool,
     }
 }
 
@@ -44,6 +48,7 @@ impl<'a, L: Latch, D> WaitUntil<'a, L, D> {
         Self {
             wait: Wait::new(latch),
             deadline,
+            expired: false,
         }
     }
 }
@@ -56,10 +61,13 @@ impl<'a, L: Latch, D: Future> Future for WaitUntil<'a, L, D> {
         if let Poll::Ready(output) = this.wait.poll_latch(cx) {
             return Poll::Ready(L::in_time(output));
         }
-        match this.deadline.poll(cx) {
-            Poll::Ready(_) => Poll::Ready(this.wait.latch().timed_out()),
-            Poll::Pending => Poll::Pending,
+        if !*this.expired {
+            core::task::ready!(this.deadline.poll(cx));
+            *this.expired = true;
         }
+        // The deadline's poll may itself have ended the latch (or another thread did,
+        // meanwhile): look again before calling it a timeout.
+        this.wait.poll_expired()
     }
 }
 

@@ -1,6 +1,9 @@
-//! loom models of the latch state machine: count-down vs wait vs fail, and handle drop vs
-//! wait. Run with `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=3 cargo test -p latch-core
-//! --test loom --release`.
+//! loom models of the latch state machine: count-down vs wait vs fail, handle drop vs wait,
+//! the deadline's re-check, and the notification that defers listeners released inside it.
+//! A panicking waker is not modelled: event-listener's loom build unwraps its poisoned list
+//! mutex, so the panic cannot be survived under loom (the std build recovers the lock);
+//! `tests/seams.rs` covers it with real threads. Run with `RUSTFLAGS="--cfg loom"
+//! LOOM_MAX_PREEMPTIONS=3 cargo test -p latch-core --test loom --release`.
 #![cfg(loom)]
 #![allow(clippy::std_instead_of_core, clippy::std_instead_of_alloc)] // tests run on std
 #![allow(unsafe_code)] // loom cells model the data a counter publishes
@@ -9,7 +12,7 @@ use loom::future::block_on;
 use loom::sync::Arc;
 use loom::thread;
 
-use latch_core::{CountDownLatch, FailableLatch, Failure, TrackingLatch};
+use latch_core::{CountDownLatch, FailableLatch, Failure, TrackingLatch, TrackingWaitError};
 
 /// Two counters race a waiter: the waiter always wakes (no lost wake-up) and sees zero.
 #[test]
@@ -148,5 +151,119 @@ fn handle_drop_races_wait() {
         );
         dropper.join().unwrap();
         reporter.join().unwrap();
+    });
+}
+
+/// A deadline that is always already done races the two last reports: a timeout names at
+/// least one counter (a counter mid-report is still pending), and `Ok` means it opened.
+#[test]
+fn deadline_re_check_races_the_last_reports() {
+    loom::model(|| {
+        let latch = std::sync::Arc::new(TrackingLatch::<()>::new(["a", "b"]).unwrap());
+        let reporters: Vec<_> = ["a", "b"]
+            .into_iter()
+            .map(|name| {
+                let latch = latch.clone();
+                thread::spawn(move || latch.count_down_for(name).unwrap())
+            })
+            .collect();
+        match block_on(latch.wait_until(core::future::ready(()))) {
+            Ok(()) => assert!(latch.is_open()),
+            Err(TrackingWaitError::TimedOut(pending)) => assert!(!pending.names().is_empty()),
+            Err(TrackingWaitError::Failed(_)) => unreachable!("nobody fails this latch"),
+        }
+        reporters
+            .into_iter()
+            .for_each(|r| assert!(r.join().unwrap()));
+    });
+}
+
+/// A failure races the last report and an expired deadline. When every counter has
+/// reported but the failure is still being stored, there is no timeout to report: the wait
+/// goes on until the failure lands (and loom proves it is woken then).
+#[test]
+fn deadline_re_check_races_a_failure() {
+    loom::model(|| {
+        let latch = std::sync::Arc::new(TrackingLatch::new(["a"]).unwrap());
+        let reporter = {
+            let latch = latch.clone();
+            thread::spawn(move || latch.count_down_for("a").unwrap())
+        };
+        let failer = {
+            let latch = latch.clone();
+            thread::spawn(move || latch.fail(7))
+        };
+        let outcome = block_on(latch.wait_until(core::future::ready(())));
+        let counted = reporter.join().unwrap();
+        let failed = failer.join().unwrap();
+        match outcome {
+            Ok(()) => assert!(counted && failed.is_err()),
+            Err(TrackingWaitError::Failed(failure)) => {
+                assert_eq!(failure.error(), Some(&7));
+                assert!(!counted && failed.is_ok());
+            }
+            Err(TrackingWaitError::TimedOut(pending)) => {
+                assert_eq!(pending.names(), ["a"]);
+            }
+        }
+    });
+}
+
+/// An executor that polls its task inline from `wake`: the woken wait finishes and gives up
+/// its listener inside the opening's notification, while another waiter registers and
+/// leaves on its own thread. No deadlock, and both are released.
+#[test]
+fn inline_poll_inside_the_notification() {
+    use std::sync::Mutex;
+    use std::task::{Context, Wake, Waker};
+
+    type Task = Mutex<Option<core::pin::Pin<Box<dyn core::future::Future<Output = ()> + Send>>>>;
+
+    struct Inline {
+        task: Task,
+        finished: loom::sync::atomic::AtomicBool,
+    }
+
+    impl Inline {
+        fn run(self: &std::sync::Arc<Self>) {
+            let waker = Waker::from(self.clone());
+            let mut task = self.task.lock().unwrap();
+            if let Some(future) = task.as_mut() {
+                if future
+                    .as_mut()
+                    .poll(&mut Context::from_waker(&waker))
+                    .is_ready()
+                {
+                    *task = None;
+                    self.finished
+                        .store(true, loom::sync::atomic::Ordering::SeqCst);
+                }
+            }
+        }
+    }
+
+    impl Wake for Inline {
+        fn wake(self: std::sync::Arc<Self>) {
+            self.run();
+        }
+    }
+
+    loom::model(|| {
+        let latch = std::sync::Arc::new(CountDownLatch::new(1));
+        let inline = std::sync::Arc::new(Inline {
+            task: Mutex::new(Some(Box::pin({
+                let latch = latch.clone();
+                async move { latch.wait().await }
+            }))),
+            finished: loom::sync::atomic::AtomicBool::new(false),
+        });
+        inline.run();
+        let counter = {
+            let latch = latch.clone();
+            thread::spawn(move || latch.count_down())
+        };
+        block_on(latch.wait());
+        assert!(counter.join().unwrap());
+        assert!(inline.finished.load(loom::sync::atomic::Ordering::SeqCst));
     });
 }
