@@ -13,6 +13,7 @@
 // Benchmarks are std programs; `core::`/`alloc::` paths add nothing here.
 #![allow(clippy::std_instead_of_core, clippy::std_instead_of_alloc)]
 
+pub mod counting;
 pub mod fixed;
 pub mod latch;
 pub mod queue;
