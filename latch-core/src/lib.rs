@@ -92,6 +92,7 @@
 #![no_std]
 #![deny(unsafe_code)] // allowed in one module: `fixed/failure.rs`
 #![cfg_attr(docsrs, feature(doc_cfg))]
+#![cfg_attr(docsrs, doc(auto_cfg(hide(loom))))]
 
 #[cfg(feature = "alloc")]
 extern crate alloc;

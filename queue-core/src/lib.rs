@@ -154,6 +154,7 @@
 #![no_std]
 #![forbid(unsafe_code)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
+#![cfg_attr(docsrs, doc(auto_cfg(hide(loom))))]
 
 extern crate alloc;
 #[cfg(feature = "std")]
