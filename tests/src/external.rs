@@ -80,9 +80,10 @@ fn require_with<T>(
 
 /// A CPython 3.13 interpreter, as the program to run.
 ///
-/// `DIFF_PYTHON`, if set, is the only candidate; otherwise `python3.13`, then `python3`,
-/// each in the caller's environment (so pyenv's `PYENV_VERSION`, a virtualenv or `PATH`
-/// decide what they are). The first that reports CPython 3.13 wins; the error lists what
+/// `DIFF_PYTHON`, if set, is the only candidate; otherwise `python3.13`, then the 3.13 that
+/// pyenv has installed (`pyenv prefix 3.13`), then `python3`, each in the caller's
+/// environment (so `PYENV_VERSION`, a virtualenv or `PATH` decide what `python3.13` and
+/// `python3` are). The first that reports CPython 3.13 wins; the error lists what
 /// each candidate turned out to be.
 ///
 /// # Examples
@@ -99,7 +100,12 @@ fn require_with<T>(
 pub fn cpython_313() -> Result<String, String> {
     let candidates = match std::env::var(PYTHON_VARIABLE) {
         Ok(program) => vec![program],
-        Err(_) => vec!["python3.13".to_owned(), "python3".to_owned()],
+        Err(_) => {
+            let mut candidates = vec!["python3.13".to_owned()];
+            candidates.extend(pyenv_313());
+            candidates.push("python3".to_owned());
+            candidates
+        }
     };
     let mut found = Vec::new();
     for program in candidates {
@@ -114,6 +120,17 @@ pub fn cpython_313() -> Result<String, String> {
          `PYENV_VERSION=3.13 cargo test`) or point {PYTHON_VARIABLE} at one.",
         found.join("; ")
     ))
+}
+
+/// The CPython 3.13 that pyenv has installed, if pyenv is here and has one, whatever
+/// version the caller's environment selects.
+fn pyenv_313() -> Option<String> {
+    let output = Command::new("pyenv")
+        .args(["prefix", "3.13"])
+        .output()
+        .ok()?;
+    let prefix = String::from_utf8_lossy(&output.stdout).trim().to_owned();
+    (output.status.success() && !prefix.is_empty()).then(|| format!("{prefix}/bin/python3"))
 }
 
 /// What `program` says it is, as `"CPython 3.13.0"`.
