@@ -228,15 +228,6 @@ pub(crate) enum Nothing {
     Closed,
 }
 
-/// What an ending found.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Ending {
-    /// Nothing is unfinished now.
-    pub(crate) settled: bool,
-    /// Joiners were registered when it ended.
-    pub(crate) joiners: bool,
-}
-
 /// How a get treats reservations.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Claim {
@@ -318,9 +309,11 @@ impl<T> Ring<T> {
 
     #[inline]
     fn slot(&self, ticket: u64) -> &Slot<T> {
-        // The index is below `slots.len()` by the mask; the check compiles to nothing
-        // more than a compare that never fails.
-        &self.slots[(ticket & self.mask) as usize]
+        let index = (ticket & self.mask) as usize;
+        debug_assert!(index < self.slots.len());
+        // SAFETY: `mask` is `slots.len() - 1` and `slots.len()` a power of two, so the
+        // masked index is in bounds (this skips a bounds check on every put and get).
+        unsafe { self.slots.get_unchecked(index) }
     }
 
     // ------------------------------------------------------------------------ puts
@@ -365,34 +358,27 @@ impl<T> Ring<T> {
                 return Err(Refused::Closed(item));
             }
             let ticket = ticket_of(tail);
-            let used = match self.bound {
+            let (used, reserved) = match self.bound {
+                // Relaxed (both): a bound check; the slot's stamp below orders the write
+                // after the read of the get that freed the slot.
                 Bound::Buffered(_) => {
-                    // Relaxed: a bound check; the slot's stamp below orders the write
-                    // after the read of the get that freed the slot.
                     let head = self.head.0.load(Ordering::Relaxed);
-                    let used = distance(ticket, ticket_of(head));
-                    if behind(used) {
-                        // `tail` was stale: a get already passed it.
-                        spin_loop();
-                        tail = self.tail.0.load(Ordering::Relaxed);
-                        continue;
-                    }
                     // Slots reserved for woken putters count as used.
-                    used + pending(head)
+                    (distance(ticket, ticket_of(head)), pending(head))
                 }
                 Bound::Unfinished(_) => {
-                    // Relaxed: as above.
                     let ended = self.ended.0.load(Ordering::Relaxed);
-                    let used = distance(ticket, ticket_of(ended));
-                    if behind(used) {
-                        spin_loop();
-                        tail = self.tail.0.load(Ordering::Relaxed);
-                        continue;
-                    }
-                    used
+                    (distance(ticket, ticket_of(ended)), 0)
                 }
             };
-            if used >= self.bound.get() + allowance {
+            if used + reserved >= self.bound.get() + allowance {
+                if behind(used) {
+                    // `tail` was stale: a get (or an ending) already passed it.
+                    spin_loop();
+                    // Relaxed: re-read for the loop, which validates it.
+                    tail = self.tail.0.load(Ordering::Relaxed);
+                    continue;
+                }
                 return Err(Refused::Full(item));
             }
             let slot = self.slot(ticket);
@@ -485,7 +471,10 @@ impl<T> Ring<T> {
                     // Relaxed: the put of this item claimed its ticket before the stamp we
                     // acquired, so this read sees at least that ticket.
                     let tail = self.tail.0.load(Ordering::Relaxed);
-                    if distance(ticket_of(tail), ticket) <= pending(tail) {
+                    if tail & (FIELD_MAX << PENDING_SHIFT) != 0
+                        && distance(ticket_of(tail), ticket) <= pending(tail)
+                    {
+                        // Every buffered item is reserved for a woken getter.
                         return Err(Nothing::Empty);
                     }
                 }
@@ -555,19 +544,21 @@ impl<T> Ring<T> {
 
     // --------------------------------------------------------------------- endings
 
-    /// Records `n` endings (resolutions, abandonments or discards).
+    /// Records `n` endings (resolutions, abandonments or discards). Returns whether the
+    /// caller must wake the joiners: joiners were registered and these endings settled
+    /// the ring. (Settling is only looked at when someone joins.)
     #[inline]
-    pub(crate) fn end(&self, n: u64) -> Ending {
+    pub(crate) fn end(&self, n: u64) -> bool {
         // AcqRel: releases this ending (and the work before it) to joiners that acquire
         // `ended`; acquires the earlier endings, so the `tail` read below sees the claim
         // of every item they ended.
         let before = self.ended.0.fetch_add(n << TICKET_SHIFT, Ordering::AcqRel);
+        if before & (FIELD_MAX << WAITING_SHIFT) == 0 {
+            return false;
+        }
         // Relaxed: ordered by the acquire above (every ended item's claim happens before).
         let tail = self.tail.0.load(Ordering::Relaxed);
-        Ending {
-            settled: distance(ticket_of(tail), ticket_of(before) + n) == 0,
-            joiners: waiting(before) > 0,
-        }
+        distance(ticket_of(tail), ticket_of(before) + n) == 0
     }
 
     /// Whether nothing is unfinished: every claimed ticket has ended.
@@ -698,6 +689,10 @@ impl<T> Ring<T> {
 /// nothing.
 #[inline]
 const fn with_notification(word: u64) -> (u64, bool) {
+    if word & (FIELD_MAX << WAITING_SHIFT) == 0 {
+        // Nobody waits: the common case, one test.
+        return (word, false);
+    }
     let waiting = waiting(word);
     if waiting == FIELD_MAX {
         (word, true)

@@ -88,13 +88,8 @@ fn a_requeued_item_keeps_its_id_and_goes_to_the_back() {
     // Four tickets, one of them a retry (counted as an ending): three unfinished.
     assert_eq!(ring.tickets(), 4);
     assert_eq!(ring.unfinished(), 3);
-    assert_eq!(
-        ring.end(3),
-        Ending {
-            settled: true,
-            joiners: false
-        }
-    );
+    assert!(!ring.end(3));
+    assert!(ring.is_settled());
 }
 
 #[test]
@@ -120,7 +115,8 @@ fn an_unfinished_bound_is_freed_by_endings_not_gets() {
     ring.try_requeue(id, item).unwrap();
     assert_eq!(ring.try_put(3), Err(Refused::Full(3)));
     taken(&ring);
-    assert!(!ring.end(1).settled);
+    assert!(!ring.end(1));
+    assert!(!ring.is_settled());
     assert_eq!(ring.try_put(3).unwrap().id, 3);
     // No putter counts live in `head` for this bound.
     assert!(!ring.try_get().unwrap().notify_putter);
@@ -135,32 +131,17 @@ fn the_last_ending_settles_and_reports_registered_joiners() {
     assert_eq!(ring.unfinished(), 2);
     taken(&ring);
     taken(&ring);
-    assert_eq!(
-        ring.end(1),
-        Ending {
-            settled: false,
-            joiners: false
-        }
-    );
+    assert!(!ring.end(1));
+    assert!(!ring.is_settled());
     ring.register_joiner();
-    assert_eq!(
-        ring.end(1),
-        Ending {
-            settled: true,
-            joiners: true
-        }
-    );
+    assert!(ring.end(1));
+    assert!(ring.is_settled());
     assert!(ring.is_settled());
     ring.unregister_joiner();
     ring.try_put(()).unwrap();
     taken(&ring);
-    assert_eq!(
-        ring.end(1),
-        Ending {
-            settled: true,
-            joiners: false
-        }
-    );
+    assert!(!ring.end(1));
+    assert!(ring.is_settled());
 }
 
 #[test]
@@ -178,7 +159,8 @@ fn tickets_and_ids_cross_the_39_bit_wrap() {
     }
     assert_eq!(ring.len(), 0);
     assert_eq!(ring.unfinished(), 20);
-    assert!(ring.end(20).settled);
+    assert!(!ring.end(20));
+    assert!(ring.is_settled());
     assert!(ring.tickets() > TICKET_MASK + 1);
 }
 
@@ -435,13 +417,8 @@ fn producers_and_consumers_on_threads_lose_and_duplicate_nothing() {
         "contiguous ids, each once"
     );
     assert_eq!(items, (0..total).collect::<Vec<_>>(), "every item once");
-    assert_eq!(
-        ring.end(total),
-        Ending {
-            settled: true,
-            joiners: false
-        }
-    );
+    assert!(!ring.end(total));
+    assert!(ring.is_settled());
 }
 
 /// The floor, for the instruction counters: `OPS` rounds (default 1 000) of put + get +
@@ -458,8 +435,8 @@ fn floor_ops_from_env() {
     for n in 0..ops {
         let accepted = ring.try_put(n).ok().unwrap();
         let taken = ring.try_get().ok().unwrap();
-        let ending = ring.end(1);
-        core::hint::black_box((accepted, taken, ending));
+        let notify_joiners = ring.end(1);
+        core::hint::black_box((accepted, taken, notify_joiners));
     }
     assert_eq!(ring.tickets(), ops);
     assert!(ring.is_settled());
