@@ -55,7 +55,7 @@ done
 echo "==> profiles of our hot paths"
 for workload in latch/count_down/ours latch/wait_open/ours latch/open_no_waiters/ours \
   queue/local/spsc-bounded128/ours queue/local/spsc-bounded128/flume \
-  queue/one-task/ours queue/one-task/async-channel; do
+  queue/floor/ours queue/floor/async-channel queue/floor/flume queue/floor/kanal; do
   file=$out/profiles/${workload//\//_}
   OPS=$ops valgrind --tool=callgrind --callgrind-out-file="$file.out" \
     "$bin/icount" "$workload" >/dev/null 2>&1

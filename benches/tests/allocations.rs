@@ -46,7 +46,7 @@ fn steady_state_paths_do_not_allocate() {
         "latch/count_down/ours",
         "latch/wait_open/ours",
         "latch/open_no_waiters/ours",
-        "queue/one-task/ours",
+        "queue/floor/ours",
     ] {
         // The difference between two sizes is the per-operation cost; set-up cancels out.
         let small = allocations(name, 1_000);

@@ -248,7 +248,7 @@ fn targets(
     }
     // Python.
     let pairs = [
-        ("one-task", "queue/one-task/ours"),
+        ("one-task", "queue/floor/ours"),
         ("spsc-bounded128", "queue/local/spsc-bounded128/ours"),
         ("mpmc4x4-bounded128", "queue/local/mpmc4x4-bounded128/ours"),
     ];
@@ -333,7 +333,7 @@ fn targets(
         });
     }
     // Allocations.
-    let quiet = allocations.get("queue/one-task/ours").copied();
+    let quiet = allocations.get("queue/floor/ours").copied();
     let waiting = allocations.get("queue/local/spsc-bounded128/ours").copied();
     if let (Some(quiet), Some(waiting)) = (quiet, waiting) {
         rows.push(Target {
@@ -452,7 +452,7 @@ fn render_markdown(
     out.push_str("| workload | CPython ns/item | ours ns/item | ours faster by |\n");
     out.push_str("|---|---:|---:|---:|\n");
     for (py, ours) in [
-        ("one-task", "queue/one-task/ours"),
+        ("one-task", "queue/floor/ours"),
         ("spsc-bounded128", "queue/local/spsc-bounded128/ours"),
         ("mpmc4x4-bounded128", "queue/local/mpmc4x4-bounded128/ours"),
     ] {
@@ -518,10 +518,11 @@ fn render_markdown(
 
 // ---------------------------------------------------------------------------- chart
 
-const PEER_COLORS: [(&str, RGBColor); 10] = [
+const PEER_COLORS: [(&str, RGBColor); 11] = [
     ("ours", RGBColor(214, 39, 40)),
     ("async-channel", RGBColor(31, 119, 180)),
     ("flume", RGBColor(44, 160, 44)),
+    ("kanal", RGBColor(255, 127, 14)),
     ("tokio-mpsc", RGBColor(148, 103, 189)),
     ("tokio-mpsc+tracker", RGBColor(140, 86, 75)),
     ("crossbeam-channel", RGBColor(127, 127, 127)),
@@ -700,6 +701,7 @@ fn draw_chart(timings: &Timings, path: &Path) -> Result<(), Error> {
             "ours",
             "async-channel",
             "flume",
+            "kanal",
             "tokio-mpsc",
             "tokio-mpsc+tracker",
             "crossbeam-channel",
@@ -731,7 +733,7 @@ fn draw_chart(timings: &Timings, path: &Path) -> Result<(), Error> {
         "producers = consumers",
         timings,
         "scaling/smol2-bounded128",
-        &["ours", "async-channel", "flume"],
+        &["ours", "async-channel", "flume", "kanal"],
     )?;
     curves(
         &panels[3],
