@@ -423,7 +423,8 @@ fn producers_and_consumers_on_threads_lose_and_duplicate_nothing() {
 
 /// The floor, for the instruction counters: `OPS` rounds (default 1 000) of put + get +
 /// ending on a ring bound at 128 with nobody waiting, the queue's cheapest path.
-/// `locked-per-op <this test binary> floor_ops_from_env` runs it at `OPS=N` and `OPS=0`.
+/// `benches/floor.sh` runs it under `locked-per-op` at `OPS=N` and `OPS=0`, beside the
+/// peers' floors.
 #[test]
 fn floor_ops_from_env() {
     let ops: u64 = match std::env::var("OPS") {
@@ -436,7 +437,11 @@ fn floor_ops_from_env() {
         let accepted = ring.try_put(n).ok().unwrap();
         let taken = ring.try_get().ok().unwrap();
         let notify_joiners = ring.end(1);
-        core::hint::black_box((accepted, taken, notify_joiners));
+        // The peers' floors check the item and keep it; this one also checks the id and
+        // that nobody needed a notification.
+        assert!(accepted.id == taken.id && !(accepted.notify_getter || taken.notify_putter));
+        assert!(!notify_joiners);
+        core::hint::black_box(taken.item);
     }
     assert_eq!(ring.tickets(), ops);
     assert!(ring.is_settled());
