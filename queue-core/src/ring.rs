@@ -96,6 +96,13 @@
 //! ending: the `ended` word has no room for the putter counts, so those putters are
 //! counted outside the ring (today's `Waiters`) and `head`'s putter fields stay zero.
 //!
+//! Unbounded queues and bounds above [`MAX_SLOTS`] do not use a ring: a ring preallocates
+//! its slots, and an unbounded Vyukov queue is a list of blocks, which is what
+//! concurrent-queue's `unbounded` already is (and async-channel's unbounded channel, the
+//! peer to match, runs on it). Writing a second one here would buy only the fused
+//! ticket/closed word, at the price of a second `unsafe` module; those queues keep
+//! concurrent-queue with the slot counter of `slots.rs` and the ledger's own id counter.
+//!
 //! # No user code between owners
 //!
 //! Nothing in this module calls user code: no waker, no `Drop` of `T` (except in the
