@@ -336,8 +336,7 @@ impl<T> Ring<T> {
     /// putter out (its reservation and its registration).
     pub(crate) fn put_reserved(&self, item: T) -> Result<Accepted, Refused<T>> {
         let accepted = self.put(item, None, true)?;
-        // Relaxed: a count; the putter is done waiting.
-        self.head.0.fetch_sub(WAITING + PENDING, Ordering::Relaxed);
+        consume(&self.head.0);
         Ok(accepted)
     }
 
@@ -365,20 +364,23 @@ impl<T> Ring<T> {
                 return Err(Refused::Closed(item));
             }
             let ticket = ticket_of(tail);
-            let (used, reserved) = match self.bound {
+            let (used, pending, counts) = match self.bound {
                 // Relaxed (both): a bound check; the slot's stamp below orders the write
                 // after the read of the get that freed the slot.
                 Bound::Buffered(_) => {
                     let head = self.head.0.load(Ordering::Relaxed);
                     // Slots reserved for woken putters count as used.
-                    (distance(ticket, ticket_of(head)), pending(head))
+                    (distance(ticket, ticket_of(head)), pending(head), head)
                 }
                 Bound::Unfinished(_) => {
                     let ended = self.ended.0.load(Ordering::Relaxed);
-                    (distance(ticket, ticket_of(ended)), 0)
+                    (distance(ticket, ticket_of(ended)), 0, 0)
                 }
             };
-            if used + reserved >= self.bound.get() + allowance {
+            let limit = self.bound.get() + allowance;
+            // The raw pending count first (the common case has none); only a ring that
+            // looks full checks whether a saturated count voids the reservations.
+            if used + pending >= limit && used + reservations(counts) >= limit {
                 if behind(used) {
                     // `tail` was stale: a get (or an ending) already passed it.
                     spin_loop();
@@ -479,7 +481,7 @@ impl<T> Ring<T> {
                     // acquired, so this read sees at least that ticket.
                     let tail = self.tail.0.load(Ordering::Relaxed);
                     if tail & (FIELD_MAX << PENDING_SHIFT) != 0
-                        && distance(ticket_of(tail), ticket) <= pending(tail)
+                        && distance(ticket_of(tail), ticket) <= reservations(tail)
                     {
                         // Every buffered item is reserved for a woken getter.
                         return Err(Nothing::Empty);
@@ -514,8 +516,7 @@ impl<T> Ring<T> {
                         slot.stamp
                             .store(stamp.wrapping_add(self.mask), Ordering::Release);
                         if claim == Claim::Reserved {
-                            // Relaxed: a count; the getter is done waiting.
-                            self.tail.0.fetch_sub(WAITING + PENDING, Ordering::Relaxed);
+                            consume(&self.tail.0);
                         }
                         return Ok(Taken {
                             id,
@@ -634,7 +635,7 @@ impl<T> Ring<T> {
         let tail = register(&self.tail.0);
         // Relaxed: a hint; the re-check decides.
         let head = self.head.0.load(Ordering::Relaxed);
-        distance(ticket_of(tail), ticket_of(head)) > pending(tail)
+        distance(ticket_of(tail), ticket_of(head)) > reservations(tail)
     }
 
     /// Counts out a getter that leaves without a notification (it succeeded on its own
@@ -710,6 +711,42 @@ const fn with_notification(word: u64) -> (u64, bool) {
     }
 }
 
+/// The reservations `word` holds: its pending notifications, none once `waiting` is
+/// saturated (then nothing is reserved, and reservations made before are ignored, so a
+/// saturated ring never holds items back from bargers).
+#[inline]
+const fn reservations(word: u64) -> u64 {
+    let pending = pending(word);
+    if pending == 0 || waiting(word) == FIELD_MAX {
+        0
+    } else {
+        pending
+    }
+}
+
+/// Counts out a woken waiter that used its reservation: one registration and one
+/// reservation (nothing once saturated).
+fn consume(word: &AtomicU64) {
+    // Relaxed: the compare-exchange below validates it.
+    let mut now = word.load(Ordering::Relaxed);
+    loop {
+        let waiting = waiting(now);
+        if waiting == FIELD_MAX {
+            return;
+        }
+        debug_assert!(waiting > 0, "a waiter counted out more often than in");
+        let mut next = now.saturating_sub(WAITING);
+        if pending(now) > 0 {
+            next -= PENDING;
+        }
+        // Relaxed: a count; the waiter is done waiting.
+        match word.compare_exchange_weak(now, next, Ordering::Relaxed, Ordering::Relaxed) {
+            Ok(_) => return,
+            Err(seen) => now = seen,
+        }
+    }
+}
+
 /// Counts a waiter into `word`'s `waiting` field (sticking at the maximum); returns the
 /// word after.
 fn register(word: &AtomicU64) -> u64 {
@@ -779,14 +816,22 @@ fn pass_on(word: &AtomicU64) -> bool {
     }
 }
 
-/// Withdraws one reservation.
+/// Withdraws one reservation (nothing once saturated: saturated notifications reserve
+/// nothing).
 fn unreserve(word: &AtomicU64) {
-    // Relaxed: a count.
-    let before = word.fetch_sub(PENDING, Ordering::Relaxed);
-    debug_assert!(
-        pending(before) > 0,
-        "a reservation withdrawn that was never made"
-    );
+    // Relaxed: the compare-exchange below validates it.
+    let mut now = word.load(Ordering::Relaxed);
+    loop {
+        if waiting(now) == FIELD_MAX || pending(now) == 0 {
+            debug_assert!(waiting(now) == FIELD_MAX, "a reservation withdrawn twice");
+            return;
+        }
+        // Relaxed: a count.
+        match word.compare_exchange_weak(now, now - PENDING, Ordering::Relaxed, Ordering::Relaxed) {
+            Ok(_) => return,
+            Err(seen) => now = seen,
+        }
+    }
 }
 
 impl<T> Drop for Ring<T> {

@@ -285,17 +285,46 @@ fn the_drain_takes_reserved_items_too() {
 #[test]
 fn more_waiters_than_the_field_holds_always_notify() {
     let ring = Ring::new(Bound::Buffered(4));
+    // One reservation made before the field saturates.
+    ring.register_getter();
+    assert!(ring.try_put(0).unwrap().notify_getter);
     for _ in 0..FIELD_MAX + 3 {
         ring.register_getter();
     }
-    for n in 0..4 {
+    for n in 1..4 {
         assert!(ring.try_put(n).unwrap().notify_getter);
     }
-    // Saturated: nothing is reserved, and counting out does not undo the saturation.
+    // Saturated: nothing is reserved, not even the earlier reservation, and counting out
+    // (in any way) does not undo the saturation or touch the tickets.
     assert_eq!(taken(&ring).1, 0);
     ring.unregister_getter();
-    assert!(ring.try_get().is_ok());
-    assert_eq!(waiting(ring.tail.0.load(Ordering::Relaxed)), FIELD_MAX);
+    assert_eq!(ring.get_reserved().unwrap().item, 1);
+    assert!(ring.pass_on_getter());
+    ring.unreserve_getter();
+    assert_eq!(taken(&ring).1, 2);
+    assert_eq!(taken(&ring).1, 3);
+    let word = ring.tail.0.load(Ordering::Relaxed);
+    assert_eq!((waiting(word), pending(word)), (FIELD_MAX, 1));
+    assert_eq!(ring.tickets(), 4);
+    assert_eq!(ring.try_put(4).unwrap().id, 4);
+}
+
+#[test]
+fn a_saturated_putter_count_reserves_no_slot() {
+    let ring = Ring::new(Bound::Buffered(1));
+    ring.try_put(0).unwrap();
+    for _ in 0..FIELD_MAX + 1 {
+        ring.register_putter();
+    }
+    assert!(ring.try_get().unwrap().notify_putter);
+    // Nothing reserved: a barging put may take the slot; the woken putter counts out
+    // without touching the word.
+    assert_eq!(ring.try_put(1).unwrap().id, 1);
+    ring.try_get().unwrap();
+    assert_eq!(ring.put_reserved(2).unwrap().id, 2);
+    ring.unreserve_putter();
+    let word = ring.head.0.load(Ordering::Relaxed);
+    assert_eq!((waiting(word), pending(word)), (FIELD_MAX, 0));
 }
 
 /// Counts drops; panics on the drop of the value `panics_at`.
