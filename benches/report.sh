@@ -3,7 +3,9 @@
 # one run:
 #   1. the criterion suites (latch, queue, scaling), wall clock;
 #   2. instructions per operation with callgrind (count at N minus count at 0, over N),
-#      plus callgrind_annotate profiles of our hot paths;
+#      plus callgrind_annotate profiles of our hot paths, and locked instructions per
+#      message of the floor and the executor shapes (shared/tools/locked-per-op: callgrind's
+#      per-instruction counts matched against objdump), including the ring engine alone;
 #   3. allocations per operation with a counting global allocator;
 #   4. CPython 3.13's asyncio.Queue on the same queue shapes;
 #   5. the report itself (src/bin/report.rs).
@@ -55,7 +57,7 @@ done
 echo "==> profiles of our hot paths"
 for workload in latch/count_down/ours latch/wait_open/ours latch/open_no_waiters/ours \
   queue/local/spsc-bounded128/ours queue/local/spsc-bounded128/flume \
-  queue/one-task/ours queue/one-task/async-channel; do
+  queue/floor/ours queue/floor/async-channel queue/floor/flume queue/floor/kanal; do
   file=$out/profiles/${workload//\//_}
   OPS=$ops valgrind --tool=callgrind --callgrind-out-file="$file.out" \
     "$bin/icount" "$workload" >/dev/null 2>&1
@@ -66,6 +68,38 @@ for workload in latch/count_down/ours latch/wait_open/ours latch/open_no_waiters
   } > "$file.txt"
   rm -f "$file.out"
 done
+
+echo "==> locked instructions per message (locked-per-op)"
+# The shared tool: LOCKED_PER_OP, or shared/ beside the checkout (CI) or above a worktree.
+tool=${LOCKED_PER_OP:-}
+for candidate in "$root/../shared/tools/locked-per-op" "$root/../../shared/tools/locked-per-op"; do
+  [[ -z $tool && -f $candidate ]] && tool=$candidate
+done
+echo "# workload	locked/op	instructions/op	(locked-per-op, N = $ops)" > "$out/locked.tsv"
+if [[ -n $tool ]] && command -v objdump >/dev/null && command -v addr2line >/dev/null; then
+  mkdir -p "$out/locked"
+  locked() { # NAME BINARY WORKLOAD
+    local file=$out/locked/${1//\//_}.txt
+    python3 "$tool" "$2" "$3" "$ops" > "$file"
+    printf '%s\t%s\t%s\n' "$1" \
+      "$(sed -n 's/^locked instructions\/op: \([0-9.-]*\).*/\1/p' "$file")" \
+      "$(sed -n 's/^instructions\/op.*over N): \([0-9.-]*\).*/\1/p' "$file")" \
+      | tee -a "$out/locked.tsv"
+  }
+  for workload in $("$bin/icount" | grep -E '^queue/(floor|local)/' | grep -v tokio); do
+    locked "$workload" "$bin/icount" "$workload"
+  done
+  # The ring engine alone: its floor unit test, built in the bench profile.
+  ring=$(cargo test --profile bench -p queue-core --lib --no-run --message-format=json 2>/dev/null \
+    | python3 -c 'import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["kind"] == ["lib"]:
+        print(m["executable"])')
+  locked engine/ring-floor "$ring" floor_ops_from_env
+else
+  echo "locked-per-op, objdump or addr2line not found: locked counts skipped" >&2
+fi
 
 echo "==> allocations per operation"
 OPS=20000 "$bin/alloc_count" | tee "$out/allocations.tsv"

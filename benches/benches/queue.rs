@@ -1,13 +1,13 @@
 //! Wall-clock queue benchmarks: `queue-core` doing put + get + resolve against
-//! async-channel, flume, tokio mpsc (alone and with a `TaskTracker`) and crossbeam-channel
+//! async-channel, flume, kanal, tokio mpsc (alone and with a `TaskTracker`) and crossbeam-channel
 //! doing send + recv, in one run.
 #![allow(clippy::std_instead_of_core, clippy::std_instead_of_alloc)]
 
 use std::time::Duration;
 
 use benches::queue::{
-    one_task_async_channel, one_task_flume, one_task_ours, run_blocking, run_local, run_smol,
-    AsyncChannel, Blocking, Crossbeam, Flavor, Flume, Ours, TokioMpsc, TokioTracked,
+    floor_async_channel, floor_flume, floor_kanal, floor_ours, run_blocking, run_local, run_smol,
+    AsyncChannel, Blocking, Crossbeam, Flavor, Flume, Kanal, Ours, TokioMpsc, TokioTracked,
 };
 use criterion::measurement::WallTime;
 use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion, Throughput};
@@ -53,6 +53,7 @@ fn single_thread(c: &mut Criterion) {
             local::<Ours>(&mut group, shape, capacity);
             local::<AsyncChannel>(&mut group, shape, capacity);
             local::<Flume>(&mut group, shape, capacity);
+            local::<Kanal>(&mut group, shape, capacity);
             if consumers == 1 {
                 local::<TokioMpsc>(&mut group, shape, capacity);
                 local::<TokioTracked>(&mut group, shape, capacity);
@@ -71,6 +72,7 @@ fn two_threads(c: &mut Criterion) {
             smol2::<Ours>(&mut group, shape, capacity);
             smol2::<AsyncChannel>(&mut group, shape, capacity);
             smol2::<Flume>(&mut group, shape, capacity);
+            smol2::<Kanal>(&mut group, shape, capacity);
             if consumers == 1 {
                 smol2::<TokioMpsc>(&mut group, shape, capacity);
                 smol2::<TokioTracked>(&mut group, shape, capacity);
@@ -90,25 +92,28 @@ fn threads(c: &mut Criterion) {
             blocking::<Ours>(&mut group, shape, capacity);
             blocking::<AsyncChannel>(&mut group, shape, capacity);
             blocking::<Flume>(&mut group, shape, capacity);
+            blocking::<Kanal>(&mut group, shape, capacity);
             blocking::<Crossbeam>(&mut group, shape, capacity);
             group.finish();
         }
     }
 }
 
-/// The shape of CPython's one-task `asyncio.Queue` baseline: put, get and resolve in turn
-/// without waiting, bounded(128).
-fn one_task(c: &mut Criterion) {
-    let mut group = c.benchmark_group("queue/one-task");
+/// The floor: put, get and resolve in turn without waiting, bounded(128) (the shape of
+/// CPython's one-task `asyncio.Queue` baseline).
+fn floor(c: &mut Criterion) {
+    let mut group = c.benchmark_group("queue/floor");
     group.throughput(Throughput::Elements(MESSAGES));
     let ours = Queue::bounded(CAPACITY).expect("non-zero");
-    group.bench_function("ours", |b| b.iter(|| one_task_ours(&ours, MESSAGES)));
+    group.bench_function("ours", |b| b.iter(|| floor_ours(&ours, MESSAGES)));
     let async_channel = async_channel::bounded(CAPACITY);
     group.bench_function("async-channel", |b| {
-        b.iter(|| one_task_async_channel(&async_channel, MESSAGES));
+        b.iter(|| floor_async_channel(&async_channel, MESSAGES));
     });
     let flume = flume::bounded(CAPACITY);
-    group.bench_function("flume", |b| b.iter(|| one_task_flume(&flume, MESSAGES)));
+    group.bench_function("flume", |b| b.iter(|| floor_flume(&flume, MESSAGES)));
+    let kanal = kanal::bounded(CAPACITY);
+    group.bench_function("kanal", |b| b.iter(|| floor_kanal(&kanal, MESSAGES)));
     group.finish();
 }
 
@@ -123,6 +128,6 @@ fn config() -> Criterion {
 criterion_group! {
     name = queue;
     config = config();
-    targets = one_task, single_thread, two_threads, threads
+    targets = floor, single_thread, two_threads, threads
 }
 criterion_main!(queue);

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use benches::queue::{run_smol, AsyncChannel, Flavor, Flume, Ours};
+use benches::queue::{run_smol, AsyncChannel, Flavor, Flume, Kanal, Ours};
 use criterion::measurement::WallTime;
 use criterion::{
     criterion_group, criterion_main, BenchmarkGroup, BenchmarkId, Criterion, Throughput,
@@ -30,6 +30,7 @@ fn producers_consumers(c: &mut Criterion) {
     curve::<Ours>(&mut group);
     curve::<AsyncChannel>(&mut group);
     curve::<Flume>(&mut group);
+    curve::<Kanal>(&mut group);
     group.finish();
 }
 

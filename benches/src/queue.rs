@@ -1,6 +1,8 @@
 //! Queue and channel flavors and the drivers that run them.
 //!
 //! Every workload moves `n` messages (`u64`) from `producers` tasks to `consumers` tasks.
+//! The peers are async-channel, flume, kanal, tokio mpsc (alone and with a `TaskTracker`)
+//! and, for plain threads, crossbeam-channel.
 //! Our queue does put + get + resolve (`Delivery::succeed`) for each message and a `join`
 //! at the end; the channels do send + recv, and the tracked tokio flavor also carries a
 //! `TaskTracker` token with each message and waits on the tracker at the end.
@@ -9,14 +11,14 @@ use std::future::Future;
 use std::hint::black_box;
 use std::sync::{Arc, OnceLock};
 
-use async_executor::{Executor, LocalExecutor};
+use async_executor::{Executor, LocalExecutor, Task};
 use futures_lite::future;
 use queue_core::Queue;
 use tokio_util::task::task_tracker::TaskTrackerToken;
 use tokio_util::task::TaskTracker;
 
-/// A queue or channel as the async drivers use it.
-pub trait Flavor {
+/// A queue or channel as the async drivers use it (a marker type, hence `'static`).
+pub trait Flavor: 'static {
     /// Short name used in benchmark ids and tables.
     const NAME: &'static str;
     /// The producers' handle; one clone per producer task.
@@ -124,6 +126,33 @@ impl Flavor for Flume {
     }
     async fn recv(consumer: &mut Self::Consumer) -> bool {
         consumer.recv_async().await.map(black_box).is_ok()
+    }
+    async fn finish(producer: Self::Producer) {
+        drop(producer);
+    }
+}
+
+/// `kanal`: the async sender and receiver, `send` + `recv`.
+#[derive(Debug)]
+pub enum Kanal {}
+
+impl Flavor for Kanal {
+    const NAME: &'static str = "kanal";
+    type Producer = kanal::AsyncSender<u64>;
+    type Consumer = kanal::AsyncReceiver<u64>;
+
+    fn new(capacity: Option<usize>, consumers: usize) -> (Self::Producer, Vec<Self::Consumer>) {
+        let (tx, rx) = match capacity {
+            Some(capacity) => kanal::bounded_async(capacity),
+            None => kanal::unbounded_async(),
+        };
+        (tx, vec![rx; consumers])
+    }
+    async fn send(producer: &Self::Producer, value: u64) {
+        producer.send(value).await.expect("channel is open");
+    }
+    async fn recv(consumer: &mut Self::Consumer) -> bool {
+        consumer.recv().await.map(black_box).is_ok()
     }
     async fn finish(producer: Self::Producer) {
         drop(producer);
@@ -259,6 +288,75 @@ fn share(n: u64, producers: usize, index: usize) -> u64 {
     n / producers + u64::from((index as u64) < n % producers)
 }
 
+/// An executor the async drivers spawn their tasks on.
+trait Spawn {
+    fn spawn_task<T: Send + 'static>(
+        &self,
+        future: impl Future<Output = T> + Send + 'static,
+    ) -> Task<T>;
+}
+
+impl Spawn for LocalExecutor<'static> {
+    fn spawn_task<T: Send + 'static>(
+        &self,
+        future: impl Future<Output = T> + Send + 'static,
+    ) -> Task<T> {
+        self.spawn(future)
+    }
+}
+
+impl Spawn for Executor<'static> {
+    fn spawn_task<T: Send + 'static>(
+        &self,
+        future: impl Future<Output = T> + Send + 'static,
+    ) -> Task<T> {
+        self.spawn(future)
+    }
+}
+
+/// The workload itself, on any executor: `consumers` tasks receive, `producers` tasks send
+/// their share of `n`, then the flavor finishes. Returns the messages received.
+async fn workload<F: Flavor, S: Spawn>(
+    executor: &S,
+    n: u64,
+    producers: usize,
+    consumers: usize,
+    capacity: Option<usize>,
+) -> u64 {
+    let (producer, consumer_handles) = F::new(capacity, consumers);
+    let consumer_tasks: Vec<_> = consumer_handles
+        .into_iter()
+        .map(|mut consumer| {
+            executor.spawn_task(async move {
+                let mut count = 0u64;
+                while F::recv(&mut consumer).await {
+                    count += 1;
+                }
+                count
+            })
+        })
+        .collect();
+    let producer_tasks: Vec<_> = (0..producers)
+        .map(|index| {
+            let producer = producer.clone();
+            executor.spawn_task(async move {
+                for value in 0..share(n, producers, index) {
+                    F::send(&producer, value).await;
+                }
+            })
+        })
+        .collect();
+    for task in producer_tasks {
+        task.await;
+    }
+    F::finish(producer).await;
+    let mut received = 0;
+    for task in consumer_tasks {
+        received += task.await;
+    }
+    received
+}
+
 /// Runs the workload on a single-thread executor (`async-executor`'s `LocalExecutor` under
 /// `futures_lite::future::block_on`).
 ///
@@ -267,40 +365,9 @@ fn share(n: u64, producers: usize, index: usize) -> u64 {
 /// If a message is lost or duplicated.
 pub fn run_local<F: Flavor>(n: u64, producers: usize, consumers: usize, capacity: Option<usize>) {
     let executor = LocalExecutor::new();
-    let received = future::block_on(executor.run(async {
-        let (producer, consumer_handles) = F::new(capacity, consumers);
-        let consumer_tasks: Vec<_> = consumer_handles
-            .into_iter()
-            .map(|mut consumer| {
-                executor.spawn(async move {
-                    let mut count = 0u64;
-                    while F::recv(&mut consumer).await {
-                        count += 1;
-                    }
-                    count
-                })
-            })
-            .collect();
-        let producer_tasks: Vec<_> = (0..producers)
-            .map(|index| {
-                let producer = producer.clone();
-                executor.spawn(async move {
-                    for value in 0..share(n, producers, index) {
-                        F::send(&producer, value).await;
-                    }
-                })
-            })
-            .collect();
-        for task in producer_tasks {
-            task.await;
-        }
-        F::finish(producer).await;
-        let mut received = 0;
-        for task in consumer_tasks {
-            received += task.await;
-        }
-        received
-    }));
+    let received = future::block_on(executor.run(workload::<F, _>(
+        &executor, n, producers, consumers, capacity,
+    )));
     assert_eq!(received, n, "every message is received once");
 }
 
@@ -325,45 +392,11 @@ fn smol_executor() -> &'static Executor<'static> {
 /// # Panics
 ///
 /// If a message is lost or duplicated.
-pub fn run_smol<F: Flavor>(n: u64, producers: usize, consumers: usize, capacity: Option<usize>)
-where
-    F::Consumer: 'static,
-{
+pub fn run_smol<F: Flavor>(n: u64, producers: usize, consumers: usize, capacity: Option<usize>) {
     let executor = smol_executor();
-    let received = future::block_on(executor.spawn(async move {
-        let (producer, consumer_handles) = F::new(capacity, consumers);
-        let consumer_tasks: Vec<_> = consumer_handles
-            .into_iter()
-            .map(|mut consumer| {
-                executor.spawn(async move {
-                    let mut count = 0u64;
-                    while F::recv(&mut consumer).await {
-                        count += 1;
-                    }
-                    count
-                })
-            })
-            .collect();
-        let producer_tasks: Vec<_> = (0..producers)
-            .map(|index| {
-                let producer = producer.clone();
-                executor.spawn(async move {
-                    for value in 0..share(n, producers, index) {
-                        F::send(&producer, value).await;
-                    }
-                })
-            })
-            .collect();
-        for task in producer_tasks {
-            task.await;
-        }
-        F::finish(producer).await;
-        let mut received = 0;
-        for task in consumer_tasks {
-            received += task.await;
-        }
-        received
-    }));
+    let received = future::block_on(executor.spawn(workload::<F, _>(
+        executor, n, producers, consumers, capacity,
+    )));
     assert_eq!(received, n, "every message is received once");
 }
 
@@ -451,6 +484,29 @@ impl Blocking for Flume {
     }
 }
 
+impl Blocking for Kanal {
+    const NAME: &'static str = "kanal";
+    type Producer = kanal::Sender<u64>;
+    type Consumer = kanal::Receiver<u64>;
+
+    fn new(capacity: Option<usize>, consumers: usize) -> (Self::Producer, Vec<Self::Consumer>) {
+        let (tx, rx) = match capacity {
+            Some(capacity) => kanal::bounded(capacity),
+            None => kanal::unbounded(),
+        };
+        (tx, vec![rx; consumers])
+    }
+    fn send(producer: &Self::Producer, value: u64) {
+        producer.send(value).expect("channel is open");
+    }
+    fn recv(consumer: &mut Self::Consumer) -> bool {
+        consumer.recv().map(black_box).is_ok()
+    }
+    fn finish(producer: Self::Producer) {
+        drop(producer);
+    }
+}
+
 /// `crossbeam-channel`: send + recv, blocking only.
 #[derive(Debug)]
 pub enum Crossbeam {}
@@ -525,25 +581,26 @@ pub fn run_blocking<B: Blocking>(
     assert_eq!(received, n, "every message is received once");
 }
 
-/// The `asyncio.Queue` "one task" shape: put, get and resolve in turn, never waiting.
-/// Ours: `try_put` + `try_get` + `succeed` on a bounded(128) queue.
+/// The floor: put, get and resolve in turn on one thread, nobody ever waiting, bounded(128)
+/// (the shape of CPython's one-task `asyncio.Queue` baseline). Ours: `try_put` +
+/// `try_get` + `succeed`.
 ///
 /// # Panics
 ///
 /// Never, unless the queue breaks.
-pub fn one_task_ours(queue: &Queue<u64>, n: u64) {
+pub fn floor_ours(queue: &Queue<u64>, n: u64) {
     for value in 0..n {
         queue.try_put(value).expect("room");
         black_box(queue.try_get().expect("an item").succeed());
     }
 }
 
-/// The one-task shape on `async-channel`: `try_send` + `try_recv`.
+/// The floor on `async-channel`: `try_send` + `try_recv`.
 ///
 /// # Panics
 ///
 /// Never, unless the channel breaks.
-pub fn one_task_async_channel(
+pub fn floor_async_channel(
     (tx, rx): &(async_channel::Sender<u64>, async_channel::Receiver<u64>),
     n: u64,
 ) {
@@ -553,14 +610,27 @@ pub fn one_task_async_channel(
     }
 }
 
-/// The one-task shape on `flume`: `try_send` + `try_recv`.
+/// The floor on `flume`: `try_send` + `try_recv`.
 ///
 /// # Panics
 ///
 /// Never, unless the channel breaks.
-pub fn one_task_flume((tx, rx): &(flume::Sender<u64>, flume::Receiver<u64>), n: u64) {
+pub fn floor_flume((tx, rx): &(flume::Sender<u64>, flume::Receiver<u64>), n: u64) {
     for value in 0..n {
         tx.try_send(value).expect("room");
         black_box(rx.try_recv().expect("an item"));
+    }
+}
+
+/// The floor on `kanal`: `try_send` + `try_recv` (kanal reports a full channel as
+/// `Ok(false)` and an empty one as `Ok(None)`).
+///
+/// # Panics
+///
+/// Never, unless the channel breaks.
+pub fn floor_kanal((tx, rx): &(kanal::Sender<u64>, kanal::Receiver<u64>), n: u64) {
+    for value in 0..n {
+        assert!(tx.try_send(value).expect("channel is open"), "room");
+        black_box(rx.try_recv().expect("channel is open").expect("an item"));
     }
 }

@@ -12,8 +12,8 @@ use queue_core::Queue;
 
 use crate::latch::NotifyLatch;
 use crate::queue::{
-    one_task_async_channel, one_task_flume, one_task_ours, run_local, AsyncChannel, Flavor, Flume,
-    Ours, TokioMpsc, TokioTracked,
+    floor_async_channel, floor_flume, floor_kanal, floor_ours, run_local, AsyncChannel, Flavor,
+    Flume, Kanal, Ours, TokioMpsc, TokioTracked,
 };
 
 /// A count no run can exhaust.
@@ -35,15 +35,24 @@ pub const NAMES: &[&str] = &[
     "queue/local/spsc-bounded128/ours",
     "queue/local/spsc-bounded128/async-channel",
     "queue/local/spsc-bounded128/flume",
+    "queue/local/spsc-bounded128/kanal",
     "queue/local/spsc-bounded128/tokio-mpsc",
     "queue/local/spsc-bounded128/tokio-mpsc+tracker",
     "queue/local/mpmc4x4-bounded128/ours",
     "queue/local/mpmc4x4-bounded128/async-channel",
     "queue/local/mpmc4x4-bounded128/flume",
-    "queue/one-task/ours",
-    "queue/one-task/async-channel",
-    "queue/one-task/flume",
+    "queue/local/mpmc4x4-bounded128/kanal",
+    "queue/floor/ours",
+    "queue/floor/async-channel",
+    "queue/floor/flume",
+    "queue/floor/kanal",
 ];
+
+/// Every workload [`run`] knows: [`NAMES`], then the no-alloc tier's
+/// ([`crate::fixed::NAMES`]).
+pub fn all_names() -> impl Iterator<Item = &'static str> {
+    NAMES.iter().chain(crate::fixed::NAMES).copied()
+}
 
 /// Polls `future` once with a no-op waker and expects it to be ready.
 fn ready_now<F: Future>(future: F) {
@@ -141,17 +150,20 @@ pub fn run(name: &str, n: u64) {
         "queue/local/spsc-bounded128/ours" => spsc::<Ours>(n),
         "queue/local/spsc-bounded128/async-channel" => spsc::<AsyncChannel>(n),
         "queue/local/spsc-bounded128/flume" => spsc::<Flume>(n),
+        "queue/local/spsc-bounded128/kanal" => spsc::<Kanal>(n),
         "queue/local/spsc-bounded128/tokio-mpsc" => spsc::<TokioMpsc>(n),
         "queue/local/spsc-bounded128/tokio-mpsc+tracker" => spsc::<TokioTracked>(n),
         "queue/local/mpmc4x4-bounded128/ours" => mpmc::<Ours>(n),
         "queue/local/mpmc4x4-bounded128/async-channel" => mpmc::<AsyncChannel>(n),
         "queue/local/mpmc4x4-bounded128/flume" => mpmc::<Flume>(n),
-        "queue/one-task/ours" => {
+        "queue/local/mpmc4x4-bounded128/kanal" => mpmc::<Kanal>(n),
+        "queue/floor/ours" => {
             let queue = Queue::bounded(128).expect("non-zero");
-            one_task_ours(&queue, n);
+            floor_ours(&queue, n);
         }
-        "queue/one-task/async-channel" => one_task_async_channel(&async_channel::bounded(128), n),
-        "queue/one-task/flume" => one_task_flume(&flume::bounded(128), n),
+        "queue/floor/async-channel" => floor_async_channel(&async_channel::bounded(128), n),
+        "queue/floor/flume" => floor_flume(&flume::bounded(128), n),
+        "queue/floor/kanal" => floor_kanal(&kanal::bounded(128), n),
         // The no-alloc tier's workloads (`crate::fixed`), listed by `crate::fixed::NAMES`.
         other if crate::fixed::run(other, n) => {}
         other => panic!("unknown workload {other:?}; known: {NAMES:?}"),

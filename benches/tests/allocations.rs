@@ -14,7 +14,7 @@ fn steady_state_paths_do_not_allocate() {
         "latch/count_down/ours",
         "latch/wait_open/ours",
         "latch/open_no_waiters/ours",
-        "queue/one-task/ours",
+        "queue/floor/ours",
         "noalloc/count_down/fixed",
         "noalloc/wait_open/fixed",
         "noalloc/release_one/fixed",

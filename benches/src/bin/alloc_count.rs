@@ -16,10 +16,7 @@ fn main() {
     let n = benches::ops_from_env(20_000).max(1);
     let names: Vec<String> = match std::env::args().nth(1) {
         Some(name) => vec![name],
-        None => benches::workloads::NAMES
-            .iter()
-            .map(|s| (*s).to_owned())
-            .collect(),
+        None => benches::workloads::all_names().map(str::to_owned).collect(),
     };
     for name in names {
         // A first run warms up thread-locals and lazily allocated state.

@@ -6,7 +6,7 @@
 
 fn main() {
     let Some(name) = std::env::args().nth(1) else {
-        for name in benches::workloads::NAMES {
+        for name in benches::workloads::all_names() {
             println!("{name}");
         }
         return;

@@ -1,7 +1,8 @@
 //! Writes `BENCHMARKS.md` and the SVG chart from one run's results.
 //!
 //! `report RESULTS CRITERION MARKDOWN SVG`: RESULTS is the folder `benches/report.sh`
-//! filled (instructions.tsv, allocations.tsv, python.tsv, machine.txt, profiles/*.txt),
+//! filled (instructions.tsv, locked.tsv, allocations.tsv, python.tsv, machine.txt,
+//! profiles/*.txt),
 //! CRITERION the criterion output folder of the same run. Nothing here is measured: every
 //! figure comes from those files.
 #![allow(clippy::std_instead_of_core, clippy::std_instead_of_alloc)]
@@ -95,6 +96,49 @@ fn read_tsv(path: &Path) -> BTreeMap<String, f64> {
             Some((name, value))
         })
         .collect()
+}
+
+/// `name \t locked/op \t instructions/op` lines of `locked.tsv`: name to both.
+fn read_locked(path: &Path) -> BTreeMap<String, (f64, f64)> {
+    let text = fs::read_to_string(path).unwrap_or_default();
+    text.lines()
+        .filter(|line| !line.starts_with('#') && !line.trim().is_empty())
+        .filter_map(|line| {
+            let mut fields = line.split('\t');
+            let name = fields.next()?.trim().to_owned();
+            let locked = fields.next()?.trim().parse().ok()?;
+            let instructions = fields.next()?.trim().parse().ok()?;
+            Some((name, (locked, instructions)))
+        })
+        .collect()
+}
+
+/// The floor targets, from the locked-instruction counts (`None` if not counted).
+fn floor_targets(locked: &BTreeMap<String, (f64, f64)>) -> Vec<Target> {
+    let Some(&(ours_locked, ours_instructions)) = locked.get("queue/floor/ours") else {
+        return Vec::new();
+    };
+    let peers: Vec<String> = ["flume", "kanal", "async-channel"]
+        .iter()
+        .filter_map(|peer| {
+            locked
+                .get(&format!("queue/floor/{peer}"))
+                .map(|(l, i)| format!("{peer} {l:.1} locked, {i:.0} instr"))
+        })
+        .collect();
+    let peers = peers.join("; ");
+    vec![
+        Target {
+            what: "floor (try_put + try_get + succeed, nobody waiting): ≤ 5 locked instructions per message",
+            measured: format!("ours {ours_locked:.1}; {peers}"),
+            met: Some(ours_locked <= 5.0),
+        },
+        Target {
+            what: "floor: ≤ 80 instructions per message (aim: 60)",
+            measured: format!("ours {ours_instructions:.0}; {peers}"),
+            met: Some(ours_instructions <= 80.0),
+        },
+    ]
 }
 
 // ------------------------------------------------------------------------- markdown
@@ -248,7 +292,7 @@ fn targets(
     }
     // Python.
     let pairs = [
-        ("one-task", "queue/one-task/ours"),
+        ("one-task", "queue/floor/ours"),
         ("spsc-bounded128", "queue/local/spsc-bounded128/ours"),
         ("mpmc4x4-bounded128", "queue/local/mpmc4x4-bounded128/ours"),
     ];
@@ -333,7 +377,7 @@ fn targets(
         });
     }
     // Allocations.
-    let quiet = allocations.get("queue/one-task/ours").copied();
+    let quiet = allocations.get("queue/floor/ours").copied();
     let waiting = allocations.get("queue/local/spsc-bounded128/ours").copied();
     if let (Some(quiet), Some(waiting)) = (quiet, waiting) {
         rows.push(Target {
@@ -418,8 +462,12 @@ fn render_markdown(
          differences, the wall clock for the cost of atomics and contention.\n\n",
     );
 
+    let locked = read_locked(&results.join("locked.tsv"));
     out.push_str("## Targets\n\n| target | measured | verdict |\n|---|---|---|\n");
-    for target in targets(timings, instructions, allocations, python) {
+    for target in targets(timings, instructions, allocations, python)
+        .into_iter()
+        .chain(floor_targets(&locked))
+    {
         let _ = writeln!(
             out,
             "| {} | {} | {} |",
@@ -432,6 +480,24 @@ fn render_markdown(
     if let Ok(notes) = fs::read_to_string(Path::new("benches/NOTES.md")) {
         out.push_str(&notes);
         out.push('\n');
+    }
+
+    if !locked.is_empty() {
+        out.push_str("## Locked instructions per message (callgrind + objdump)\n\n");
+        out.push_str("| workload | locked/op | instructions/op |\n|---|---:|---:|\n");
+        for (name, (l, i)) in &locked {
+            let _ = writeln!(out, "| {name} | {l:.2} | {i:.1} |");
+        }
+        out.push_str(
+            "\nCounted by `shared/tools/locked-per-op`: callgrind's per-instruction counts \
+             (`--dump-instr=yes`, run at N and at 0) matched against the `lock`-prefixed, \
+             `xchg`-with-memory and `mfence` instructions that `objdump` finds in the binary. \
+             A locked instruction is one instruction to callgrind but about 20 cycles to the \
+             CPU. `engine/ring-floor` is the new ring engine alone (put + get + ending on a \
+             ring bound at 128, nobody waiting; queue-core's unit test \
+             `ring::tests::floor_ops_from_env`), not yet the queue's path. The per-instruction \
+             tables are in the run's `locked/` folder.\n\n",
+        );
     }
 
     out.push_str("## Instructions per operation (callgrind)\n\n");
@@ -452,7 +518,7 @@ fn render_markdown(
     out.push_str("| workload | CPython ns/item | ours ns/item | ours faster by |\n");
     out.push_str("|---|---:|---:|---:|\n");
     for (py, ours) in [
-        ("one-task", "queue/one-task/ours"),
+        ("one-task", "queue/floor/ours"),
         ("spsc-bounded128", "queue/local/spsc-bounded128/ours"),
         ("mpmc4x4-bounded128", "queue/local/mpmc4x4-bounded128/ours"),
     ] {
@@ -518,10 +584,11 @@ fn render_markdown(
 
 // ---------------------------------------------------------------------------- chart
 
-const PEER_COLORS: [(&str, RGBColor); 10] = [
+const PEER_COLORS: [(&str, RGBColor); 11] = [
     ("ours", RGBColor(214, 39, 40)),
     ("async-channel", RGBColor(31, 119, 180)),
     ("flume", RGBColor(44, 160, 44)),
+    ("kanal", RGBColor(255, 127, 14)),
     ("tokio-mpsc", RGBColor(148, 103, 189)),
     ("tokio-mpsc+tracker", RGBColor(140, 86, 75)),
     ("crossbeam-channel", RGBColor(127, 127, 127)),
@@ -700,6 +767,7 @@ fn draw_chart(timings: &Timings, path: &Path) -> Result<(), Error> {
             "ours",
             "async-channel",
             "flume",
+            "kanal",
             "tokio-mpsc",
             "tokio-mpsc+tracker",
             "crossbeam-channel",
@@ -731,7 +799,7 @@ fn draw_chart(timings: &Timings, path: &Path) -> Result<(), Error> {
         "producers = consumers",
         timings,
         "scaling/smol2-bounded128",
-        &["ours", "async-channel", "flume"],
+        &["ours", "async-channel", "flume", "kanal"],
     )?;
     curves(
         &panels[3],

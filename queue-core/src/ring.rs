@@ -1,0 +1,902 @@
+//! The buffer engine of a bounded queue: a ring of slots in the style of Vyukov's bounded
+//! MPMC queue (crossbeam's `ArrayQueue`), whose three words also carry the id sequence,
+//! the closed flag, the ledger's ending count and the waiter counts, so that a put, a get
+//! and an ending each cost one locked instruction when nobody waits.
+//!
+//! This is the only module of the crate with `unsafe` code (`lib.rs` denies it elsewhere):
+//! a slot's value is a `MaybeUninit` that only the thread that claimed the slot touches.
+//!
+//! # The words
+//!
+//! Each word is a `u64` on a cache line of its own: `tail` is written by producers, `head`
+//! by consumers, `ended` by whoever ends a delivery.
+//!
+//! ```text
+//! bit     63 ............ 25 | 24 ...... 13 | 12 ........ 1 | 0
+//! tail    put ticket         | pending gets | waiting gets  | CLOSED
+//! head    get ticket         | pending puts | waiting puts  | -
+//! ended   endings            | -            | waiting joins | -
+//! ```
+//!
+//! - A **ticket** is a 39-bit wrapping count. The ticket of a put is its position in the
+//!   buffer; ticket `t` lives in slot `t % slots`, where `slots` is the bound rounded up to
+//!   a power of two (so the slot index survives the wrap).
+//! - A **put** is one compare-exchange on `tail`: it claims the next ticket, fails (and
+//!   hands the item back) once `CLOSED` is set, and reads the getter counts in the same
+//!   instruction. A getter that registers to wait does so with a read-modify-write of the
+//!   same word, so the word's modification order decides, for every put, whether that
+//!   getter was counted: if not, the registration came later and the getter's re-check
+//!   sees the ticket the put claimed (see [`Ring::try_get`] for why it then spins instead
+//!   of sleeping while the put writes the slot).
+//! - A **get** is one compare-exchange on `head`, which reads the putter counts the same
+//!   way.
+//! - An **ending** (resolution, abandonment, discard) is one `fetch_add` on `ended`, which
+//!   reads the joiner count. The queue is *settled* (nothing unfinished) when the ending
+//!   count equals the put ticket: a plain compare of two words.
+//!
+//! # Ids
+//!
+//! Every slot has a `stamp`, a full 64-bit ticket (Vyukov's sequence number): `t` while the
+//! slot waits for the put of ticket `t`, `t + 1` once that put has written it, `t + slots`
+//! once a get took the item. The 39-bit ticket in `tail` is matched against the stamp's low
+//! bits, and the stamp gives back the full 64 bits: a fresh put's [`JobId`] is its full
+//! ticket, so ids of fresh puts follow buffer order for any number of producers.
+//!
+//! A retried item ([`Ring::try_requeue`]) takes a fresh ticket (a place at the back) and
+//! keeps its old id, which the slot stores beside the item; the ring counts the retry as
+//! one ending, so that `tail - ended` stays the number of unfinished items. Fresh ids
+//! therefore skip the tickets that retries took: ids are unique and follow buffer order,
+//! and they are contiguous (0, 1, 2, ...) in a queue that never saw a retry.
+//!
+//! Wrapping: a ticket is matched modulo 2^39 against stamps that are at most one lap away,
+//! so the wrap is harmless unless one thread is suspended between two loads while 2^39
+//! (about 5.5 × 10^11) other puts happen, or that many deliveries are alive at once.
+//!
+//! [`JobId`]: crate::JobId
+//!
+//! # Waiter counts, notifications and reservations
+//!
+//! Each class of waiter has two 12-bit fields in the word its notifier writes: `waiting`
+//! (registered waiters) and `pending` (notifications sent and not yet consumed). A put
+//! that finds `waiting > pending` raises `pending` in its own compare-exchange and tells
+//! its caller to notify one getter ([`Accepted::notify_getter`]); while every registered
+//! getter already has a notification coming, the put tells nothing, so the hand-off costs
+//! nothing beyond the put's own instruction. Gets do the same for putters, on `head`.
+//!
+//! A pending notification is a **reservation**: the item the put just buffered is held for
+//! the getter it wakes. A barging [`try_get`](Ring::try_get) takes an item only if more
+//! are buffered than reserved (`tail - head > pending`), and a barging
+//! [`try_put`](Ring::try_put) only if more slots are free than reserved for woken putters
+//! (`bound - (tail - head) > pending`). A woken waiter takes its reserved item with
+//! [`Ring::get_reserved`], which also counts it out (one `fetch_sub` on `tail`), and so
+//! keeps its place: nobody can take the item it was woken for. A woken waiter that gives
+//! up (a dropped future) counts itself out with [`Ring::pass_on_getter`]: its reservation
+//! stays for the next registered getter, to whom event-listener passes the notification,
+//! or is released if no getter is left. A notification that reached nobody (every
+//! listener had left) withdraws its reservation with [`Ring::unreserve_getter`]. The
+//! drain of an immediate shutdown ignores reservations, so a woken getter can find its
+//! item drained: it then sees the ring closed.
+//!
+//! For the counts to mean what they say, a waiter inserts its event-listener listener
+//! *before* it counts itself in (the registration is a Release read-modify-write and the
+//! put's claim an Acquire one, so a put that counts the waiter also sees its listener),
+//! and counts itself out only after its listener has left the list.
+//!
+//! More than 4 094 waiters of one class at once saturate `waiting`: it stays at 4 095 for
+//! the life of the ring, and from then on every put (get) tells its caller to notify and
+//! reserves nothing. That is correct (a notification nobody needs is harmless) and only
+//! slower.
+//!
+//! # Bounds
+//!
+//! [`Bound::Buffered`]`(n)` counts buffered items (`tail - head`); a get frees a slot.
+//! [`Bound::Unfinished`]`(n)` counts buffered and delivered items (`tail - ended`); an
+//! ending frees a slot. Either way the ring has `n.next_power_of_two()` slots (at least two), since
+//! at most `n` items are buffered. With an unfinished bound, puts wait on a slot freed by an
+//! ending: the `ended` word has no room for the putter counts, so those putters are
+//! counted outside the ring (today's `Waiters`) and `head`'s putter fields stay zero.
+//!
+//! Unbounded queues and bounds above [`MAX_SLOTS`] do not use a ring: a ring preallocates
+//! its slots, and an unbounded Vyukov queue is a list of blocks, which is what
+//! concurrent-queue's `unbounded` already is (and async-channel's unbounded channel, the
+//! peer to match, runs on it). Writing a second one here would buy only the fused
+//! ticket/closed word, at the price of a second `unsafe` module; those queues keep
+//! concurrent-queue with the slot counter of `slots.rs` and the ledger's own id counter.
+//!
+//! # No user code between owners
+//!
+//! Nothing in this module calls user code: no waker, no `Drop` of `T` (except in the
+//! ring's own `Drop`). Between claiming a slot and publishing it, a put or a get only moves
+//! bytes; notifications are the caller's, after the item is in the slot or in its new
+//! owner's hands.
+//!
+//! # Progress
+//!
+//! Like every Vyukov ring this is not lock-free in the strict sense: a get that finds the
+//! next ticket claimed but not yet written (and a put that finds its slot still being
+//! read) spins until the other thread finishes a few instructions. That window holds no
+//! lock and runs no user code, but a thread preempted inside it holds up the others until
+//! it runs again.
+
+use alloc::boxed::Box;
+use alloc::vec::Vec;
+use core::mem::MaybeUninit;
+
+use crate::sync::{spin_loop, AtomicU64, Cell, Ordering};
+
+/// `tail`: no put succeeds once set.
+const CLOSED: u64 = 1;
+/// Width of the waiter fields.
+const FIELD_BITS: u32 = 12;
+/// The largest value of a waiter field; `waiting` sticks there once reached.
+const FIELD_MAX: u64 = (1 << FIELD_BITS) - 1;
+const WAITING_SHIFT: u32 = 1;
+/// One registered waiter.
+const WAITING: u64 = 1 << WAITING_SHIFT;
+const PENDING_SHIFT: u32 = WAITING_SHIFT + FIELD_BITS;
+/// One pending notification (a reservation).
+const PENDING: u64 = 1 << PENDING_SHIFT;
+const TICKET_SHIFT: u32 = PENDING_SHIFT + FIELD_BITS;
+/// One ticket.
+const TICKET: u64 = 1 << TICKET_SHIFT;
+/// The tickets' modulus minus one: tickets are `64 - TICKET_SHIFT` = 39 bits.
+const TICKET_MASK: u64 = u64::MAX >> TICKET_SHIFT;
+/// The most slots a ring has; larger bounds use a growable buffer.
+pub(crate) const MAX_SLOTS: usize = 1 << 16;
+
+#[inline]
+const fn ticket_of(word: u64) -> u64 {
+    word >> TICKET_SHIFT
+}
+
+#[inline]
+const fn waiting(word: u64) -> u64 {
+    (word >> WAITING_SHIFT) & FIELD_MAX
+}
+
+#[inline]
+const fn pending(word: u64) -> u64 {
+    (word >> PENDING_SHIFT) & FIELD_MAX
+}
+
+/// `a - b` on tickets.
+#[inline]
+const fn distance(a: u64, b: u64) -> u64 {
+    a.wrapping_sub(b) & TICKET_MASK
+}
+
+/// Whether a distance is really negative: `a` was read stale, behind `b`.
+#[inline]
+const fn behind(distance: u64) -> bool {
+    distance > TICKET_MASK / 2
+}
+
+/// The full 64-bit value whose low 39 bits are `low`, nearest to the full value `near`.
+#[inline]
+const fn widen(low: u64, near: u64) -> u64 {
+    let up = distance(low, near);
+    if behind(up) {
+        near.wrapping_sub(TICKET_MASK + 1 - up)
+    } else {
+        near.wrapping_add(up)
+    }
+}
+
+/// What the ring bounds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Bound {
+    /// At most this many buffered items; a get frees a slot.
+    Buffered(u64),
+    /// At most this many buffered or delivered items; an ending frees a slot.
+    Unfinished(u64),
+}
+
+impl Bound {
+    fn get(self) -> u64 {
+        match self {
+            Bound::Buffered(n) | Bound::Unfinished(n) => n,
+        }
+    }
+}
+
+/// A put the ring accepted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Accepted {
+    /// The item's id: the full ticket of a fresh put, the old id of a requeued item.
+    pub(crate) id: u64,
+    /// This put reserved its item for a waiting getter: notify one.
+    pub(crate) notify_getter: bool,
+}
+
+/// A put the ring refused; the item comes back.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Refused<T> {
+    /// The bound is reached (counting slots reserved for woken putters).
+    Full(T),
+    /// The ring is closed.
+    Closed(T),
+}
+
+/// An item a get took out of the ring.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct Taken<T> {
+    pub(crate) id: u64,
+    pub(crate) item: T,
+    /// This get reserved the slot it freed for a waiting putter: notify one.
+    pub(crate) notify_putter: bool,
+}
+
+/// Why a get found nothing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Nothing {
+    /// Nothing buffered that is not reserved for a woken getter.
+    Empty,
+    /// Closed and empty: final.
+    Closed,
+}
+
+/// How a get treats reservations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Claim {
+    /// Leaves the reserved items alone.
+    Barging,
+    /// Holds one reservation, which it consumes.
+    Reserved,
+    /// Ignores reservations (the drain of an immediate shutdown).
+    Drain,
+}
+
+/// One ring slot: Vyukov's sequence number and the entry.
+struct Slot<T> {
+    stamp: AtomicU64,
+    /// Initialized exactly while `stamp` is one past the ticket the slot was written for.
+    entry: Cell<MaybeUninit<(u64, T)>>,
+}
+
+/// A word alone on its cache line (128 bytes: x86's adjacent-line prefetch pairs lines).
+#[repr(align(128))]
+struct Line(AtomicU64);
+
+/// The ring; see the module docs.
+pub(crate) struct Ring<T> {
+    tail: Line,
+    head: Line,
+    ended: Line,
+    slots: Box<[Slot<T>]>,
+    /// `slots.len() - 1`.
+    mask: u64,
+    bound: Bound,
+}
+
+// SAFETY: the ring moves `T`s between threads (so `T: Send`) and never hands out shared
+// references to them; each entry is accessed only by the one thread whose compare-exchange
+// claimed its slot, and the stamps order those accesses (see `try_put` and `take`).
+unsafe impl<T: Send> Send for Ring<T> {}
+// SAFETY: as above; `&Ring<T>` only lets a thread move items in and out.
+unsafe impl<T: Send> Sync for Ring<T> {}
+
+impl<T> Ring<T> {
+    /// A ring for `bound`.
+    ///
+    /// # Panics
+    ///
+    /// If the bound is 0 or above [`MAX_SLOTS`].
+    pub(crate) fn new(bound: Bound) -> Self {
+        Self::starting_at(bound, 0)
+    }
+
+    /// A ring whose first ticket is `start` (tests start near the wrap).
+    fn starting_at(bound: Bound, start: u64) -> Self {
+        let n = bound.get();
+        assert!(
+            n > 0 && n <= MAX_SLOTS as u64,
+            "a ring bound is between 1 and {MAX_SLOTS}"
+        );
+        // At least two slots: with one, "full for ticket t" (stamp t + 1) would read as
+        // "empty for ticket t + 1", and a put could write the slot while the get that
+        // claimed it still reads it.
+        let len = n.next_power_of_two().max(2);
+        let slots: Vec<Slot<T>> = (0..len)
+            .map(|index| Slot {
+                // The first ticket at or after `start` that lives in this slot.
+                stamp: AtomicU64::new(start + (index.wrapping_sub(start) & (len - 1))),
+                entry: Cell::new(MaybeUninit::uninit()),
+            })
+            .collect();
+        let word = (start & TICKET_MASK) << TICKET_SHIFT;
+        Ring {
+            tail: Line(AtomicU64::new(word)),
+            head: Line(AtomicU64::new(word)),
+            ended: Line(AtomicU64::new(word)),
+            slots: slots.into_boxed_slice(),
+            mask: len - 1,
+            bound,
+        }
+    }
+
+    #[inline]
+    fn slot(&self, ticket: u64) -> &Slot<T> {
+        let index = (ticket & self.mask) as usize;
+        debug_assert!(index < self.slots.len());
+        // SAFETY: `mask` is `slots.len() - 1` and `slots.len()` a power of two, so the
+        // masked index is in bounds (this skips a bounds check on every put and get).
+        unsafe { self.slots.get_unchecked(index) }
+    }
+
+    // ------------------------------------------------------------------------ puts
+
+    /// Buffers `item` under a fresh id (its full ticket).
+    #[inline]
+    pub(crate) fn try_put(&self, item: T) -> Result<Accepted, Refused<T>> {
+        self.put(item, None, false)
+    }
+
+    /// As [`try_put`](Ring::try_put), for a putter woken by a notification, which holds
+    /// one reserved slot: takes it even if every free slot is reserved, then counts the
+    /// putter out (its reservation and its registration).
+    pub(crate) fn put_reserved(&self, item: T) -> Result<Accepted, Refused<T>> {
+        let accepted = self.put(item, None, true)?;
+        consume(&self.head.0);
+        Ok(accepted)
+    }
+
+    /// Buffers an in-flight item again, at the back, under its old `id`; counts its
+    /// delivery as ended (the new ticket is its new life), so unfinished stays the same.
+    pub(crate) fn try_requeue(&self, id: u64, item: T) -> Result<Accepted, Refused<T>> {
+        let accepted = self.put(item, Some(id), false)?;
+        // Relaxed: the ticket claimed above keeps this item unfinished, so this ending
+        // cannot settle the ring and nobody needs to acquire it; being a read-modify-write
+        // it continues the release sequence the other endings rely on.
+        self.ended.0.fetch_add(TICKET, Ordering::Relaxed);
+        Ok(accepted)
+    }
+
+    #[inline]
+    fn put(&self, item: T, id: Option<u64>, reserved: bool) -> Result<Accepted, Refused<T>> {
+        // A requeued item is already unfinished, so under an unfinished bound it counts
+        // itself once; a woken putter's own reservation counts as used too.
+        let allowance = u64::from(id.is_some() && matches!(self.bound, Bound::Unfinished(_)))
+            + u64::from(reserved);
+        // Relaxed: the compare-exchange below validates it.
+        let mut tail = self.tail.0.load(Ordering::Relaxed);
+        loop {
+            if tail & CLOSED != 0 {
+                return Err(Refused::Closed(item));
+            }
+            let ticket = ticket_of(tail);
+            let (used, pending, counts) = match self.bound {
+                // Relaxed (both): a bound check; the slot's stamp below orders the write
+                // after the read of the get that freed the slot.
+                Bound::Buffered(_) => {
+                    let head = self.head.0.load(Ordering::Relaxed);
+                    // Slots reserved for woken putters count as used.
+                    (distance(ticket, ticket_of(head)), pending(head), head)
+                }
+                Bound::Unfinished(_) => {
+                    let ended = self.ended.0.load(Ordering::Relaxed);
+                    (distance(ticket, ticket_of(ended)), 0, 0)
+                }
+            };
+            let limit = self.bound.get() + allowance;
+            // The raw pending count first (the common case has none); only a ring that
+            // looks full checks whether a saturated count voids the reservations.
+            if used + pending >= limit && used + reservations(counts) >= limit {
+                if behind(used) {
+                    // `tail` was stale: a get (or an ending) already passed it.
+                    spin_loop();
+                    // Relaxed: re-read for the loop, which validates it.
+                    tail = self.tail.0.load(Ordering::Relaxed);
+                    continue;
+                }
+                return Err(Refused::Full(item));
+            }
+            let slot = self.slot(ticket);
+            // Acquire: pairs with the Release store of the get that emptied the slot, so
+            // the write below comes after its read.
+            let stamp = slot.stamp.load(Ordering::Acquire);
+            if stamp & TICKET_MASK == ticket {
+                let (next, notify_getter) = with_notification(tail.wrapping_add(TICKET));
+                // Acquire: a getter counted here inserted its listener before registering
+                // (Release), so the notify that follows finds it. The claim publishes
+                // nothing itself: the stamp's Release store below publishes the item, and
+                // a getter that registers after this claim sees the new ticket through
+                // its own read-modify-write of this word and waits for that stamp.
+                match self.tail.0.compare_exchange_weak(
+                    tail,
+                    next,
+                    Ordering::Acquire,
+                    Ordering::Relaxed,
+                ) {
+                    Ok(_) => {
+                        let id = id.unwrap_or(stamp);
+                        slot.entry.with_mut(|entry| {
+                            // SAFETY: the compare-exchange gave this thread ticket
+                            // `stamp`, and the stamp says the slot is empty for it: no
+                            // other thread touches the entry until the store below.
+                            unsafe { entry.write(MaybeUninit::new((id, item))) };
+                        });
+                        // Release: publishes the entry to the get that acquires this stamp.
+                        slot.stamp.store(stamp.wrapping_add(1), Ordering::Release);
+                        return Ok(Accepted { id, notify_getter });
+                    }
+                    Err(now) => tail = now,
+                }
+            } else {
+                // Either another put took this ticket (`tail` is stale), or the get of
+                // the item one lap back claimed it and is still moving it out.
+                // Relaxed: re-read for the loop, which validates it.
+                spin_loop();
+                tail = self.tail.0.load(Ordering::Relaxed);
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------------ gets
+
+    /// Takes the oldest item, unless every buffered item is reserved for a woken getter.
+    ///
+    /// A ticket claimed by a put that has not written its slot yet is waited for (spun on),
+    /// not reported empty: a getter that registered after that put's claim was not
+    /// counted by it and will not be notified, so its re-check must see the item.
+    #[inline]
+    pub(crate) fn try_get(&self) -> Result<Taken<T>, Nothing> {
+        self.take(Claim::Barging)
+    }
+
+    /// As [`try_get`](Ring::try_get), for a getter woken by a notification, which holds
+    /// one reservation: takes an item even if all are reserved, then counts the getter
+    /// out (its reservation and its registration).
+    ///
+    /// The claim (on `head`) and the count-out (on `tail`) are two steps: between them, a
+    /// barging get counts one reservation too many and may report `Empty` although one
+    /// unreserved item is buffered. The window is a few instructions with no user code;
+    /// the other order would let bargers take the woken getter's item, which is worse.
+    pub(crate) fn get_reserved(&self) -> Result<Taken<T>, Nothing> {
+        self.take(Claim::Reserved)
+    }
+
+    /// Closes the ring and takes every buffered item, reserved or not, in ticket order.
+    /// Returns the items with their ids.
+    pub(crate) fn drain(&self) -> Vec<(u64, T)> {
+        self.close();
+        let mut drained = Vec::new();
+        while let Ok(taken) = self.take(Claim::Drain) {
+            drained.push((taken.id, taken.item));
+        }
+        drained
+    }
+
+    #[inline]
+    fn take(&self, claim: Claim) -> Result<Taken<T>, Nothing> {
+        // Relaxed: the compare-exchange below validates it.
+        let mut head = self.head.0.load(Ordering::Relaxed);
+        loop {
+            let ticket = ticket_of(head);
+            let slot = self.slot(ticket);
+            // Acquire: pairs with the put's Release store, so the entry is written.
+            let stamp = slot.stamp.load(Ordering::Acquire);
+            if stamp & TICKET_MASK == (ticket + 1) & TICKET_MASK {
+                if claim == Claim::Barging {
+                    // Relaxed: the put of this item claimed its ticket before the stamp we
+                    // acquired, so this read sees at least that ticket.
+                    let tail = self.tail.0.load(Ordering::Relaxed);
+                    if tail & (FIELD_MAX << PENDING_SHIFT) != 0
+                        && distance(ticket_of(tail), ticket) <= reservations(tail)
+                    {
+                        // Every buffered item is reserved for a woken getter.
+                        return Err(Nothing::Empty);
+                    }
+                }
+                // Putters wait here only for a slot a get frees; the drain reserves
+                // nothing (puts fail once closed).
+                let (next, notify_putter) = match (self.bound, claim) {
+                    (Bound::Buffered(_), Claim::Barging | Claim::Reserved) => {
+                        with_notification(head.wrapping_add(TICKET))
+                    }
+                    _ => (head.wrapping_add(TICKET), false),
+                };
+                // Acquire: as for the put's claim, for the putters counted here; the
+                // stamp's Release store below hands the slot to the next put.
+                match self.head.0.compare_exchange_weak(
+                    head,
+                    next,
+                    Ordering::Acquire,
+                    Ordering::Relaxed,
+                ) {
+                    Ok(_) => {
+                        let (id, item) = slot.entry.with(|entry| {
+                            // SAFETY: the compare-exchange gave this thread ticket
+                            // `ticket`, whose put wrote the entry before the Release store
+                            // of the stamp we acquired; no other thread touches it until
+                            // the store below, and the store makes the slot empty again,
+                            // so the value is read out exactly once.
+                            unsafe { (*entry).assume_init_read() }
+                        });
+                        // Release: the next put into this slot writes after this read.
+                        slot.stamp
+                            .store(stamp.wrapping_add(self.mask), Ordering::Release);
+                        if claim == Claim::Reserved {
+                            consume(&self.tail.0);
+                        }
+                        return Ok(Taken {
+                            id,
+                            item,
+                            notify_putter,
+                        });
+                    }
+                    Err(now) => head = now,
+                }
+            } else if stamp & TICKET_MASK == ticket {
+                // The slot waits for the put of this ticket: empty, or that put is
+                // between its claim and its stamp.
+                // Acquire: pairs with the close, so a closed, empty ring is final here.
+                let tail = self.tail.0.load(Ordering::Acquire);
+                if ticket_of(tail) == ticket {
+                    return Err(if tail & CLOSED != 0 {
+                        Nothing::Closed
+                    } else {
+                        Nothing::Empty
+                    });
+                }
+                spin_loop();
+                // Relaxed: re-read for the loop, which validates it.
+                head = self.head.0.load(Ordering::Relaxed);
+            } else {
+                // Another get took this ticket: `head` is stale.
+                spin_loop();
+                // Relaxed: re-read for the loop.
+                head = self.head.0.load(Ordering::Relaxed);
+            }
+        }
+    }
+
+    // --------------------------------------------------------------------- endings
+
+    /// Records `n` endings (resolutions, abandonments or discards). Returns whether the
+    /// caller must wake the joiners: joiners were registered and these endings settled
+    /// the ring. (Settling is only looked at when someone joins.)
+    #[inline]
+    pub(crate) fn end(&self, n: u64) -> bool {
+        // AcqRel: releases this ending (and the work before it) to joiners that acquire
+        // `ended`; acquires the earlier endings, so the `tail` read below sees the claim
+        // of every item they ended.
+        let before = self.ended.0.fetch_add(n << TICKET_SHIFT, Ordering::AcqRel);
+        if before & (FIELD_MAX << WAITING_SHIFT) == 0 {
+            return false;
+        }
+        // Relaxed: ordered by the acquire above (every ended item's claim happens before).
+        let tail = self.tail.0.load(Ordering::Relaxed);
+        distance(ticket_of(tail), ticket_of(before) + n) == 0
+    }
+
+    /// Whether nothing is unfinished: every claimed ticket has ended.
+    #[inline]
+    pub(crate) fn is_settled(&self) -> bool {
+        self.unfinished() == 0
+    }
+
+    /// Unfinished items: buffered or delivered, not ended.
+    pub(crate) fn unfinished(&self) -> u64 {
+        // Acquire: pairs with the endings' AcqRel, so a zero here also shows the work
+        // that ended, and the `tail` read below sees every claim those endings counted.
+        let ended = self.ended.0.load(Ordering::Acquire);
+        // Relaxed: ordered by the acquire above.
+        let tail = self.tail.0.load(Ordering::Relaxed);
+        distance(ticket_of(tail), ticket_of(ended))
+    }
+
+    // ----------------------------------------------------------------- observation
+
+    /// Buffered items (a snapshot).
+    pub(crate) fn len(&self) -> u64 {
+        // Acquire: the put of every item a get took claimed its ticket before, so the
+        // `tail` read below is not behind this `head`.
+        let head = self.head.0.load(Ordering::Acquire);
+        // Relaxed: ordered by the acquire above.
+        let tail = self.tail.0.load(Ordering::Relaxed);
+        let len = distance(ticket_of(tail), ticket_of(head));
+        if behind(len) {
+            0
+        } else {
+            len
+        }
+    }
+
+    /// Tickets claimed so far, as a full 64-bit count (puts plus requeues).
+    pub(crate) fn tickets(&self) -> u64 {
+        // Relaxed: a snapshot.
+        let tail = self.tail.0.load(Ordering::Relaxed);
+        let low = ticket_of(tail);
+        // The slot of the next ticket holds a full ticket within a lap of it.
+        // Relaxed: only its value is used.
+        let near = self.slot(low).stamp.load(Ordering::Relaxed);
+        widen(low, near)
+    }
+
+    /// Closes the ring: no put succeeds from now on. Returns whether this call closed it.
+    pub(crate) fn close(&self) -> bool {
+        // AcqRel: releases the close to the gets that acquire `tail` and find it empty;
+        // acquires the puts claimed before it (a drain that follows takes them).
+        self.tail.0.fetch_or(CLOSED, Ordering::AcqRel) & CLOSED == 0
+    }
+
+    /// Whether the ring is closed.
+    pub(crate) fn is_closed(&self) -> bool {
+        // Acquire: an observer.
+        self.tail.0.load(Ordering::Acquire) & CLOSED != 0
+    }
+
+    // --------------------------------------------------------------------- waiters
+
+    /// Counts a getter in, before its re-check. Returns whether a put has its item ready
+    /// for it in the meantime (an unreserved item is buffered), so the re-check is worth
+    /// making at once.
+    pub(crate) fn register_getter(&self) -> bool {
+        let tail = register(&self.tail.0);
+        // Relaxed: a hint; the re-check decides.
+        let head = self.head.0.load(Ordering::Relaxed);
+        distance(ticket_of(tail), ticket_of(head)) > reservations(tail)
+    }
+
+    /// Counts out a getter that leaves without a notification (it succeeded on its own
+    /// attempt, or gave up before being woken).
+    pub(crate) fn unregister_getter(&self) {
+        unregister(&self.tail.0);
+    }
+
+    /// Counts out a woken getter that gives up without taking its reserved item (a
+    /// dropped future). Returns whether its reservation stays, for another registered
+    /// getter: the caller then passes the notification on (event-listener does so when a
+    /// notified listener is dropped). With no other getter registered, the reservation is
+    /// released with it.
+    pub(crate) fn pass_on_getter(&self) -> bool {
+        pass_on(&self.tail.0)
+    }
+
+    /// Withdraws a reservation whose notification reached nobody (every listener had
+    /// left); the item is unreserved again.
+    pub(crate) fn unreserve_getter(&self) {
+        unreserve(&self.tail.0);
+    }
+
+    /// Counts a putter in (bounded by buffered items only), before its re-check.
+    pub(crate) fn register_putter(&self) {
+        debug_assert!(matches!(self.bound, Bound::Buffered(_)));
+        register(&self.head.0);
+    }
+
+    /// As [`pass_on_getter`](Ring::pass_on_getter), for a woken putter that gives up its
+    /// reserved slot.
+    pub(crate) fn pass_on_putter(&self) -> bool {
+        pass_on(&self.head.0)
+    }
+
+    /// As [`unreserve_getter`](Ring::unreserve_getter), for a slot reserved for putters.
+    pub(crate) fn unreserve_putter(&self) {
+        unreserve(&self.head.0);
+    }
+
+    /// Counts out a putter that leaves without a notification.
+    pub(crate) fn unregister_putter(&self) {
+        unregister(&self.head.0);
+    }
+
+    /// Counts a joiner in, before its re-check of [`is_settled`](Ring::is_settled).
+    pub(crate) fn register_joiner(&self) {
+        register(&self.ended.0);
+    }
+
+    /// Counts a joiner out.
+    pub(crate) fn unregister_joiner(&self) {
+        unregister(&self.ended.0);
+    }
+}
+
+/// `word` with one more pending notification if a registered waiter has none coming, and
+/// whether the caller must notify. A saturated `waiting` always notifies and reserves
+/// nothing.
+#[inline]
+const fn with_notification(word: u64) -> (u64, bool) {
+    if word & (FIELD_MAX << WAITING_SHIFT) == 0 {
+        // Nobody waits: the common case, one test.
+        return (word, false);
+    }
+    let waiting = waiting(word);
+    if waiting == FIELD_MAX {
+        (word, true)
+    } else if waiting > pending(word) {
+        (word + PENDING, true)
+    } else {
+        (word, false)
+    }
+}
+
+/// The reservations `word` holds: its pending notifications, none once `waiting` is
+/// saturated (then nothing is reserved, and reservations made before are ignored, so a
+/// saturated ring never holds items back from bargers).
+#[inline]
+const fn reservations(word: u64) -> u64 {
+    let pending = pending(word);
+    if pending == 0 || waiting(word) == FIELD_MAX {
+        0
+    } else {
+        pending
+    }
+}
+
+/// Counts out a woken waiter that used its reservation: one registration and one
+/// reservation (nothing once saturated).
+fn consume(word: &AtomicU64) {
+    // Relaxed: the compare-exchange below validates it.
+    let mut now = word.load(Ordering::Relaxed);
+    loop {
+        let waiting = waiting(now);
+        if waiting == FIELD_MAX {
+            return;
+        }
+        debug_assert!(waiting > 0, "a waiter counted out more often than in");
+        let mut next = now.saturating_sub(WAITING);
+        if pending(now) > 0 {
+            next -= PENDING;
+        }
+        // Relaxed: a count; the waiter is done waiting.
+        match word.compare_exchange_weak(now, next, Ordering::Relaxed, Ordering::Relaxed) {
+            Ok(_) => return,
+            Err(seen) => now = seen,
+        }
+    }
+}
+
+/// Counts a waiter into `word`'s `waiting` field (sticking at the maximum); returns the
+/// word after.
+fn register(word: &AtomicU64) -> u64 {
+    // Relaxed: the compare-exchange below validates it.
+    let mut now = word.load(Ordering::Relaxed);
+    loop {
+        if waiting(now) == FIELD_MAX {
+            return now;
+        }
+        // Release: publishes the listener the waiter inserted before counting itself in
+        // to the notifier whose claim (Acquire) counts it. Being a read-modify-write of
+        // the notifier's own word, every claim either counted this waiter or comes
+        // earlier in the word's modification order, and then this waiter's re-check
+        // reads that claim's ticket (coherence) and waits for its item.
+        match word.compare_exchange_weak(now, now + WAITING, Ordering::Release, Ordering::Relaxed) {
+            Ok(_) => return now + WAITING,
+            Err(seen) => now = seen,
+        }
+    }
+}
+
+/// Counts a waiter out of `word`'s `waiting` field (unless saturated).
+fn unregister(word: &AtomicU64) {
+    // Relaxed: the compare-exchange below validates it.
+    let mut now = word.load(Ordering::Relaxed);
+    loop {
+        let count = waiting(now);
+        debug_assert!(count > 0, "a waiter counted out more often than in");
+        if count == FIELD_MAX || count == 0 {
+            return;
+        }
+        // Relaxed: a count.
+        match word.compare_exchange_weak(now, now - WAITING, Ordering::Relaxed, Ordering::Relaxed) {
+            Ok(_) => return,
+            Err(seen) => now = seen,
+        }
+    }
+}
+
+/// Counts out a notified waiter that gives up; keeps its reservation for the other
+/// registered waiters if any (returns `true`), else releases it.
+fn pass_on(word: &AtomicU64) -> bool {
+    // Relaxed: the compare-exchange below validates it.
+    let mut now = word.load(Ordering::Relaxed);
+    loop {
+        let waiting = waiting(now);
+        if waiting == FIELD_MAX {
+            // Saturated: nothing is reserved; the notification passes on.
+            return true;
+        }
+        if waiting == 0 {
+            debug_assert!(false, "a waiter counted out more often than in");
+            return false;
+        }
+        let pending = pending(now);
+        // Kept if another registered waiter can hold it.
+        let kept = pending > 0 && waiting > pending;
+        let mut next = now - WAITING;
+        if pending > 0 && !kept {
+            next -= PENDING;
+        }
+        // Relaxed: a count.
+        match word.compare_exchange_weak(now, next, Ordering::Relaxed, Ordering::Relaxed) {
+            Ok(_) => return kept,
+            Err(seen) => now = seen,
+        }
+    }
+}
+
+/// Withdraws one reservation (nothing once saturated: saturated notifications reserve
+/// nothing).
+fn unreserve(word: &AtomicU64) {
+    // Relaxed: the compare-exchange below validates it.
+    let mut now = word.load(Ordering::Relaxed);
+    loop {
+        if waiting(now) == FIELD_MAX || pending(now) == 0 {
+            debug_assert!(waiting(now) == FIELD_MAX, "a reservation withdrawn twice");
+            return;
+        }
+        // Relaxed: a count.
+        match word.compare_exchange_weak(now, now - PENDING, Ordering::Relaxed, Ordering::Relaxed) {
+            Ok(_) => return,
+            Err(seen) => now = seen,
+        }
+    }
+}
+
+impl<T> Drop for Ring<T> {
+    /// Drops every buffered item. If one item's `Drop` panics, the others are still
+    /// dropped (a second panic aborts, as for a `Vec`).
+    fn drop(&mut self) {
+        /// Drops the items of tickets `next..end`, also while unwinding.
+        struct Rest<'a, T> {
+            ring: &'a Ring<T>,
+            next: u64,
+            end: u64,
+        }
+        impl<T> Rest<'_, T> {
+            fn drop_items(&mut self) {
+                while self.next != self.end {
+                    let ticket = self.next;
+                    // Advanced first: if this item's drop panics, the guard goes on from
+                    // the next one.
+                    self.next = (ticket + 1) & TICKET_MASK;
+                    let slot = self.ring.slot(ticket);
+                    // Relaxed: `&mut Ring` at the start of the drop excludes other threads.
+                    let stamp = slot.stamp.load(Ordering::Relaxed);
+                    if stamp & TICKET_MASK == (ticket + 1) & TICKET_MASK {
+                        slot.entry.with_mut(|entry| {
+                            // SAFETY: the stamp says the entry holds the item of this
+                            // ticket, and no get took it (tickets from `head` on); each
+                            // ticket is visited once, so it is dropped once.
+                            unsafe { (*entry).assume_init_drop() };
+                        });
+                    }
+                }
+            }
+        }
+        impl<T> Drop for Rest<'_, T> {
+            /// Runs only on unwinding out of `drop_items`: drops the items after the one
+            /// that panicked.
+            fn drop(&mut self) {
+                self.drop_items();
+            }
+        }
+        // Relaxed: `&mut self` excludes other threads.
+        let head = ticket_of(self.head.0.load(Ordering::Relaxed));
+        let tail = ticket_of(self.tail.0.load(Ordering::Relaxed));
+        Rest {
+            ring: self,
+            next: head,
+            end: tail,
+        }
+        .drop_items();
+    }
+}
+
+impl<T> core::fmt::Debug for Ring<T> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Ring")
+            .field("bound", &self.bound)
+            .field("slots", &self.slots.len())
+            .field("len", &self.len())
+            .field("closed", &self.is_closed())
+            .finish_non_exhaustive()
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests;
+
+#[cfg(all(test, loom))]
+mod loom_models;
