@@ -3,9 +3,15 @@
 //!
 //! Declare it in the binary or test that counts:
 //!
-//! ```ignore
+//! ```
 //! #[global_allocator]
 //! static GLOBAL: benches::counting::Counting = benches::counting::Counting;
+//!
+//! benches::counting::count_this_thread();
+//! let before = benches::counting::allocations();
+//! let boxed = std::hint::black_box(Box::new(1));
+//! assert_eq!(benches::counting::allocations() - before, 1);
+//! # drop(boxed);
 //! ```
 //!
 //! Allocations are counted on the threads that asked for it ([`count_this_thread`]), or on
