@@ -279,9 +279,9 @@ impl<C: Codec> Queue<C> {
     /// As [`put`](Queue::put), with an idempotency key: the first put with a key is
     /// accepted, and every later put with the same key (within the
     /// [repeat window](Options::repeat_window)) returns the same id without adding
-    /// anything. A lost reply is repeated here (three tries), so the answer is exact
-    /// unless the server stays unreachable; then [`PutError::Unknown`] comes back, and a
-    /// later call with the same key is still safe.
+    /// anything. A lost reply or a failed connection is tried again here (three tries in
+    /// all), so the answer is exact unless the server stays unreachable; then the error
+    /// comes back with the item, and a later call with the same key is still safe.
     ///
     /// # Errors
     ///
@@ -313,10 +313,16 @@ impl<C: Codec> Queue<C> {
         loop {
             match self.inner.put_once(item, key).await {
                 Err(PutError::Full(back)) => item = back,
-                Err(PutError::Unknown { item: back, error }) if key.is_some() => {
+                // With a key, a repeat is safe: try again after a lost reply or a failed
+                // connection, and keep saying "unknown" if the last try is lost too.
+                Err(PutError::Unknown { item: back, error })
+                | Err(PutError::Failed {
+                    item: back,
+                    error: error @ Error::Unavailable(_),
+                }) if key.is_some() => {
                     lost += 1;
                     if lost >= 3 {
-                        return Err(PutError::Unknown { item: back, error });
+                        return Err(PutError::from_redis(back, error));
                     }
                     item = back;
                     continue;

@@ -363,3 +363,268 @@ on_both!(
 fn ids(range: std::ops::Range<u64>) -> BTreeSet<u64> {
     range.collect()
 }
+
+mod processes {
+    //! Tests with child processes (the test binary in a role, see `common::roles`).
+
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::common::roles::outcome_for;
+    use crate::common::{child, wait, Reader};
+
+    const LIMIT: Duration = Duration::from_secs(20);
+
+    fn env_attempts(n: u32) -> (&'static str, String) {
+        ("ADAPTER_REDIS_MAXATT", n.to_string())
+    }
+
+    /// Issue point 1: a consumer process killed with SIGKILL mid-job. Its job comes back
+    /// as attempt 2 and succeeds; the ledger is balanced; one redelivery. Past
+    /// `max_attempts` the job is dead-lettered.
+    async fn killed_consumer_job_comes_back(rt: Rt) {
+        let server = server!();
+        let queue = open(&server, "crash", redeliver(2)).await;
+        queue.try_put(b"first".to_vec()).await.unwrap();
+
+        let mut holder = child(&server, "crash", "hold", rt, &[env_attempts(2)]);
+        let held = Reader::new(&mut holder).until("HELD", LIMIT);
+        assert_eq!(held, ["HELD 0 1"]);
+        holder.kill().unwrap();
+        holder.wait().unwrap();
+
+        let job = queue
+            .get_until(after(Duration::from_secs(5)))
+            .await
+            .unwrap();
+        assert_eq!((job.id().get(), job.attempt()), (0, 2));
+        job.succeed().await.unwrap();
+        let status = queue.status().await.unwrap();
+        assert_eq!(status.redelivered, 1);
+        assert_eq!((status.ledger.succeeded, status.ledger.in_flight), (1, 0));
+        assert!(status.ledger.is_balanced());
+
+        // Two more holders die on the next job: attempt 1, then attempt 2, the last.
+        queue.try_put(b"poison".to_vec()).await.unwrap();
+        for attempt in 1..=2 {
+            let mut holder = child(&server, "crash", "hold", rt, &[env_attempts(2)]);
+            let held = Reader::new(&mut holder).until("HELD", LIMIT);
+            assert_eq!(held, [format!("HELD 1 {attempt}")]);
+            holder.kill().unwrap();
+            holder.wait().unwrap();
+        }
+        sleep(Duration::from_millis(400)).await;
+        queue.maintain_once().await.unwrap();
+        assert!(matches!(queue.try_get().await, Err(TryGetError::Empty)));
+        let status = queue.status().await.unwrap();
+        assert_eq!((status.ledger.abandoned, status.dead_lettered), (1, 1));
+        assert_eq!(status.redelivered, 2);
+        assert!(status.ledger.is_balanced());
+        assert_eq!(status.ledger.unfinished(), 0);
+        let dead = queue.dead_letters(None, 10).await.unwrap();
+        assert_eq!(dead.len(), 1);
+        assert_eq!((dead[0].job.get(), dead[0].attempt), (1, 2));
+        assert_eq!(dead[0].bytes, b"poison");
+    }
+
+    /// Issue point 5: `shutdown_now` from another process returns exactly the undelivered
+    /// items while three consumer processes race it. Three rounds.
+    async fn shutdown_now_races_consumer_processes(rt: Rt) {
+        let server = server!();
+        for round in 0..3 {
+            let name = format!("race{round}");
+            let queue = open(&server, &name, options()).await;
+            let total = 1500u64;
+            for n in 0..total {
+                queue.try_put(n.to_le_bytes().to_vec()).await.unwrap();
+            }
+            let mut consumers: Vec<_> = (0..3)
+                .map(|_| child(&server, &name, "consumer", rt, &[]))
+                .collect();
+            let readers: Vec<_> = consumers.iter_mut().map(Reader::new).collect();
+            // Let the consumers get going, then drain under them.
+            let started = std::time::Instant::now();
+            while queue.ledger().await.unwrap().ended() < 50 {
+                assert!(started.elapsed() < LIMIT, "consumers did not start");
+                sleep(Duration::from_millis(2)).await;
+            }
+            let mut drainer = child(&server, &name, "drainer", rt, &[]);
+            let drained_lines = Reader::new(&mut drainer).until("DONE", LIMIT);
+            let mut ended = BTreeSet::new();
+            for reader in &readers {
+                for line in reader.until("DONE", LIMIT) {
+                    if let Some(rest) = line.strip_prefix("END ") {
+                        let id: u64 = rest.split(' ').next().unwrap().parse().unwrap();
+                        assert!(ended.insert(id), "{id} delivered twice");
+                    }
+                }
+            }
+            for consumer in &mut consumers {
+                assert!(wait(consumer, LIMIT).success());
+            }
+            assert!(wait(&mut drainer, LIMIT).success());
+            let drained: BTreeSet<u64> = drained_lines
+                .iter()
+                .filter_map(|line| line.strip_prefix("DRAINED "))
+                .map(|id| id.parse().unwrap())
+                .collect();
+            assert_eq!(
+                drained.len() + 1,
+                drained_lines.len(),
+                "duplicate drained ids"
+            );
+            assert!(
+                ended.is_disjoint(&drained),
+                "an item both delivered and drained"
+            );
+            let all: BTreeSet<u64> = ended.union(&drained).copied().collect();
+            let lost: Vec<_> = ids(0..total).difference(&all).copied().collect();
+            assert!(lost.is_empty(), "round {round}: lost {lost:?}");
+            let ledger = queue.join().await.unwrap();
+            assert_eq!(ledger.discarded, drained.len() as u64);
+            assert_eq!(
+                ledger.succeeded + ledger.rejected + ledger.uncertain,
+                ended.len() as u64
+            );
+            assert!(ledger.is_balanced());
+            assert!(
+                !drained.is_empty() && !ended.is_empty(),
+                "no race: {} drained",
+                drained.len()
+            );
+            eprintln!(
+                "round {round}: {} delivered, {} drained",
+                ended.len(),
+                drained.len()
+            );
+        }
+    }
+
+    /// Issue point 4: two producer and three consumer processes, mixed outcomes.
+    async fn two_producers_three_consumers(rt: Rt) {
+        let server = server!();
+        let name = "fleet";
+        let queue = open(&server, name, options()).await;
+        let per_producer = 1500u64;
+        let count = ("ADAPTER_REDIS_COUNT", per_producer.to_string());
+        let mut consumers: Vec<_> = (0..3)
+            .map(|_| child(&server, name, "consumer", rt, &[]))
+            .collect();
+        let consumer_readers: Vec<_> = consumers.iter_mut().map(Reader::new).collect();
+        let mut producers: Vec<_> = (0..2)
+            .map(|_| child(&server, name, "producer", rt, core::slice::from_ref(&count)))
+            .collect();
+        let producer_readers: Vec<_> = producers.iter_mut().map(Reader::new).collect();
+        let mut put = BTreeSet::new();
+        for reader in &producer_readers {
+            for line in reader.until("DONE", LIMIT) {
+                if let Some(id) = line.strip_prefix("PUT ") {
+                    assert!(put.insert(id.parse::<u64>().unwrap()), "id issued twice");
+                }
+            }
+        }
+        let total = 2 * per_producer;
+        assert_eq!(put.len() as u64, total);
+        assert_eq!(put.last(), Some(&(total - 1)), "ids are not contiguous");
+        for producer in &mut producers {
+            assert!(wait(producer, LIMIT).success());
+        }
+        queue.shutdown().await.unwrap();
+        let mut ended = BTreeMap::new();
+        let mut per_outcome = BTreeMap::new();
+        for reader in &consumer_readers {
+            for line in reader.until("DONE", LIMIT) {
+                let Some(rest) = line.strip_prefix("END ") else {
+                    continue;
+                };
+                let mut parts = rest.split(' ');
+                let id: u64 = parts.next().unwrap().parse().unwrap();
+                let outcome = parts.next().unwrap().to_string();
+                assert_eq!(outcome, outcome_for(id).to_string());
+                assert!(
+                    ended.insert(id, outcome.clone()).is_none(),
+                    "{id} ended twice"
+                );
+                *per_outcome.entry(outcome).or_insert(0u64) += 1;
+            }
+        }
+        for consumer in &mut consumers {
+            assert!(wait(consumer, LIMIT).success());
+        }
+        assert_eq!(ended.len() as u64, total);
+        assert_eq!(ended.keys().last(), Some(&(total - 1)));
+        let ledger = queue.join().await.unwrap();
+        assert_eq!(ledger.accepted, total);
+        assert_eq!(ledger.succeeded, per_outcome["succeeded"]);
+        assert_eq!(ledger.rejected, per_outcome["rejected"]);
+        assert_eq!(ledger.uncertain, per_outcome["uncertain"]);
+        assert_eq!(
+            (ledger.rejected, ledger.uncertain),
+            (total / 10, total / 10)
+        );
+        assert!(ledger.is_balanced());
+        assert_eq!(
+            queue.uncertain(None, 10_000).await.unwrap().len() as u64,
+            ledger.uncertain
+        );
+    }
+
+    /// Issue point 6: graceful drain across processes, including a job whose holder died
+    /// after the shutdown: it was accepted, so it is still delivered.
+    async fn graceful_drain_delivers_redeliveries(rt: Rt) {
+        let server = server!();
+        let name = "drain";
+        let queue = open(&server, name, redeliver(3)).await;
+        for n in 0..20u8 {
+            queue.try_put(vec![n]).await.unwrap();
+        }
+        let mut holder = child(&server, name, "hold", rt, &[env_attempts(3)]);
+        assert_eq!(Reader::new(&mut holder).until("HELD", LIMIT), ["HELD 0 1"]);
+        queue.shutdown().await.unwrap();
+        holder.kill().unwrap();
+        holder.wait().unwrap();
+        assert!(queue.try_put(vec![99]).await.unwrap_err().is_shut_down());
+        let mut consumer = child(&server, name, "consumer", rt, &[env_attempts(3)]);
+        let lines = Reader::new(&mut consumer).until("DONE", LIMIT);
+        assert!(wait(&mut consumer, LIMIT).success());
+        assert_eq!(lines.len(), 21);
+        assert!(
+            lines.contains(&format!("END 0 {} 2", outcome_for(0))),
+            "{lines:?}"
+        );
+        let ledger = queue.join().await.unwrap();
+        assert_eq!((ledger.accepted, ledger.ended()), (20, 20));
+        assert!(ledger.is_balanced());
+    }
+
+    /// Issue point 6: `NoWorkers` once the only worker process dies.
+    async fn no_workers_when_the_worker_process_dies(rt: Rt) {
+        let server = server!();
+        let name = "staffed";
+        let queue = open(&server, name, options()).await;
+        let mut worker = child(&server, name, "worker", rt, &[]);
+        assert_eq!(Reader::new(&mut worker).until("READY", LIMIT), ["READY"]);
+        // The heartbeat keeps it alive past its lease.
+        sleep(Duration::from_millis(500)).await;
+        assert_eq!(queue.status().await.unwrap().workers, 1);
+        queue.try_put(vec![1]).await.unwrap();
+        worker.kill().unwrap();
+        worker.wait().unwrap();
+        sleep(Duration::from_millis(400)).await;
+        match queue.try_put(vec![2]).await {
+            Err(PutError::NoWorkers(item)) => assert_eq!(item, vec![2]),
+            other => panic!("expected NoWorkers, got {other:?}"),
+        }
+        assert_eq!(queue.ledger().await.unwrap().accepted, 1);
+        let _worker = queue.worker().await.unwrap();
+        assert_eq!(queue.try_put(vec![2]).await.unwrap().get(), 1);
+    }
+
+    on_both!(
+        killed_consumer_job_comes_back,
+        shutdown_now_races_consumer_processes,
+        two_producers_three_consumers,
+        graceful_drain_delivers_redeliveries,
+        no_workers_when_the_worker_process_dies,
+    );
+}

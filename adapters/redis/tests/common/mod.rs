@@ -282,30 +282,48 @@ pub fn child(server: &Server, name: &str, role: &str, rt: Rt, extra: &[(&str, St
     cmd.spawn().expect("spawn child")
 }
 
-/// Reads a child's stdout lines that start with `prefix` (without it) until one equals
-/// `until` or the stream ends. A thread does the reading, so a hung child fails the test
-/// after `limit`.
-pub fn read_lines(child: &mut Child, until: Option<&str>, limit: Duration) -> Vec<String> {
-    let stdout = child.stdout.take().expect("piped stdout");
-    let until = until.map(str::to_string);
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
+/// A thread collecting a child's report lines (stdout lines starting with `REPORT `).
+pub struct Reader {
+    rx: std::sync::mpsc::Receiver<String>,
+}
+
+impl Reader {
+    pub fn new(child: &mut Child) -> Reader {
+        let stdout = child.stdout.take().expect("piped stdout");
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                // libtest's "test child_role_entry ... " has no newline before the
+                // first report, so a report may start mid-line.
+                if let Some(at) = line.find("REPORT ") {
+                    if tx.send(line[at + 7..].to_string()).is_err() {
+                        break;
+                    }
+                }
+            }
+        });
+        Reader { rx }
+    }
+
+    /// Lines up to and including the first that starts with `until`; fails after `limit`.
+    pub fn until(&self, until: &str, limit: Duration) -> Vec<String> {
+        let deadline = Instant::now() + limit;
         let mut lines = Vec::new();
-        for line in BufReader::new(stdout).lines() {
-            let Ok(line) = line else { break };
-            let Some(report) = line.strip_prefix("REPORT ") else {
-                continue;
-            };
-            let stop = until.as_deref() == Some(report);
-            lines.push(report.to_string());
-            if stop {
-                break;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.rx.recv_timeout(left) {
+                Ok(line) => {
+                    let stop = line.starts_with(until);
+                    lines.push(line);
+                    if stop {
+                        return lines;
+                    }
+                }
+                Err(_) => panic!("no {until:?} report within {limit:?}; got {lines:?}"),
             }
         }
-        tx.send(lines).ok();
-    });
-    rx.recv_timeout(limit)
-        .unwrap_or_else(|_| panic!("child did not report within {limit:?}"))
+    }
 }
 
 /// Waits for a child to exit, failing after `limit`.
