@@ -345,6 +345,264 @@ async fn server_down_at_start(_rt: Rt) {
     }
 }
 
+/// Retries `op` while the server comes back (a dead connection fails once, then the next
+/// call dials again), for up to 5 s.
+async fn retry<T, F, Fut>(mut op: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: core::future::Future<Output = Result<T, Error>>,
+{
+    let start = std::time::Instant::now();
+    loop {
+        match op().await {
+            Ok(value) => return value,
+            Err(error) if start.elapsed() < Duration::from_secs(5) => {
+                let _ = error;
+                sleep(Duration::from_millis(20)).await;
+            }
+            Err(error) => panic!("server did not come back: {error}"),
+        }
+    }
+}
+
+/// Issue point 3: `kill -9` of the server and a restart on its AOF. The ledger equals
+/// the snapshot from before, and every id ends exactly once afterwards.
+async fn server_killed_and_restarted(_rt: Rt) {
+    let mut server = server!();
+    let long = redeliver(3).lease(Duration::from_secs(10));
+    let queue = open(&server, "durable", long).await;
+    let total = 40u64;
+    for n in 0..total {
+        queue.try_put(n.to_le_bytes().to_vec()).await.unwrap();
+    }
+    let mut ended = BTreeSet::new();
+    for n in 0..12 {
+        let job = queue.get().await.unwrap();
+        ended.insert(job.id().get());
+        match n % 3 {
+            0 => job.succeed().await.unwrap(),
+            1 => job.reject().await.unwrap(),
+            _ => job.uncertain().await.unwrap(),
+        };
+    }
+    let mut held = Vec::new();
+    for _ in 0..5 {
+        held.push(queue.get().await.unwrap());
+    }
+    let before = queue.status().await.unwrap();
+    assert_eq!((before.ledger.in_flight, before.ledger.buffered), (5, 23));
+
+    server.kill9();
+    assert!(queue.ledger().await.is_err());
+    server.restart();
+    let after_restart = retry(|| queue.status()).await;
+    assert_eq!(after_restart, before);
+    // A handle opened after the restart sees the same.
+    let other = open(&server, "durable", long).await;
+    assert_eq!(other.status().await.unwrap(), before);
+    assert_eq!(other.uncertain(None, 100).await.unwrap().len(), 4);
+
+    // The deliveries held across the restart still resolve, once.
+    for job in held {
+        ended.insert(job.id().get());
+        let mut job = job;
+        loop {
+            match job.succeed().await {
+                Ok(_) => break,
+                Err(ResolveError::Redis { delivery, .. }) => job = *delivery,
+                Err(stale) => panic!("{stale}"),
+            }
+        }
+    }
+    queue.shutdown().await.unwrap();
+    while let Ok(job) = other.get().await {
+        assert!(ended.insert(job.id().get()), "{} ended twice", job.id());
+        job.succeed().await.unwrap();
+    }
+    assert_eq!(ended, ids(0..total));
+    let ledger = queue.join().await.unwrap();
+    assert_eq!(ledger.accepted, total);
+    assert_eq!(ledger.ended(), total);
+    assert_eq!((ledger.rejected, ledger.uncertain), (4, 4));
+    assert!(ledger.is_balanced());
+    assert_eq!(queue.status().await.unwrap().stale, 0);
+}
+
+/// Issue point 7: the server disappears mid-run. Each call fails with a clear error,
+/// items come back, nothing is counted that did not happen; it works again after a
+/// restart.
+async fn server_disappears_mid_run(_rt: Rt) {
+    let mut server = server!();
+    let queue = open(&server, "flaky", options()).await;
+    queue.try_put(vec![1]).await.unwrap();
+    server.kill9();
+    for _ in 0..2 {
+        match queue.try_put(vec![2]).await {
+            Err(error @ (PutError::Failed { .. } | PutError::Unknown { .. })) => {
+                let text = error.to_string();
+                assert!(
+                    text.starts_with("item not accepted: redis is unavailable")
+                        || text.starts_with("unknown whether the item was accepted"),
+                    "{text}"
+                );
+                assert_eq!(error.into_inner(), vec![2]);
+            }
+            other => panic!("expected a transport error, got {other:?}"),
+        }
+    }
+    assert!(matches!(queue.get().await, Err(GetError::Redis(_))));
+    assert!(matches!(queue.try_get().await, Err(TryGetError::Redis(_))));
+    assert!(queue.join().await.is_err());
+    assert!(queue.maintain_once().await.is_err());
+    server.restart();
+    let ledger = retry(|| queue.ledger()).await;
+    assert_eq!((ledger.accepted, ledger.buffered), (1, 1));
+    assert_eq!(queue.try_put(vec![3]).await.unwrap().get(), 1);
+    assert_eq!(queue.get().await.unwrap().succeed().await.unwrap(), vec![1]);
+}
+
+/// Issue point 7: a server restarted without its data: a clear error, not a silent
+/// fresh queue.
+async fn server_lost_its_data(_rt: Rt) {
+    let mut server = server!();
+    let queue = open(&server, "volatile", options()).await;
+    queue.try_put(vec![1]).await.unwrap();
+    server.kill9();
+    std::fs::remove_dir_all(server.dir.join("appendonlydir")).unwrap();
+    server.restart();
+    let start = std::time::Instant::now();
+    let error = loop {
+        match queue.try_put(vec![2]).await {
+            Err(PutError::Failed {
+                error: error @ Error::Gone,
+                item,
+            }) => {
+                assert_eq!(item, vec![2]);
+                break error;
+            }
+            Err(_) if start.elapsed() < Duration::from_secs(5) => {}
+            other => panic!("expected Gone, got {other:?}"),
+        }
+    };
+    assert!(error.to_string().contains("lost its data"), "{error}");
+    assert!(matches!(queue.ledger().await, Err(Error::Gone)));
+}
+
+/// Issue point 6: lost replies never double-count. The server is stopped (SIGSTOP) so a
+/// command is received but its reply comes after the client gave up.
+async fn lost_replies_never_double_count(_rt: Rt) {
+    let server = server!();
+    let queue = open(&server, "lossy", options()).await;
+    // Load the scripts first: an EVALSHA refused with NOSCRIPT would do nothing.
+    queue.try_put(vec![0]).await.unwrap();
+    queue.get().await.unwrap().succeed().await.unwrap();
+    queue.try_put(vec![1]).await.unwrap();
+    let job = queue.get().await.unwrap();
+
+    // A resolve whose reply is lost hands the delivery back; the repeat counts once.
+    server.pause();
+    let resumer = std::thread::spawn({
+        let pid = server.pid();
+        move || {
+            std::thread::sleep(Duration::from_millis(700));
+            std::process::Command::new("kill")
+                .args(["-CONT", &pid.to_string()])
+                .status()
+                .unwrap();
+        }
+    });
+    let delivery = match job.succeed().await {
+        Err(ResolveError::Redis { delivery, error }) => {
+            assert!(error.is_unknown(), "{error}");
+            delivery
+        }
+        other => panic!("expected a lost reply, got {other:?}"),
+    };
+    resumer.join().unwrap();
+    let counted_before_repeat = retry(|| queue.ledger()).await.succeeded - 1;
+    assert_eq!(delivery.succeed().await.unwrap(), vec![1]);
+    let status = queue.status().await.unwrap();
+    assert_eq!((status.ledger.succeeded, status.stale), (2, 0));
+    // The server ran the resolve after the client gave up, so the repeat above was
+    // recognized as a repeat (not counted again).
+    assert_eq!(counted_before_repeat, 1);
+
+    // A plain put whose reply is lost says "unknown" and hands the item back.
+    server.pause();
+    let outcome = queue.try_put(vec![2]).await;
+    server.resume();
+    match outcome {
+        Err(PutError::Unknown { item, .. }) => assert_eq!(item, vec![2]),
+        other => panic!("expected Unknown, got {other:?}"),
+    }
+    let accepted = retry(|| queue.ledger()).await.accepted;
+    // It was accepted after all: "unknown" was the honest answer.
+    assert_eq!(accepted, 3);
+
+    // A keyed put tries again through the outage and is accepted exactly once.
+    server.pause();
+    let resumer = std::thread::spawn({
+        let pid = server.pid();
+        move || {
+            std::thread::sleep(Duration::from_millis(700));
+            std::process::Command::new("kill")
+                .args(["-CONT", &pid.to_string()])
+                .status()
+                .unwrap();
+        }
+    });
+    let id = queue.put_keyed("order-1", vec![3]).await.unwrap();
+    resumer.join().unwrap();
+    assert_eq!(id.get(), accepted);
+    assert_eq!(queue.put_keyed("order-1", vec![3]).await.unwrap(), id);
+    assert_eq!(queue.ledger().await.unwrap().accepted, accepted + 1);
+}
+
+/// A get cancelled while the server holds its command (the reply comes after the future
+/// is gone) loses nothing: the next get on the handle delivers the entry as the same
+/// attempt, with no redelivery.
+async fn cancelled_get_loses_nothing(_rt: Rt) {
+    let server = server!();
+    let queue = open(&server, "cancel", redeliver(3)).await;
+    // Load the get script first: an EVALSHA refused with NOSCRIPT would do nothing.
+    assert!(matches!(queue.try_get().await, Err(TryGetError::Empty)));
+    queue.try_put(vec![1]).await.unwrap();
+    queue.try_put(vec![2]).await.unwrap();
+    server.pause();
+    let timed_out = futures_lite::future::or(async { Some(queue.get().await) }, async {
+        sleep(Duration::from_millis(100)).await;
+        None
+    })
+    .await;
+    assert!(timed_out.is_none());
+    server.resume();
+    sleep(Duration::from_millis(50)).await;
+    // The cancelled get's script ran after all: entry 0 sits in this consumer's list.
+    let ledger = queue.ledger().await.unwrap();
+    assert_eq!((ledger.in_flight, ledger.buffered), (1, 1));
+    let first = queue.get().await.unwrap();
+    assert_eq!((first.id().get(), first.attempt()), (0, 1));
+    let second = queue.get().await.unwrap();
+    assert_eq!((second.id().get(), second.attempt()), (1, 1));
+    first.succeed().await.unwrap();
+    second.succeed().await.unwrap();
+    let status = queue.status().await.unwrap();
+    assert_eq!((status.redelivered, status.ledger.succeeded), (0, 2));
+    // And many short deadlines racing gets lose nothing either.
+    for n in 0..40u8 {
+        queue.try_put(vec![n]).await.unwrap();
+    }
+    let mut got = BTreeSet::new();
+    while got.len() < 40 {
+        if let Ok(job) = queue.get_until(after(Duration::from_micros(300))).await {
+            assert_eq!(job.attempt(), 1);
+            assert!(got.insert(job.id().get()));
+            job.succeed().await.unwrap();
+        }
+    }
+    assert_eq!(queue.status().await.unwrap().redelivered, 0);
+}
+
 on_both!(
     round_trip,
     bounded_refuses_when_full,
@@ -357,9 +615,13 @@ on_both!(
     oversized_and_unencodable_items,
     undecodable_entries_are_dead_lettered,
     server_down_at_start,
+    server_killed_and_restarted,
+    server_disappears_mid_run,
+    server_lost_its_data,
+    lost_replies_never_double_count,
+    cancelled_get_loses_nothing,
 );
 
-#[allow(dead_code)]
 fn ids(range: std::ops::Range<u64>) -> BTreeSet<u64> {
     range.collect()
 }
