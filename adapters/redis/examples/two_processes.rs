@@ -24,7 +24,9 @@ fn options() -> Options {
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
     let role = args.next().unwrap_or_default();
-    let url = args.next().unwrap_or_else(|| "redis://127.0.0.1:6379".into());
+    let url = args
+        .next()
+        .unwrap_or_else(|| "redis://127.0.0.1:6379".into());
     smol::block_on(async {
         let client = redis::Client::open(url)?;
         let queue = Queue::open(client, "demo", Json::<String>::new(), options()).await?;

@@ -4,6 +4,11 @@ local state = redis.call('HGET', META, 'state')
 if not state then return {'gone'} end
 local lease = tonumber(redis.call('HGET', META, 'lease_ms'))
 local maxatt = tonumber(redis.call('HGET', META, 'max_att'))
+-- Reclaim scans the pending list; a scan that wrapped around without finding an expired
+-- entry is not repeated for a quarter of a lease.
+local t = now_ms()
+local due = tonumber(redis.call('HGET', META, 'reclaim_at') or '0')
+if t < due then budget = 0 end
 local start = redis.call('HGET', META, 'cursor') or '0-0'
 local cursor = start
 local found = nil
@@ -24,6 +29,9 @@ for _ = 1, budget do
   if cursor == '0-0' then break end
 end
 if cursor ~= start then redis.call('HSET', META, 'cursor', cursor) end
+if budget > 0 and not found and cursor == '0-0' then
+  redis.call('HSET', META, 'reclaim_at', t + math.max(1, math.floor(lease / 4)))
+end
 if found then return found end
 if state == 'closed' then return {'shutdown'} end
 local r = redis.call('XREADGROUP', 'GROUP', G, me, 'COUNT', 1, 'STREAMS', S, '>')

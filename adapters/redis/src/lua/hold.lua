@@ -9,5 +9,6 @@ else
   -- Idle past the lease: the next reclaim takes it as the next attempt.
   local lease = tonumber(redis.call('HGET', META, 'lease_ms'))
   redis.call('XCLAIM', S, G, me, 0, sid, 'IDLE', lease + 1, 'JUSTID')
+  redis.call('HDEL', META, 'reclaim_at')
 end
 return {'ok'}
