@@ -766,15 +766,17 @@ mod processes {
     async fn two_producers_three_consumers(rt: Rt) {
         let server = server!();
         let name = "fleet";
-        let queue = open(&server, name, options()).await;
+        // Bounded, so producers also wait for room across processes.
+        let queue = open(&server, name, options().bounded(100)).await;
         let per_producer = 1500u64;
+        let cap = ("ADAPTER_REDIS_CAP", "100".to_string());
         let count = ("ADAPTER_REDIS_COUNT", per_producer.to_string());
         let mut consumers: Vec<_> = (0..3)
-            .map(|_| child(&server, name, "consumer", rt, &[]))
+            .map(|_| child(&server, name, "consumer", rt, core::slice::from_ref(&cap)))
             .collect();
         let consumer_readers: Vec<_> = consumers.iter_mut().map(Reader::new).collect();
         let mut producers: Vec<_> = (0..2)
-            .map(|_| child(&server, name, "producer", rt, core::slice::from_ref(&count)))
+            .map(|_| child(&server, name, "producer", rt, &[count.clone(), cap.clone()]))
             .collect();
         let producer_readers: Vec<_> = producers.iter_mut().map(Reader::new).collect();
         let mut put = BTreeSet::new();
@@ -878,8 +880,14 @@ mod processes {
             other => panic!("expected NoWorkers, got {other:?}"),
         }
         assert_eq!(queue.ledger().await.unwrap().accepted, 1);
-        let _worker = queue.worker().await.unwrap();
+        let worker = queue.worker().await.unwrap();
         assert_eq!(queue.try_put(vec![2]).await.unwrap().get(), 1);
+        worker.retire().await.unwrap();
+        assert!(matches!(
+            queue.try_put(vec![3]).await,
+            Err(PutError::NoWorkers(_))
+        ));
+        assert_eq!(queue.status().await.unwrap().workers, 0);
     }
 
     on_both!(

@@ -8,8 +8,9 @@ use queue_core::Outcome;
 
 use super::{report, sleep, Rt};
 
-/// The options a child opens with: `ADAPTER_REDIS_MAXATT` (0 or unset: Abandon) and
-/// `ADAPTER_REDIS_LEASE_MS` (default the tests' 300 ms).
+/// The options a child opens with: `ADAPTER_REDIS_MAXATT` (0 or unset: Abandon),
+/// `ADAPTER_REDIS_LEASE_MS` (default the tests' 300 ms) and `ADAPTER_REDIS_CAP` (unset:
+/// unbounded).
 fn child_options() -> Options {
     let attempts: u32 = std::env::var("ADAPTER_REDIS_MAXATT")
         .ok()
@@ -19,7 +20,13 @@ fn child_options() -> Options {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(300);
-    let options = super::options().lease(Duration::from_millis(lease));
+    let mut options = super::options().lease(Duration::from_millis(lease));
+    if let Some(capacity) = std::env::var("ADAPTER_REDIS_CAP")
+        .ok()
+        .and_then(|v| v.parse().ok())
+    {
+        options = options.bounded(capacity);
+    }
     if attempts == 0 {
         options
     } else {
