@@ -345,6 +345,65 @@ async fn server_down_at_start(_rt: Rt) {
     }
 }
 
+/// A holder that vanished without a `Drop` (a crash, here `mem::forget`), under the
+/// `Abandon` policy: a get's reclaim and the maintenance sweep both end its job as
+/// abandoned, keeping the item; after `shutdown_now` the same ending is "discarded".
+async fn expired_leases_under_abandon(_rt: Rt) {
+    let server = server!();
+    let a = open(&server, "vanish", options()).await;
+    let b = open(&server, "vanish", options()).await;
+    for n in 0..3u8 {
+        a.try_put(vec![n]).await.unwrap();
+    }
+    std::mem::forget(a.get().await.unwrap());
+    std::mem::forget(a.get().await.unwrap());
+    sleep(Duration::from_millis(400)).await;
+    // The get reclaims both, abandons them, and delivers the third.
+    let third = b.try_get().await.unwrap();
+    assert_eq!((third.id().get(), third.attempt()), (2, 1));
+    let status = b.status().await.unwrap();
+    assert_eq!((status.ledger.abandoned, status.dead_lettered), (2, 2));
+    assert_eq!(status.redelivered, 0);
+    std::mem::forget(third);
+    sleep(Duration::from_millis(400)).await;
+    b.maintain_once().await.unwrap();
+    assert_eq!(b.ledger().await.unwrap().abandoned, 3);
+    let dead = b.dead_letters(None, 10).await.unwrap();
+    let reasons: Vec<_> = dead
+        .iter()
+        .map(|r| (r.job.get(), r.reason.as_str()))
+        .collect();
+    assert_eq!(
+        reasons,
+        [
+            (0, "abandoned: lease expired"),
+            (1, "abandoned: lease expired"),
+            (2, "abandoned: lease expired")
+        ]
+    );
+    // Only the undelivered come back from shutdown_now; a lease that expires later ends
+    // as discarded.
+    a.try_put(vec![3]).await.unwrap();
+    a.try_put(vec![4]).await.unwrap();
+    std::mem::forget(a.get().await.unwrap());
+    let drained = b.shutdown_now().await.unwrap();
+    assert_eq!(drained.len(), 1);
+    assert_eq!(drained[0].0.get(), 4);
+    assert!(matches!(b.try_get().await, Err(TryGetError::ShutDown)));
+    sleep(Duration::from_millis(400)).await;
+    b.maintain_once().await.unwrap();
+    let status = b.status().await.unwrap();
+    assert_eq!((status.ledger.discarded, status.ledger.in_flight), (2, 0));
+    assert_eq!(status.state, State::Closed);
+    assert!(status.ledger.is_balanced());
+    assert_eq!(status.ledger.unfinished(), 0);
+    let last = b.dead_letters(None, 10).await.unwrap().pop().unwrap();
+    assert_eq!(
+        (last.job.get(), last.reason.as_str()),
+        (3, "discarded: lease expired after shutdown_now")
+    );
+}
+
 /// Retries `op` while the server comes back (a dead connection fails once, then the next
 /// call dials again), for up to 5 s.
 async fn retry<T, F, Fut>(mut op: F) -> T
@@ -620,6 +679,7 @@ on_both!(
     server_lost_its_data,
     lost_replies_never_double_count,
     cancelled_get_loses_nothing,
+    expired_leases_under_abandon,
 );
 
 fn ids(range: std::ops::Range<u64>) -> BTreeSet<u64> {
