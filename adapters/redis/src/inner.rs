@@ -529,7 +529,7 @@ impl<C: Codec> Inner<C> {
                 &self.scripts.sweep,
                 &self.keys.fixed,
                 None,
-                &args![self.consumer, SWEEP_CHUNK],
+                &args![self.consumer, SWEEP_CHUNK, 2 * self.lease_ms()],
             )
             .await?;
         let mut reply = Reply::parse(value)?;

@@ -267,13 +267,13 @@ impl Options {
     /// capacity (0 = unbounded), lease ms, max attempts (0 = abandon).
     pub(crate) fn check(&self) -> Result<[u64; 3], OpenError> {
         let lease = self.lease.as_millis();
-        if lease < 10 || self.lease.subsec_nanos() % 1_000_000 != 0 || lease > 1 << 40 {
+        if lease < 10 || !self.lease.subsec_nanos().is_multiple_of(1_000_000) || lease > 1 << 40 {
             return Err(OpenError::BadOption(
                 "lease must be whole milliseconds, at least 10 ms",
             ));
         }
         let poll = self.poll.as_millis();
-        if poll == 0 || poll > 60_000 || self.poll.subsec_nanos() % 1_000_000 != 0 {
+        if poll == 0 || poll > 60_000 || !self.poll.subsec_nanos().is_multiple_of(1_000_000) {
             return Err(OpenError::BadOption(
                 "poll must be whole milliseconds, from 1 ms to 60 s",
             ));

@@ -734,8 +734,10 @@ impl<C: Codec> Queue<C> {
 
     /// One pass of background work: removes dropped workers, refreshes the heartbeats of
     /// live ones, ends the deliveries dropped unresolved (by the [`Redelivery`] policy),
-    /// and sweeps expired leases that will not be delivered again (policy `Abandon`, last
-    /// attempt, or after `shutdown_now`). Work that failed is kept for the next pass.
+    /// sweeps expired leases that will not be delivered again (policy `Abandon`, last
+    /// attempt, or after `shutdown_now`), and removes from the group the consumers (one
+    /// per handle) that hold nothing and were idle for two leases. Work that failed is kept
+    /// for the next pass.
     ///
     /// # Errors
     ///

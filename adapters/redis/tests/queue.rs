@@ -404,6 +404,39 @@ async fn expired_leases_under_abandon(_rt: Rt) {
     );
 }
 
+/// Consumers (one per handle) that hold nothing are removed from the group by the sweep
+/// once idle for two leases; one that holds a job is kept.
+async fn idle_consumers_are_removed(_rt: Rt) {
+    let server = server!();
+    let idle = open(&server, "tidy", options()).await;
+    let holding = open(&server, "tidy", options()).await;
+    let sweeper = open(&server, "tidy", options()).await;
+    holding.try_put(vec![0]).await.unwrap();
+    holding.try_put(vec![1]).await.unwrap();
+    idle.get().await.unwrap().succeed().await.unwrap();
+    let job = holding.get().await.unwrap();
+    let consumers = || {
+        let mut con = server.client().get_connection().unwrap();
+        let rows: Vec<redis::Value> = redis::cmd("XINFO")
+            .arg("CONSUMERS")
+            .arg("{tidy}:s")
+            .arg("g")
+            .query(&mut con)
+            .unwrap();
+        rows.len()
+    };
+    assert_eq!(consumers(), 2);
+    sleep(Duration::from_millis(700)).await;
+    job.keep_alive().await.unwrap();
+    sweeper.maintain_once().await.unwrap();
+    assert_eq!(consumers(), 1);
+    job.succeed().await.unwrap();
+    // The removed consumer comes back with its next read.
+    idle.try_put(vec![2]).await.unwrap();
+    assert_eq!(idle.get().await.unwrap().succeed().await.unwrap(), vec![2]);
+    assert_eq!(consumers(), 2);
+}
+
 /// Retries `op` while the server comes back (a dead connection fails once, then the next
 /// call dials again), for up to 5 s.
 async fn retry<T, F, Fut>(mut op: F) -> T
@@ -680,6 +713,7 @@ on_both!(
     lost_replies_never_double_count,
     cancelled_get_loses_nothing,
     expired_leases_under_abandon,
+    idle_consumers_are_removed,
 );
 
 fn ids(range: std::ops::Range<u64>) -> BTreeSet<u64> {
