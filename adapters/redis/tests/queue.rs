@@ -146,15 +146,16 @@ async fn late_resolve_is_stale(_rt: Rt) {
 
 async fn keep_alive_holds_the_lease(_rt: Rt) {
     let server = server!();
-    let a = open(&server, "long", redeliver(3)).await;
-    let b = open(&server, "long", redeliver(3)).await;
+    let long = redeliver(3).lease(Duration::from_millis(500));
+    let a = open(&server, "long", long).await;
+    let b = open(&server, "long", long).await;
     a.try_put(vec![1]).await.unwrap();
     let job = a.get().await.unwrap();
-    for _ in 0..5 {
-        sleep(Duration::from_millis(120)).await;
+    for _ in 0..6 {
+        sleep(Duration::from_millis(150)).await;
         job.keep_alive().await.unwrap();
     }
-    // 600 ms held, twice the lease: never reclaimed.
+    // 900 ms held, almost twice the lease: never reclaimed.
     assert!(matches!(b.try_get().await, Err(TryGetError::Empty)));
     assert_eq!(job.attempt(), 1);
     job.succeed().await.unwrap();
@@ -959,16 +960,17 @@ mod processes {
     async fn no_workers_when_the_worker_process_dies(rt: Rt) {
         let server = server!();
         let name = "staffed";
-        let queue = open(&server, name, options()).await;
-        let mut worker = child(&server, name, "worker", rt, &[]);
+        let lease = ("ADAPTER_REDIS_LEASE_MS", "500".to_string());
+        let queue = open(&server, name, options().lease(Duration::from_millis(500))).await;
+        let mut worker = child(&server, name, "worker", rt, &[lease]);
         assert_eq!(Reader::new(&mut worker).until("READY", LIMIT), ["READY"]);
         // The heartbeat keeps it alive past its lease.
-        sleep(Duration::from_millis(500)).await;
+        sleep(Duration::from_millis(800)).await;
         assert_eq!(queue.status().await.unwrap().workers, 1);
         queue.try_put(vec![1]).await.unwrap();
         worker.kill().unwrap();
         worker.wait().unwrap();
-        sleep(Duration::from_millis(400)).await;
+        sleep(Duration::from_millis(700)).await;
         match queue.try_put(vec![2]).await {
             Err(PutError::NoWorkers(item)) => assert_eq!(item, vec![2]),
             other => panic!("expected NoWorkers, got {other:?}"),
