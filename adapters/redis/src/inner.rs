@@ -13,7 +13,8 @@ use redis::Value;
 
 use crate::codec::Codec;
 use crate::conn::{args, Conn};
-use crate::error::{Drained, Error, PutError};
+use crate::drained::Drained;
+use crate::error::{Error, PutError};
 use crate::keys::Keys;
 use crate::options::Options;
 use crate::record::{Record, Records};

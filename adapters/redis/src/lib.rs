@@ -69,6 +69,7 @@ extern crate alloc;
 mod codec;
 mod conn;
 mod delivery;
+mod drained;
 mod error;
 mod inner;
 mod keys;
@@ -84,8 +85,9 @@ mod worker;
 pub use crate::codec::Json;
 pub use crate::codec::{Bytes, Codec, CodecError};
 pub use crate::delivery::Delivery;
+pub use crate::drained::Drained;
 pub use crate::error::{
-    Drained, Error, GetError, JoinError, KeepAliveError, OpenError, PutError, ResolveError,
+    Error, GetError, JoinError, KeepAliveError, OpenError, PutError, ResolveError,
     ShutdownNowError, TryGetError,
 };
 pub use crate::options::{Options, Redelivery};

@@ -14,8 +14,9 @@ use queue_core::{JobId, Ledger};
 
 use crate::codec::{Codec, CodecError};
 use crate::delivery::Delivery;
+use crate::drained::Drained;
 use crate::error::{
-    Drained, Error, GetError, JoinError, OpenError, PutError, ShutdownNowError, TryGetError,
+    Error, GetError, JoinError, OpenError, PutError, ShutdownNowError, TryGetError,
 };
 use crate::inner::{Found, How, Inner};
 use crate::keys::name_problem;
@@ -384,8 +385,8 @@ impl<C: Codec> Queue<C> {
     ///
     /// Blocks on the server (`XREADGROUP … BLOCK`, on a dedicated connection) for up to one
     /// [poll interval](Options::poll) at a time, re-reading the state and reclaiming
-    /// expired leases between blocks. An entry that the server undecodably stores is
-    /// dead-lettered with its bytes and skipped.
+    /// expired leases between blocks. An entry the codec cannot decode is dead-lettered
+    /// with its bytes (counted abandoned) and skipped.
     ///
     /// # Cancel safety
     ///
