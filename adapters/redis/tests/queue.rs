@@ -651,6 +651,38 @@ async fn lost_replies_never_double_count(_rt: Rt) {
     assert_eq!(queue.ledger().await.unwrap().accepted, accepted + 1);
 }
 
+/// A `shutdown_now` whose reply is lost: the items it moved out wait in the handle's own
+/// list, and the next `shutdown_now` returns them; none is lost or returned twice.
+async fn shutdown_now_after_a_lost_reply(_rt: Rt) {
+    let server = server!();
+    let queue = open(&server, "halt", options()).await;
+    for n in 0..600u64 {
+        queue.try_put(n.to_le_bytes().to_vec()).await.unwrap();
+    }
+    // Load the script, on another queue of the same server.
+    let warm = open(&server, "warm", options()).await;
+    assert!(warm.shutdown_now().await.unwrap().is_empty());
+    server.pause();
+    let lost = queue.shutdown_now().await.unwrap_err();
+    server.resume();
+    assert!(lost.error.is_unknown(), "{}", lost.error);
+    assert!(lost.drained.is_empty());
+    // The first step ran after the client gave up: closed, one chunk moved and counted.
+    let status = retry(|| queue.status()).await;
+    assert_eq!(status.state, State::Closed);
+    assert_eq!(status.ledger.discarded, 256);
+    let drained = queue.shutdown_now().await.unwrap();
+    let ids: Vec<u64> = drained.iter().map(|(id, _)| id.get()).collect();
+    assert_eq!(ids, (0..600).collect::<Vec<_>>());
+    for (id, item) in drained {
+        assert_eq!(item.ok().unwrap(), id.get().to_le_bytes());
+    }
+    let ledger = queue.ledger().await.unwrap();
+    assert_eq!((ledger.discarded, ledger.buffered), (600, 0));
+    assert!(ledger.is_balanced());
+    assert!(queue.shutdown_now().await.unwrap().is_empty());
+}
+
 /// A get cancelled while the server holds its command (the reply comes after the future
 /// is gone) loses nothing: the next get on the handle delivers the entry as the same
 /// attempt, with no redelivery.
@@ -715,6 +747,7 @@ on_both!(
     cancelled_get_loses_nothing,
     expired_leases_under_abandon,
     idle_consumers_are_removed,
+    shutdown_now_after_a_lost_reply,
 );
 
 fn ids(range: std::ops::Range<u64>) -> BTreeSet<u64> {
