@@ -1,0 +1,246 @@
+//! A delivered item on lease, resolved once, fenced by its attempt.
+
+use alloc::boxed::Box;
+use alloc::string::String;
+use alloc::sync::Arc;
+use core::fmt;
+use core::ops::Deref;
+
+use queue_core::{JobId, Outcome};
+
+use crate::codec::Codec;
+use crate::error::{KeepAliveError, ResolveError};
+use crate::inner::{Dropped, How, Inner, Resolved};
+
+/// One delivered item, held on a lease by this process: the across-processes form of
+/// [`queue_core::Delivery`].
+///
+/// Resolve it exactly once with [`succeed`](Delivery::succeed),
+/// [`reject`](Delivery::reject), [`uncertain`](Delivery::uncertain) or
+/// [`resolve`](Delivery::resolve). The resolve is **fenced**: it counts only if this
+/// consumer still holds this attempt on the server. If the lease expired and the job was
+/// handed out again, it returns [`ResolveError::Stale`] and nothing is counted. For long
+/// work, call [`keep_alive`](Delivery::keep_alive) within each lease.
+///
+/// Dropped unresolved, the delivery is handed to the maintenance future
+/// ([`Queue::maintain`](crate::Queue::maintain)), which ends it by the queue's
+/// [`Redelivery`](crate::Redelivery) policy; if that never runs (the process died), the
+/// lease expires and the same policy applies then.
+///
+/// # Examples
+///
+/// ```no_run
+/// # async fn demo(queue: adapter_redis::Queue<adapter_redis::Bytes>) -> Result<(), Box<dyn std::error::Error>> {
+/// let job = queue.get().await?;
+/// println!("{} attempt {}: {} bytes", job.id(), job.attempt(), job.len());
+/// job.succeed().await?;
+/// # Ok(()) }
+/// ```
+pub struct Delivery<C: Codec> {
+    pub(crate) inner: Arc<Inner<C>>,
+    pub(crate) entry: String,
+    pub(crate) id: JobId,
+    pub(crate) attempt: u64,
+    /// `None` once resolved (or refused as stale).
+    pub(crate) item: Option<C::Item>,
+}
+
+impl<C: Codec> Delivery<C> {
+    /// The job's id, the one its put returned.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # async fn demo(queue: adapter_redis::Queue<adapter_redis::Bytes>) {
+    /// let job = queue.get().await.unwrap();
+    /// assert!(job.id().get() < 1 << 63);
+    /// # }
+    /// ```
+    pub fn id(&self) -> JobId {
+        self.id
+    }
+
+    /// Which delivery of this job this is: 1 at first, one more after each lease that
+    /// expired or each drop under [`Redelivery::Redeliver`](crate::Redelivery::Redeliver).
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # async fn demo(queue: adapter_redis::Queue<adapter_redis::Bytes>) {
+    /// let job = queue.get().await.unwrap();
+    /// assert!(job.attempt() >= 1);
+    /// # }
+    /// ```
+    pub fn attempt(&self) -> u64 {
+        self.attempt
+    }
+
+    /// The item.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # async fn demo(queue: adapter_redis::Queue<adapter_redis::Bytes>) {
+    /// let job = queue.get().await.unwrap();
+    /// let _bytes: &Vec<u8> = job.item();
+    /// # }
+    /// ```
+    pub fn item(&self) -> &C::Item {
+        match &self.item {
+            Some(item) => item,
+            // Every method that takes the item out consumes `self` or puts it back.
+            None => unreachable!("a live delivery holds its item"),
+        }
+    }
+
+    /// Resolves as [`Outcome::Succeeded`] and returns the item.
+    ///
+    /// # Errors
+    ///
+    /// [`ResolveError::Stale`] if this attempt no longer holds the job (not counted);
+    /// [`ResolveError::Redis`] with the delivery back if the server was unreachable or the
+    /// reply was lost: call again, a repeat is never counted twice.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # async fn demo(queue: adapter_redis::Queue<adapter_redis::Bytes>) {
+    /// let item = queue.get().await.unwrap().succeed().await.unwrap();
+    /// # drop(item); }
+    /// ```
+    pub async fn succeed(self) -> Result<C::Item, ResolveError<C>> {
+        self.resolve(Outcome::Succeeded).await
+    }
+
+    /// Resolves as [`Outcome::Rejected`] and returns the item.
+    ///
+    /// # Errors
+    ///
+    /// As [`succeed`](Delivery::succeed).
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # async fn demo(queue: adapter_redis::Queue<adapter_redis::Bytes>) {
+    /// queue.get().await.unwrap().reject().await.unwrap();
+    /// # }
+    /// ```
+    pub async fn reject(self) -> Result<C::Item, ResolveError<C>> {
+        self.resolve(Outcome::Rejected).await
+    }
+
+    /// Resolves as [`Outcome::Uncertain`] and returns the item. A durable record is kept
+    /// for reconciliation ([`Queue::uncertain`](crate::Queue::uncertain)).
+    ///
+    /// # Errors
+    ///
+    /// As [`succeed`](Delivery::succeed).
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # async fn demo(queue: adapter_redis::Queue<adapter_redis::Bytes>) {
+    /// queue.get().await.unwrap().uncertain().await.unwrap();
+    /// # }
+    /// ```
+    pub async fn uncertain(self) -> Result<C::Item, ResolveError<C>> {
+        self.resolve(Outcome::Uncertain).await
+    }
+
+    /// Resolves with `outcome` and returns the item.
+    ///
+    /// # Errors
+    ///
+    /// As [`succeed`](Delivery::succeed). A repeat with a different outcome than the one
+    /// that counted returns [`ResolveError::Stale`]: the first one stands.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # async fn demo(queue: adapter_redis::Queue<adapter_redis::Bytes>) {
+    /// use queue_core::Outcome;
+    /// queue.get().await.unwrap().resolve(Outcome::Rejected).await.unwrap();
+    /// # }
+    /// ```
+    pub async fn resolve(mut self, outcome: Outcome) -> Result<C::Item, ResolveError<C>> {
+        let how = match outcome {
+            Outcome::Succeeded => How::Succeeded,
+            Outcome::Rejected => How::Rejected,
+            Outcome::Uncertain => How::Uncertain,
+        };
+        let result = self
+            .inner
+            .resolve(&self.entry, self.attempt, how, how.word())
+            .await;
+        match result {
+            Ok(Resolved::Counted) => Ok(self.take()),
+            Ok(Resolved::Repeat(word)) if word == how.word() => Ok(self.take()),
+            Ok(Resolved::Repeat(_) | Resolved::Stale) => Err(ResolveError::Stale(self.take())),
+            Err(error) => Err(ResolveError::Redis {
+                delivery: Box::new(self),
+                error,
+            }),
+        }
+    }
+
+    /// Resets the lease, for work that runs longer than one lease. Call it well within
+    /// each lease (a third of it is a good period). Counts nothing.
+    ///
+    /// # Errors
+    ///
+    /// [`KeepAliveError::Stale`] if the lease had already expired and the job was
+    /// reclaimed: stop the work, its resolve will not count.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # async fn demo(queue: adapter_redis::Queue<adapter_redis::Bytes>) {
+    /// let job = queue.get().await.unwrap();
+    /// job.keep_alive().await.unwrap();
+    /// job.succeed().await.unwrap();
+    /// # }
+    /// ```
+    pub async fn keep_alive(&self) -> Result<(), KeepAliveError> {
+        match self.inner.hold(&self.entry, self.attempt, true).await {
+            Ok(true) => Ok(()),
+            Ok(false) => Err(KeepAliveError::Stale),
+            Err(error) => Err(KeepAliveError::Redis(error)),
+        }
+    }
+
+    fn take(&mut self) -> C::Item {
+        match self.item.take() {
+            Some(item) => item,
+            None => unreachable!("a live delivery holds its item"),
+        }
+    }
+}
+
+impl<C: Codec> Deref for Delivery<C> {
+    type Target = C::Item;
+
+    fn deref(&self) -> &C::Item {
+        self.item()
+    }
+}
+
+impl<C: Codec> Drop for Delivery<C> {
+    fn drop(&mut self) {
+        if self.item.is_some() {
+            self.inner.local().dropped.push(Dropped {
+                entry: core::mem::take(&mut self.entry),
+                attempt: self.attempt,
+            });
+            self.inner.wake.notify(1);
+        }
+    }
+}
+
+impl<C: Codec> fmt::Debug for Delivery<C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Delivery")
+            .field("id", &self.id)
+            .field("attempt", &self.attempt)
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,110 @@
+//! The acknowledgement-counting work queue across processes, on Redis Streams with
+//! consumer groups (Redis ≥ 7.0, or Valkey).
+//!
+//! The vocabulary is [`queue_core`]'s: a put returns a [`JobId`](queue_core::JobId) or
+//! hands the item back inside a [`PutError`]; a [`Delivery`] ends exactly once as
+//! succeeded, rejected or uncertain ([`Outcome`](queue_core::Outcome)); `join` returns
+//! the [`Ledger`](queue_core::Ledger); `shutdown_now` returns the undelivered items with
+//! their ids. What is new across processes:
+//!
+//! - **A crash is not a drop.** A process that dies runs no `Drop`. Each delivery is held
+//!   on a *lease* (its idle time in the consumer group's pending list); once it expires,
+//!   the job is reclaimed by the [`Redelivery`] policy: delivered again as attempt 2, 3,
+//!   … up to `max_attempts` and then dead-lettered, or abandoned at once.
+//! - **Resolves are fenced.** A resolve counts only from the consumer that holds the
+//!   current attempt; a late one from a reclaimed attempt returns
+//!   [`ResolveError::Stale`] and is not counted. A repeat after a lost reply is
+//!   recognized and not counted twice.
+//! - **Lost replies are said plainly.** Every transport failure is an [`Error`];
+//!   [`Error::Unknown`] means the command may have run. A put whose reply was lost
+//!   returns [`PutError::Unknown`] with the item, unless it had an idempotency key
+//!   ([`Queue::put_keyed`]).
+//! - **Records for reconciliation.** Uncertain outcomes and dead letters are kept on the
+//!   server with their items ([`Queue::uncertain`], [`Queue::dead_letters`]) until removed.
+//!
+//! Every state change is one Lua script, so on one primary the ledger is exact at every
+//! instant: `buffered` is the stream's length minus its pending list, `in_flight` the
+//! pending list.
+//!
+//! # Keys
+//!
+//! A queue named `q` uses keys under the hash tag `{q}` (one cluster slot): `{q}:s` (the
+//! stream, group `g`), `{q}:meta`, `{q}:ledger`, `{q}:workers`, `{q}:ends` (wake-ups,
+//! capped), `{q}:dead`, `{q}:uncertain`, and short-lived `{q}:r:*` (resolves, for
+//! repeats) and `{q}:k:*` (idempotency keys), plus `{q}:drained:*` while a
+//! `shutdown_now` is in progress.
+//!
+//! # Background work
+//!
+//! The crate spawns nothing. [`Queue::maintain`] is a future to run on your runtime: it
+//! refreshes worker heartbeats, ends deliveries dropped unresolved, and sweeps expired
+//! leases. Without it, a dropped delivery still ends when its lease expires, and a
+//! [`Worker`] expires one lease after its last heartbeat. (The `redis` client drives each
+//! connection with a task of its own on the runtime its feature selects.)
+//!
+//! # Limits
+//!
+//! - **At-least-once effects.** A job whose holder was slow, not dead, can run twice: the
+//!   second run's resolve counts, the first's is refused as stale. [`Delivery::keep_alive`]
+//!   makes this rare; effects must still be idempotent or reconciled.
+//! - **Durability is the server's.** With `appendonly yes` and `appendfsync always`, the
+//!   ledger survives `kill -9` of the server exactly. With `everysec`, up to a second of
+//!   operations can vanish, each script whole (a script is one unit in the AOF), so the
+//!   ledger stays balanced but can go back in time. Without persistence, a restart loses
+//!   the queue: calls fail with [`Error::Gone`].
+//! - **No failover.** Under asynchronous replication a promoted replica can miss recent
+//!   writes: the ledger can go back in time and ids can repeat. Not covered.
+//! - **Wake-ups are latency, not truth.** Waits re-read the state after every wake-up and
+//!   at least once per [poll interval](Options::poll).
+//!
+//! # Features
+//!
+//! - `tokio`, `smol` (both default): the runtimes the `redis` client can run on. With
+//!   both, it picks tokio inside a tokio runtime and smol elsewhere.
+//! - `json` (default): the [`Json`] codec through serde.
+#![forbid(unsafe_code)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
+extern crate alloc;
+
+mod codec;
+mod conn;
+mod delivery;
+mod drained;
+mod error;
+mod inner;
+mod keys;
+mod options;
+mod queue;
+mod record;
+mod reply;
+mod scripts;
+mod status;
+mod worker;
+
+#[cfg(feature = "json")]
+pub use crate::codec::Json;
+pub use crate::codec::{Bytes, Codec, CodecError};
+pub use crate::delivery::Delivery;
+pub use crate::drained::Drained;
+pub use crate::error::{
+    Error, GetError, JoinError, KeepAliveError, OpenError, PutError, ResolveError,
+    ShutdownNowError, TryGetError,
+};
+pub use crate::options::{Options, Redelivery};
+pub use crate::queue::Queue;
+pub use crate::record::{Record, Records};
+pub use crate::status::{State, Status};
+pub use crate::worker::Worker;
+pub use redis;
+
+/// Compile-time checks of the auto traits.
+const _: () = {
+    const fn send_sync<X: Send + Sync>() {}
+    send_sync::<Queue<Bytes>>();
+    send_sync::<Delivery<Bytes>>();
+    send_sync::<Worker<Bytes>>();
+    send_sync::<Error>();
+    send_sync::<PutError<Vec<u8>>>();
+    send_sync::<ResolveError<Bytes>>();
+};

@@ -1,0 +1,346 @@
+//! A queue's settings.
+
+use core::time::Duration;
+
+use crate::error::OpenError;
+
+/// What happens to a delivery that ends without an outcome: dropped unresolved in a live
+/// process, or held by a process that died (its lease expired).
+///
+/// The names are the in-process queue's: one mental model covers both.
+///
+/// # Examples
+///
+/// ```
+/// use adapter_redis::{Options, Redelivery};
+///
+/// let options = Options::new().redelivery(Redelivery::Redeliver { max_attempts: 3 });
+/// assert_eq!(options.get_redelivery(), Redelivery::Redeliver { max_attempts: 3 });
+/// assert_eq!(Options::new().get_redelivery(), Redelivery::Abandon);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Redelivery {
+    /// Counted abandoned at once. The item is kept as a dead-letter record
+    /// ([`Queue::dead_letters`](crate::Queue::dead_letters)) with the reason, since a
+    /// process that died may have done part of the work.
+    Abandon,
+    /// Delivered again under its id, with [`Delivery::attempt`](crate::Delivery::attempt)
+    /// one higher, up to `max_attempts` deliveries in all; after the last one the item is
+    /// dead-lettered (counted abandoned, kept as a record).
+    Redeliver {
+        /// Deliveries in all, at least 1.
+        max_attempts: u32,
+    },
+}
+
+/// A queue's settings. Capacity, lease and redelivery policy are stored with the queue at
+/// creation, and every later [`Queue::open`](crate::Queue::open) must ask for the same;
+/// the others are per handle.
+///
+/// # Examples
+///
+/// ```
+/// use core::time::Duration;
+/// use adapter_redis::Options;
+///
+/// let options = Options::new().bounded(100).lease(Duration::from_secs(5));
+/// assert_eq!(options.get_capacity(), Some(100));
+/// assert_eq!(options.get_lease(), Duration::from_secs(5));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Options {
+    pub(crate) capacity: Option<u64>,
+    pub(crate) lease: Duration,
+    pub(crate) redelivery: Redelivery,
+    pub(crate) poll: Duration,
+    pub(crate) max_item_bytes: usize,
+    pub(crate) repeat_window: Duration,
+    pub(crate) response_timeout: Duration,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options::new()
+    }
+}
+
+impl Options {
+    /// Unbounded, a 30 s lease, [`Redelivery::Abandon`], 1 s polls, items up to 1 MiB,
+    /// a 10 min repeat window and a 2 s response timeout.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// assert_eq!(adapter_redis::Options::new().get_capacity(), None);
+    /// ```
+    pub const fn new() -> Self {
+        Options {
+            capacity: None,
+            lease: Duration::from_secs(30),
+            redelivery: Redelivery::Abandon,
+            poll: Duration::from_secs(1),
+            max_item_bytes: 1 << 20,
+            repeat_window: Duration::from_secs(600),
+            response_timeout: Duration::from_secs(2),
+        }
+    }
+
+    /// At most `capacity` items buffered (delivered items do not count); `try_put` past it
+    /// is refused with [`PutError::Full`](crate::PutError::Full), `put` waits.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// assert_eq!(adapter_redis::Options::new().bounded(8).get_capacity(), Some(8));
+    /// ```
+    pub const fn bounded(mut self, capacity: u64) -> Self {
+        self.capacity = Some(capacity);
+        self
+    }
+
+    /// How long a delivery is held without a resolve or
+    /// [`keep_alive`](crate::Delivery::keep_alive) before it counts as lost (its process
+    /// presumed dead) and is reclaimed. Whole milliseconds, at least 10 ms.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// let options = adapter_redis::Options::new().lease(Duration::from_millis(300));
+    /// assert_eq!(options.get_lease(), Duration::from_millis(300));
+    /// ```
+    pub const fn lease(mut self, lease: Duration) -> Self {
+        self.lease = lease;
+        self
+    }
+
+    /// The policy for deliveries that end without an outcome.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use adapter_redis::{Options, Redelivery};
+    /// let options = Options::new().redelivery(Redelivery::Redeliver { max_attempts: 2 });
+    /// assert_eq!(options.get_redelivery(), Redelivery::Redeliver { max_attempts: 2 });
+    /// ```
+    pub const fn redelivery(mut self, redelivery: Redelivery) -> Self {
+        self.redelivery = redelivery;
+        self
+    }
+
+    /// The longest a get, put or join blocks on the server before it re-reads the state
+    /// (shutdown, expired leases). Whole milliseconds, from 1 ms to 60 s.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// let options = adapter_redis::Options::new().poll(Duration::from_millis(100));
+    /// assert_eq!(options.get_poll(), Duration::from_millis(100));
+    /// ```
+    pub const fn poll(mut self, poll: Duration) -> Self {
+        self.poll = poll;
+        self
+    }
+
+    /// The largest encoded item a put accepts, in bytes (at most 512 MiB, Redis's limit).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// assert_eq!(adapter_redis::Options::new().max_item_bytes(64).get_max_item_bytes(), 64);
+    /// ```
+    pub const fn max_item_bytes(mut self, limit: usize) -> Self {
+        self.max_item_bytes = limit;
+        self
+    }
+
+    /// How long the server remembers a resolve (so a repeat after a lost reply is
+    /// recognized) and a put's idempotency key.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// let options = adapter_redis::Options::new().repeat_window(Duration::from_secs(60));
+    /// assert_eq!(options.get_repeat_window(), Duration::from_secs(60));
+    /// ```
+    pub const fn repeat_window(mut self, window: Duration) -> Self {
+        self.repeat_window = window;
+        self
+    }
+
+    /// How long a command waits for its reply before the reply counts as lost
+    /// ([`Error::Unknown`](crate::Error::Unknown)); blocking reads wait `poll` longer.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// let options = adapter_redis::Options::new().response_timeout(Duration::from_secs(1));
+    /// assert_eq!(options.get_response_timeout(), Duration::from_secs(1));
+    /// ```
+    pub const fn response_timeout(mut self, timeout: Duration) -> Self {
+        self.response_timeout = timeout;
+        self
+    }
+
+    /// The capacity, `None` if unbounded.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// assert_eq!(adapter_redis::Options::new().get_capacity(), None);
+    /// ```
+    pub const fn get_capacity(&self) -> Option<u64> {
+        self.capacity
+    }
+
+    /// The lease.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// assert_eq!(adapter_redis::Options::new().get_lease().as_secs(), 30);
+    /// ```
+    pub const fn get_lease(&self) -> Duration {
+        self.lease
+    }
+
+    /// The redelivery policy.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use adapter_redis::{Options, Redelivery};
+    /// assert_eq!(Options::new().get_redelivery(), Redelivery::Abandon);
+    /// ```
+    pub const fn get_redelivery(&self) -> Redelivery {
+        self.redelivery
+    }
+
+    /// The poll interval.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// assert_eq!(adapter_redis::Options::new().get_poll().as_secs(), 1);
+    /// ```
+    pub const fn get_poll(&self) -> Duration {
+        self.poll
+    }
+
+    /// The largest encoded item, in bytes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// assert_eq!(adapter_redis::Options::new().get_max_item_bytes(), 1 << 20);
+    /// ```
+    pub const fn get_max_item_bytes(&self) -> usize {
+        self.max_item_bytes
+    }
+
+    /// The repeat window.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// assert_eq!(adapter_redis::Options::new().get_repeat_window().as_secs(), 600);
+    /// ```
+    pub const fn get_repeat_window(&self) -> Duration {
+        self.repeat_window
+    }
+
+    /// The response timeout.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// assert_eq!(adapter_redis::Options::new().get_response_timeout().as_secs(), 2);
+    /// ```
+    pub const fn get_response_timeout(&self) -> Duration {
+        self.response_timeout
+    }
+
+    /// The lease in milliseconds, and the stored form of the settings fixed at creation:
+    /// capacity (0 = unbounded), lease ms, max attempts (0 = abandon).
+    pub(crate) fn check(&self) -> Result<[u64; 3], OpenError> {
+        let lease = self.lease.as_millis();
+        if lease < 10 || !self.lease.subsec_nanos().is_multiple_of(1_000_000) || lease > 1 << 40 {
+            return Err(OpenError::BadOption(
+                "lease must be whole milliseconds, at least 10 ms",
+            ));
+        }
+        let poll = self.poll.as_millis();
+        if poll == 0 || poll > 60_000 || !self.poll.subsec_nanos().is_multiple_of(1_000_000) {
+            return Err(OpenError::BadOption(
+                "poll must be whole milliseconds, from 1 ms to 60 s",
+            ));
+        }
+        if self.max_item_bytes == 0 || self.max_item_bytes > 512 << 20 {
+            return Err(OpenError::BadOption(
+                "max_item_bytes must be from 1 byte to 512 MiB",
+            ));
+        }
+        if self.repeat_window.as_millis() < lease {
+            return Err(OpenError::BadOption(
+                "repeat_window must be at least the lease",
+            ));
+        }
+        if self.response_timeout.is_zero() {
+            return Err(OpenError::BadOption("response_timeout must not be zero"));
+        }
+        let capacity = match self.capacity {
+            Some(0) => {
+                return Err(OpenError::BadOption(
+                    "capacity must be at least 1 (ask for unbounded by leaving it unset)",
+                ))
+            }
+            Some(capacity) => capacity,
+            None => 0,
+        };
+        let attempts = match self.redelivery {
+            Redelivery::Abandon => 0,
+            Redelivery::Redeliver { max_attempts: 0 } => {
+                return Err(OpenError::BadOption("max_attempts must be at least 1"))
+            }
+            Redelivery::Redeliver { max_attempts } => u64::from(max_attempts),
+        };
+        Ok([capacity, lease as u64, attempts])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn out_of_range_options_are_refused() {
+        assert!(Options::new().check().is_ok());
+        assert!(Options::new().bounded(0).check().is_err());
+        assert!(Options::new()
+            .lease(Duration::from_millis(5))
+            .check()
+            .is_err());
+        assert!(Options::new()
+            .lease(Duration::from_micros(10_500))
+            .check()
+            .is_err());
+        assert!(Options::new().poll(Duration::ZERO).check().is_err());
+        assert!(Options::new().max_item_bytes(0).check().is_err());
+        assert!(Options::new()
+            .redelivery(Redelivery::Redeliver { max_attempts: 0 })
+            .check()
+            .is_err());
+        assert_eq!(
+            Options::new()
+                .bounded(4)
+                .lease(Duration::from_millis(250))
+                .redelivery(Redelivery::Redeliver { max_attempts: 3 })
+                .check()
+                .unwrap(),
+            [4, 250, 3]
+        );
+    }
+}

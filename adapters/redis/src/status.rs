@@ -1,0 +1,72 @@
+//! A queue's full snapshot: the ledger and what lies outside it.
+
+use core::fmt;
+
+use queue_core::Ledger;
+
+/// Where a queue stands in its life.
+///
+/// # Examples
+///
+/// ```
+/// assert_eq!(adapter_redis::State::Draining.to_string(), "draining");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum State {
+    /// Accepting puts.
+    Open,
+    /// Shut down gracefully: no puts, the buffer and redeliveries are still delivered.
+    Draining,
+    /// Shut down immediately: no puts, nothing more is delivered.
+    Closed,
+}
+
+impl fmt::Display for State {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            State::Open => "open",
+            State::Draining => "draining",
+            State::Closed => "closed",
+        })
+    }
+}
+
+/// One atomic snapshot from [`Queue::status`](crate::Queue::status).
+///
+/// `ledger` is exact (one script read it): `buffered` is the stream's length minus its
+/// pending list, `in_flight` the pending list. A delivery whose process died stays in
+/// `in_flight` until its lease expires and it is reclaimed. The other counters are outside
+/// the ledger's identity.
+///
+/// # Examples
+///
+/// ```
+/// use adapter_redis::{State, Status};
+/// use queue_core::Ledger;
+///
+/// let status = Status {
+///     state: State::Open,
+///     ledger: Ledger::default(),
+///     redelivered: 0,
+///     stale: 0,
+///     dead_lettered: 0,
+///     workers: 0,
+/// };
+/// assert!(status.ledger.is_balanced());
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Status {
+    /// The queue's state.
+    pub state: State,
+    /// The ledger.
+    pub ledger: Ledger,
+    /// Deliveries handed out again after a lease expired or a delivery was dropped.
+    pub redelivered: u64,
+    /// Resolves refused as stale (not counted in the ledger).
+    pub stale: u64,
+    /// Records written to the dead-letter list (also counted in `ledger.abandoned`, or in
+    /// `ledger.discarded` for a lease that expired after `shutdown_now`).
+    pub dead_lettered: u64,
+    /// Registered workers whose heartbeat has not expired.
+    pub workers: u64,
+}

@@ -1,0 +1,79 @@
+//! A registered consumer, kept alive by heartbeats.
+
+use alloc::string::String;
+use alloc::sync::Arc;
+use core::fmt;
+
+use crate::codec::Codec;
+use crate::error::Error;
+use crate::inner::Inner;
+
+/// A worker registration, from [`Queue::worker`](crate::Queue::worker): the
+/// across-processes form of [`queue_core::Worker`].
+///
+/// While a queue has had workers and none is alive, puts are refused with
+/// [`PutError::NoWorkers`](crate::PutError::NoWorkers), so producers do not fill a queue
+/// nobody reads. A worker is alive while its heartbeat is fresh: the maintenance future
+/// ([`Queue::maintain`](crate::Queue::maintain)) refreshes it; a process that dies stops
+/// refreshing, and the worker expires one lease later. Dropped, the worker is removed by
+/// the maintenance future; [`retire`](Worker::retire) removes it at once.
+///
+/// # Examples
+///
+/// ```no_run
+/// # async fn demo(queue: adapter_redis::Queue<adapter_redis::Bytes>) -> Result<(), adapter_redis::Error> {
+/// let worker = queue.worker().await?;
+/// while let Ok(job) = queue.get().await {
+///     job.succeed().await.ok();
+/// }
+/// worker.retire().await?;
+/// # Ok(()) }
+/// ```
+pub struct Worker<C: Codec> {
+    pub(crate) inner: Arc<Inner<C>>,
+    pub(crate) member: String,
+}
+
+impl<C: Codec> Worker<C> {
+    /// Removes the registration now.
+    ///
+    /// # Errors
+    ///
+    /// A transport failure; the registration then expires with its heartbeat.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # async fn demo(queue: adapter_redis::Queue<adapter_redis::Bytes>) {
+    /// queue.worker().await.unwrap().retire().await.unwrap();
+    /// # }
+    /// ```
+    pub async fn retire(mut self) -> Result<(), Error> {
+        let member = core::mem::take(&mut self.member);
+        self.inner.local().workers.retain(|m| *m != member);
+        self.inner
+            .workers(false, core::slice::from_ref(&member))
+            .await
+    }
+}
+
+impl<C: Codec> Drop for Worker<C> {
+    fn drop(&mut self) {
+        if self.member.is_empty() {
+            return;
+        }
+        let mut local = self.inner.local();
+        local.workers.retain(|m| *m != self.member);
+        local.retired.push(core::mem::take(&mut self.member));
+        drop(local);
+        self.inner.wake.notify(1);
+    }
+}
+
+impl<C: Codec> fmt::Debug for Worker<C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Worker")
+            .field("member", &self.member)
+            .finish()
+    }
+}

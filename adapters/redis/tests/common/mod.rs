@@ -1,0 +1,355 @@
+//! The test harness: a `redis-server` per test, runtimes, child processes.
+#![allow(dead_code, unreachable_pub)]
+
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use adapter_redis::{Bytes, Options, Queue, Redelivery};
+
+pub mod roles;
+
+/// The environment variable that makes the test binary run a child role.
+pub const ROLE: &str = "ADAPTER_REDIS_ROLE";
+/// The server's socket, for a child.
+pub const SOCK: &str = "ADAPTER_REDIS_SOCK";
+/// The queue's name, for a child.
+pub const NAME: &str = "ADAPTER_REDIS_QUEUE";
+/// `tokio` or `smol`, for a child.
+pub const RUNTIME: &str = "ADAPTER_REDIS_RUNTIME";
+
+/// One `redis-server` child, on a Unix socket in its own temp dir, with AOF fsynced on
+/// every write. It is killed and its dir removed on drop.
+pub struct Server {
+    pub dir: PathBuf,
+    pub sock: PathBuf,
+    child: Option<Child>,
+}
+
+fn redis_server_present() -> bool {
+    Command::new("redis-server")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .map(|status| status.success())
+        .unwrap_or(false)
+}
+
+impl Server {
+    /// Starts a server, or returns `None` (with a loud notice) if `redis-server` is not
+    /// installed. Under `CI=true` a missing server fails the test.
+    pub fn start() -> Option<Server> {
+        if !redis_server_present() {
+            if std::env::var("CI").as_deref() == Ok("true") {
+                panic!("redis-server is not installed, and CI=true: install it (apt-get install redis-server)");
+            }
+            // Straight to the process's stderr: libtest captures `eprintln!` of passing
+            // tests, and this notice must show.
+            use std::io::Write;
+            writeln!(
+                std::io::stderr(),
+                "\n*** SKIPPED: redis-server is not installed (apt-get install redis-server); \
+                 this test did not run ***\n"
+            )
+            .ok();
+            return None;
+        }
+        static N: AtomicU64 = AtomicU64::new(0);
+        let n = N.fetch_add(1, Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("adapter-redis-{}-{n}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let sock = dir.join("redis.sock");
+        let mut server = Server {
+            dir,
+            sock,
+            child: None,
+        };
+        server.spawn();
+        Some(server)
+    }
+
+    fn spawn(&mut self) {
+        let _ = std::fs::remove_file(&self.sock);
+        let child = Command::new("redis-server")
+            .args(["--port", "0", "--unixsocket"])
+            .arg(&self.sock)
+            .arg("--dir")
+            .arg(&self.dir)
+            .args([
+                "--appendonly",
+                "yes",
+                "--appendfsync",
+                "always",
+                "--save",
+                "",
+                "--daemonize",
+                "no",
+                "--logfile",
+                "redis.log",
+            ])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start redis-server");
+        self.child = Some(child);
+        self.wait_for_ping();
+    }
+
+    fn wait_for_ping(&self) {
+        let start = Instant::now();
+        let client = self.client();
+        loop {
+            let ok = client
+                .get_connection_with_timeout(Duration::from_millis(200))
+                .and_then(|mut con| redis::cmd("PING").query::<String>(&mut con));
+            if ok.is_ok() {
+                return;
+            }
+            if start.elapsed() > Duration::from_secs(5) {
+                panic!("redis-server did not answer PING within 5 s: {ok:?}");
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().expect("server running").id()
+    }
+
+    pub fn url(&self) -> String {
+        format!("redis+unix://{}", self.sock.display())
+    }
+
+    pub fn client(&self) -> redis::Client {
+        redis::Client::open(self.url()).expect("client")
+    }
+
+    /// `kill -9` and reap.
+    pub fn kill9(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            child.kill().ok();
+            child.wait().ok();
+        }
+    }
+
+    /// Stops the process (SIGSTOP): commands are received but not answered until `resume`.
+    pub fn pause(&self) {
+        signal(self.pid(), "STOP");
+    }
+
+    pub fn resume(&self) {
+        signal(self.pid(), "CONT");
+    }
+
+    /// Starts the server again on the same dir (its AOF).
+    pub fn restart(&mut self) {
+        assert!(self.child.is_none(), "kill the server first");
+        self.spawn();
+    }
+}
+
+fn signal(pid: u32, name: &str) {
+    let status = Command::new("kill")
+        .arg(format!("-{name}"))
+        .arg(pid.to_string())
+        .status()
+        .expect("run kill");
+    assert!(status.success(), "kill -{name} {pid} failed");
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Some(child) = &self.child {
+            signal(child.id(), "CONT");
+        }
+        self.kill9();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// Starts a server or returns from the test (skipped, with a notice).
+#[macro_export]
+macro_rules! server {
+    () => {
+        match $crate::common::Server::start() {
+            Some(server) => server,
+            None => return,
+        }
+    };
+}
+
+/// Runs a test body (an `async fn(Rt)`) once on tokio and once on smol.
+#[macro_export]
+macro_rules! on_both {
+    ($($name:ident),* $(,)?) => {$(
+        mod $name {
+            #[test]
+            fn tokio() {
+                $crate::common::Rt::Tokio.block_on(super::$name($crate::common::Rt::Tokio));
+            }
+            #[test]
+            fn smol() {
+                $crate::common::Rt::Smol.block_on(super::$name($crate::common::Rt::Smol));
+            }
+        }
+    )*};
+}
+
+/// The runtime a test body runs on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rt {
+    Tokio,
+    Smol,
+}
+
+impl Rt {
+    pub fn block_on<F: std::future::Future>(self, future: F) -> F::Output {
+        match self {
+            Rt::Tokio => tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+                .expect("tokio runtime")
+                .block_on(future),
+            Rt::Smol => smol::block_on(future),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Rt::Tokio => "tokio",
+            Rt::Smol => "smol",
+        }
+    }
+
+    pub fn from_env() -> Rt {
+        match std::env::var(RUNTIME).as_deref() {
+            Ok("smol") => Rt::Smol,
+            _ => Rt::Tokio,
+        }
+    }
+}
+
+/// A runtime-neutral sleep (async-io's timer works under both).
+pub async fn sleep(duration: Duration) {
+    async_io::Timer::after(duration).await;
+}
+
+/// A deadline future.
+pub fn after(duration: Duration) -> async_io::Timer {
+    async_io::Timer::after(duration)
+}
+
+/// Test options: short leases and polls.
+pub fn options() -> Options {
+    Options::new()
+        .lease(Duration::from_millis(300))
+        .poll(Duration::from_millis(50))
+        .response_timeout(Duration::from_millis(500))
+}
+
+pub fn redeliver(max_attempts: u32) -> Options {
+    options().redelivery(Redelivery::Redeliver { max_attempts })
+}
+
+/// Opens a byte queue.
+pub async fn open(server: &Server, name: &str, options: Options) -> Queue<Bytes> {
+    Queue::open(server.client(), name, Bytes, options)
+        .await
+        .expect("open")
+}
+
+/// A child process running `role` against this server and queue. Its stdout is piped.
+pub fn child(server: &Server, name: &str, role: &str, rt: Rt, extra: &[(&str, String)]) -> Child {
+    let mut cmd = Command::new(std::env::current_exe().expect("test binary"));
+    cmd.args([
+        "--exact",
+        "child_role_entry",
+        "--nocapture",
+        "--test-threads",
+        "1",
+    ])
+    .env(ROLE, role)
+    .env(SOCK, server.url())
+    .env(NAME, name)
+    .env(RUNTIME, rt.name())
+    .stdin(Stdio::null())
+    .stdout(Stdio::piped())
+    .stderr(Stdio::inherit());
+    for (key, value) in extra {
+        cmd.env(key, value);
+    }
+    cmd.spawn().expect("spawn child")
+}
+
+/// A thread collecting a child's report lines (stdout lines starting with `REPORT `).
+pub struct Reader {
+    rx: std::sync::mpsc::Receiver<String>,
+}
+
+impl Reader {
+    pub fn new(child: &mut Child) -> Reader {
+        let stdout = child.stdout.take().expect("piped stdout");
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                // libtest's "test child_role_entry ... " has no newline before the
+                // first report, so a report may start mid-line.
+                if let Some(at) = line.find("REPORT ") {
+                    if tx.send(line[at + 7..].to_string()).is_err() {
+                        break;
+                    }
+                }
+            }
+        });
+        Reader { rx }
+    }
+
+    /// Lines up to and including the first that starts with `until`; fails after `limit`.
+    pub fn until(&self, until: &str, limit: Duration) -> Vec<String> {
+        let deadline = Instant::now() + limit;
+        let mut lines = Vec::new();
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.rx.recv_timeout(left) {
+                Ok(line) => {
+                    let stop = line.starts_with(until);
+                    lines.push(line);
+                    if stop {
+                        return lines;
+                    }
+                }
+                Err(_) => panic!("no {until:?} report within {limit:?}; got {lines:?}"),
+            }
+        }
+    }
+}
+
+/// Waits for a child to exit, failing after `limit`.
+pub fn wait(child: &mut Child, limit: Duration) -> std::process::ExitStatus {
+    let start = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            return status;
+        }
+        if start.elapsed() > limit {
+            child.kill().ok();
+            panic!("child did not exit within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// A child's report line.
+pub fn report(line: impl std::fmt::Display) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "REPORT {line}").ok();
+    out.flush().ok();
+}

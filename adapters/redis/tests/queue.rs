@@ -1,0 +1,1029 @@
+//! The queue against a real `redis-server`, each test on tokio and on smol.
+#![allow(clippy::std_instead_of_core, clippy::std_instead_of_alloc)] // a std test program
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use adapter_redis::{
+    Bytes, Error, GetError, JoinError, OpenError, PutError, Queue, Records, Redelivery,
+    ResolveError, State, TryGetError,
+};
+use common::{after, open, options, redeliver, sleep, Rt};
+use queue_core::{JobId, Outcome};
+
+/// Child processes enter here (see `roles`); outside a child this does nothing.
+#[test]
+fn child_role_entry() {
+    common::roles::run_if_child();
+}
+
+async fn round_trip(_rt: Rt) {
+    let server = server!();
+    let queue = open(&server, "jobs", options()).await;
+    for n in 0..4u8 {
+        let id = queue.try_put(vec![n]).await.unwrap();
+        assert_eq!(id, JobId::from_raw(u64::from(n)));
+    }
+    let first = queue.get().await.unwrap();
+    assert_eq!(
+        (first.id().get(), first.attempt(), first.item()),
+        (0, 1, &vec![0])
+    );
+    assert_eq!(first.succeed().await.unwrap(), vec![0]);
+    queue.get().await.unwrap().reject().await.unwrap();
+    queue.get().await.unwrap().uncertain().await.unwrap();
+    let held = queue.get().await.unwrap();
+    let ledger = queue.ledger().await.unwrap();
+    assert_eq!(ledger.accepted, 4);
+    assert_eq!((ledger.buffered, ledger.in_flight), (0, 1));
+    assert_eq!(
+        (ledger.succeeded, ledger.rejected, ledger.uncertain),
+        (1, 1, 1)
+    );
+    assert!(ledger.is_balanced());
+    held.resolve(Outcome::Succeeded).await.unwrap();
+
+    let uncertain = queue.uncertain(None, 10).await.unwrap();
+    assert_eq!(uncertain.len(), 1);
+    assert_eq!((uncertain[0].job.get(), uncertain[0].attempt), (2, 1));
+    assert_eq!(uncertain[0].consumer, queue.consumer());
+    assert_eq!(queue.decode(&uncertain[0].bytes).unwrap(), vec![2]);
+    assert!(queue
+        .remove_record(Records::Uncertain, &uncertain[0].key)
+        .await
+        .unwrap());
+    assert!(queue.uncertain(None, 10).await.unwrap().is_empty());
+
+    assert!(matches!(queue.try_get().await, Err(TryGetError::Empty)));
+    assert!(queue.shutdown().await.unwrap());
+    assert!(!queue.shutdown().await.unwrap());
+    assert!(matches!(queue.get().await, Err(GetError::ShutDown)));
+    assert!(matches!(
+        queue.try_put(vec![9]).await,
+        Err(PutError::ShutDown(item)) if item == vec![9]
+    ));
+    let ledger = queue.join().await.unwrap();
+    assert_eq!((ledger.accepted, ledger.succeeded), (4, 2));
+    assert!(ledger.is_balanced());
+    let status = queue.status().await.unwrap();
+    assert_eq!(status.state, State::Draining);
+    assert_eq!((status.redelivered, status.stale), (0, 0));
+}
+
+async fn bounded_refuses_when_full(_rt: Rt) {
+    let server = server!();
+    let queue = open(&server, "small", options().bounded(2)).await;
+    queue.try_put(vec![0]).await.unwrap();
+    queue.try_put(vec![1]).await.unwrap();
+    match queue.try_put(vec![2]).await {
+        Err(PutError::Full(item)) => assert_eq!(item, vec![2]),
+        other => panic!("expected Full, got {other:?}"),
+    }
+    // A delivered item frees its room in the buffer.
+    let held = queue.get().await.unwrap();
+    assert_eq!(queue.try_put(vec![2]).await.unwrap().get(), 2);
+    // A waiting put times out with its item back, after a last try.
+    match queue
+        .put_until(vec![3], after(Duration::from_millis(120)))
+        .await
+    {
+        Err(PutError::TimedOut(item)) => assert_eq!(item, vec![3]),
+        other => panic!("expected TimedOut, got {other:?}"),
+    }
+    // And it goes in once a get makes room.
+    let getter = queue.clone();
+    let put = queue.put(vec![3]);
+    let room = async {
+        sleep(Duration::from_millis(60)).await;
+        getter.get().await.unwrap()
+    };
+    let (id, second) = futures_lite::future::zip(put, room).await;
+    assert_eq!(id.unwrap().get(), 3);
+    held.succeed().await.unwrap();
+    second.succeed().await.unwrap();
+    let ledger = queue.ledger().await.unwrap();
+    assert_eq!(
+        (ledger.accepted, ledger.buffered, ledger.succeeded),
+        (4, 2, 2)
+    );
+    assert!(ledger.is_balanced());
+}
+
+/// Issue point 2: a reclaimed holder's late resolve returns `Stale` and is not counted.
+async fn late_resolve_is_stale(_rt: Rt) {
+    let server = server!();
+    let a = open(&server, "fenced", redeliver(3)).await;
+    let b = open(&server, "fenced", redeliver(3)).await;
+    a.try_put(b"job".to_vec()).await.unwrap();
+    let first = a.get().await.unwrap();
+    assert_eq!(first.attempt(), 1);
+    // Not yet expired: nothing to reclaim.
+    assert!(matches!(b.try_get().await, Err(TryGetError::Empty)));
+    sleep(Duration::from_millis(400)).await;
+    let second = b.get().await.unwrap();
+    assert_eq!((second.id(), second.attempt()), (first.id(), 2));
+    assert!(matches!(
+        first.keep_alive().await,
+        Err(adapter_redis::KeepAliveError::Stale)
+    ));
+    match first.succeed().await {
+        Err(ResolveError::Stale(item)) => assert_eq!(item, b"job"),
+        other => panic!("expected Stale, got {other:?}"),
+    }
+    let status = a.status().await.unwrap();
+    assert_eq!((status.ledger.succeeded, status.ledger.in_flight), (0, 1));
+    assert_eq!((status.stale, status.redelivered), (1, 1));
+    second.reject().await.unwrap();
+    let ledger = a.ledger().await.unwrap();
+    assert_eq!(
+        (ledger.succeeded, ledger.rejected, ledger.in_flight),
+        (0, 1, 0)
+    );
+    assert!(ledger.is_balanced());
+}
+
+async fn keep_alive_holds_the_lease(_rt: Rt) {
+    let server = server!();
+    let long = redeliver(3).lease(Duration::from_millis(500));
+    let a = open(&server, "long", long).await;
+    let b = open(&server, "long", long).await;
+    a.try_put(vec![1]).await.unwrap();
+    let job = a.get().await.unwrap();
+    for _ in 0..6 {
+        sleep(Duration::from_millis(150)).await;
+        job.keep_alive().await.unwrap();
+    }
+    // 900 ms held, almost twice the lease: never reclaimed.
+    assert!(matches!(b.try_get().await, Err(TryGetError::Empty)));
+    assert_eq!(job.attempt(), 1);
+    job.succeed().await.unwrap();
+    assert_eq!(b.status().await.unwrap().redelivered, 0);
+}
+
+async fn dropped_delivery_is_redelivered(_rt: Rt) {
+    let server = server!();
+    let queue = open(&server, "drop", redeliver(2)).await;
+    queue.try_put(vec![7]).await.unwrap();
+    drop(queue.get().await.unwrap());
+    queue.maintain_once().await.unwrap();
+    let again = queue.get().await.unwrap();
+    assert_eq!((again.id().get(), again.attempt()), (0, 2));
+    drop(again);
+    queue.maintain_once().await.unwrap();
+    // Past max_attempts: dead-lettered, counted abandoned, the item kept.
+    assert!(matches!(queue.try_get().await, Err(TryGetError::Empty)));
+    let status = queue.status().await.unwrap();
+    assert_eq!((status.ledger.abandoned, status.dead_lettered), (1, 1));
+    assert!(status.ledger.is_balanced());
+    let dead = queue.dead_letters(None, 10).await.unwrap();
+    assert_eq!(dead.len(), 1);
+    assert_eq!(
+        (dead[0].job.get(), dead[0].attempt, dead[0].bytes.clone()),
+        (0, 2, vec![7])
+    );
+    assert!(
+        dead[0].reason.starts_with("dead letter"),
+        "{}",
+        dead[0].reason
+    );
+}
+
+async fn dropped_delivery_is_abandoned(_rt: Rt) {
+    let server = server!();
+    let queue = open(&server, "drop", options()).await;
+    queue.try_put(vec![7]).await.unwrap();
+    drop(queue.get().await.unwrap());
+    queue.maintain_once().await.unwrap();
+    let ledger = queue.ledger().await.unwrap();
+    assert_eq!((ledger.abandoned, ledger.in_flight), (1, 0));
+    let dead = queue.dead_letters(None, 10).await.unwrap();
+    assert_eq!(dead[0].reason, "abandoned: dropped unresolved");
+}
+
+async fn join_until_reports_the_ledger(_rt: Rt) {
+    let server = server!();
+    let queue = open(&server, "join", options()).await;
+    queue.try_put(vec![1]).await.unwrap();
+    match queue.join_until(after(Duration::from_millis(100))).await {
+        Err(JoinError::TimedOut(ledger)) => {
+            assert_eq!((ledger.buffered, ledger.unfinished()), (1, 1))
+        }
+        other => panic!("expected TimedOut, got {other:?}"),
+    }
+    let joiner = queue.clone();
+    let join = joiner.join();
+    let work = async {
+        sleep(Duration::from_millis(80)).await;
+        queue.get().await.unwrap().succeed().await.unwrap();
+    };
+    let (ledger, ()) = futures_lite::future::zip(join, work).await;
+    assert_eq!(ledger.unwrap().succeeded, 1);
+}
+
+/// Issue point 7: bad names and options get clear errors before anything is sent.
+async fn bad_names_and_options(_rt: Rt) {
+    let server = server!();
+    for name in ["", "a{b}", "two words", "tab\t", "ü"] {
+        match Queue::open(server.client(), name, Bytes, options()).await {
+            Err(OpenError::BadName { why, .. }) => assert!(!why.is_empty()),
+            other => panic!("{name:?}: expected BadName, got {other:?}"),
+        }
+    }
+    let bad = [
+        options().bounded(0),
+        options().lease(Duration::from_millis(1)),
+        options().redelivery(Redelivery::Redeliver { max_attempts: 0 }),
+        options().max_item_bytes(0),
+    ];
+    for options in bad {
+        assert!(matches!(
+            Queue::open(server.client(), "ok", Bytes, options).await,
+            Err(OpenError::BadOption(_))
+        ));
+    }
+    // Settings are fixed at creation.
+    open(&server, "fixed", options().bounded(5)).await;
+    match Queue::open(server.client(), "fixed", Bytes, options().bounded(6)).await {
+        Err(error @ OpenError::Mismatch { .. }) => assert_eq!(
+            error.to_string(),
+            "the queue exists with cap = 5, not 6; settings are fixed at creation"
+        ),
+        other => panic!("expected Mismatch, got {other:?}"),
+    }
+    // Nothing was created for the refused names.
+    let mut con = server.client().get_connection().unwrap();
+    let keys: Vec<String> = redis::cmd("KEYS").arg("*").query(&mut con).unwrap();
+    assert!(
+        keys.iter().all(|key| key.starts_with("{fixed}:")),
+        "{keys:?}"
+    );
+}
+
+/// Issue point 7: an item larger than allowed, or one the codec refuses.
+async fn oversized_and_unencodable_items(_rt: Rt) {
+    let server = server!();
+    let queue = open(&server, "sizes", options().max_item_bytes(16)).await;
+    match queue.try_put(vec![0; 17]).await {
+        Err(PutError::TooLarge { item, size, limit }) => {
+            assert_eq!((item.len(), size, limit), (17, 17, 16));
+        }
+        other => panic!("expected TooLarge, got {other:?}"),
+    }
+    queue.try_put(vec![0; 16]).await.unwrap();
+
+    let json = Queue::open(
+        server.client(),
+        "json",
+        adapter_redis::Json::<std::collections::HashMap<(u8, u8), u8>>::new(),
+        options(),
+    )
+    .await
+    .unwrap();
+    let map = std::collections::HashMap::from([((1, 2), 3)]);
+    match json.try_put(map).await {
+        Err(PutError::Encode { item, error }) => {
+            assert_eq!(item.len(), 1);
+            assert!(error.message().starts_with("json: "), "{error}");
+        }
+        other => panic!("expected Encode, got {other:?}"),
+    }
+    assert_eq!(queue.ledger().await.unwrap().accepted, 1);
+    assert_eq!(json.ledger().await.unwrap().accepted, 0);
+}
+
+/// Issue point 7: bytes that do not decode are dead-lettered with their bytes, and the
+/// getter moves on.
+async fn undecodable_entries_are_dead_lettered(_rt: Rt) {
+    let server = server!();
+    let raw = open(&server, "mixed", options()).await;
+    let typed = Queue::open(
+        server.client(),
+        "mixed",
+        adapter_redis::Json::<u32>::new(),
+        options(),
+    )
+    .await
+    .unwrap();
+    raw.try_put(b"not json".to_vec()).await.unwrap();
+    typed.try_put(5).await.unwrap();
+    let job = typed.get().await.unwrap();
+    assert_eq!((job.id().get(), *job), (1, 5));
+    job.succeed().await.unwrap();
+    let dead = typed.dead_letters(None, 10).await.unwrap();
+    assert_eq!(dead.len(), 1);
+    assert_eq!(
+        (dead[0].job.get(), dead[0].bytes.as_slice()),
+        (0, &b"not json"[..])
+    );
+    assert!(
+        dead[0].reason.starts_with("undecodable: json: "),
+        "{}",
+        dead[0].reason
+    );
+    let ledger = typed.ledger().await.unwrap();
+    assert_eq!((ledger.abandoned, ledger.succeeded), (1, 1));
+    assert!(ledger.is_balanced());
+}
+
+/// Issue point 7: no server at start.
+async fn server_down_at_start(_rt: Rt) {
+    let server = server!();
+    let client = redis::Client::open(format!(
+        "redis+unix://{}",
+        server.dir.join("nobody.sock").display()
+    ))
+    .unwrap();
+    match Queue::open(client, "jobs", Bytes, options()).await {
+        Err(OpenError::Redis(error @ Error::Unavailable(_))) => {
+            assert!(
+                error.to_string().starts_with("redis is unavailable: "),
+                "{error}"
+            );
+        }
+        other => panic!("expected Unavailable, got {other:?}"),
+    }
+}
+
+/// A holder that vanished without a `Drop` (a crash, here `mem::forget`), under the
+/// `Abandon` policy: a get's reclaim and the maintenance sweep both end its job as
+/// abandoned, keeping the item; after `shutdown_now` the same ending is "discarded".
+async fn expired_leases_under_abandon(_rt: Rt) {
+    let server = server!();
+    let a = open(&server, "vanish", options()).await;
+    let b = open(&server, "vanish", options()).await;
+    for n in 0..3u8 {
+        a.try_put(vec![n]).await.unwrap();
+    }
+    std::mem::forget(a.get().await.unwrap());
+    std::mem::forget(a.get().await.unwrap());
+    sleep(Duration::from_millis(400)).await;
+    // The get reclaims both, abandons them, and delivers the third.
+    let third = b.try_get().await.unwrap();
+    assert_eq!((third.id().get(), third.attempt()), (2, 1));
+    let status = b.status().await.unwrap();
+    assert_eq!((status.ledger.abandoned, status.dead_lettered), (2, 2));
+    assert_eq!(status.redelivered, 0);
+    std::mem::forget(third);
+    sleep(Duration::from_millis(400)).await;
+    b.maintain_once().await.unwrap();
+    assert_eq!(b.ledger().await.unwrap().abandoned, 3);
+    let dead = b.dead_letters(None, 10).await.unwrap();
+    let reasons: Vec<_> = dead
+        .iter()
+        .map(|r| (r.job.get(), r.reason.as_str()))
+        .collect();
+    assert_eq!(
+        reasons,
+        [
+            (0, "abandoned: lease expired"),
+            (1, "abandoned: lease expired"),
+            (2, "abandoned: lease expired")
+        ]
+    );
+    // Only the undelivered come back from shutdown_now; a lease that expires later ends
+    // as discarded.
+    a.try_put(vec![3]).await.unwrap();
+    a.try_put(vec![4]).await.unwrap();
+    std::mem::forget(a.get().await.unwrap());
+    let drained = b.shutdown_now().await.unwrap();
+    assert_eq!(drained.len(), 1);
+    assert_eq!(drained[0].0.get(), 4);
+    assert!(matches!(b.try_get().await, Err(TryGetError::ShutDown)));
+    sleep(Duration::from_millis(400)).await;
+    b.maintain_once().await.unwrap();
+    let status = b.status().await.unwrap();
+    assert_eq!((status.ledger.discarded, status.ledger.in_flight), (2, 0));
+    assert_eq!(status.state, State::Closed);
+    assert!(status.ledger.is_balanced());
+    assert_eq!(status.ledger.unfinished(), 0);
+    let last = b.dead_letters(None, 10).await.unwrap().pop().unwrap();
+    assert_eq!(
+        (last.job.get(), last.reason.as_str()),
+        (3, "discarded: lease expired after shutdown_now")
+    );
+}
+
+/// Consumers (one per handle) that hold nothing are removed from the group by the sweep
+/// once idle for two leases; one that holds a job is kept.
+async fn idle_consumers_are_removed(_rt: Rt) {
+    let server = server!();
+    let idle = open(&server, "tidy", options()).await;
+    let holding = open(&server, "tidy", options()).await;
+    let sweeper = open(&server, "tidy", options()).await;
+    holding.try_put(vec![0]).await.unwrap();
+    holding.try_put(vec![1]).await.unwrap();
+    idle.get().await.unwrap().succeed().await.unwrap();
+    let job = holding.get().await.unwrap();
+    let consumers = || {
+        let mut con = server.client().get_connection().unwrap();
+        let rows: Vec<redis::Value> = redis::cmd("XINFO")
+            .arg("CONSUMERS")
+            .arg("{tidy}:s")
+            .arg("g")
+            .query(&mut con)
+            .unwrap();
+        rows.len()
+    };
+    assert_eq!(consumers(), 2);
+    sleep(Duration::from_millis(700)).await;
+    job.keep_alive().await.unwrap();
+    sweeper.maintain_once().await.unwrap();
+    assert_eq!(consumers(), 1);
+    job.succeed().await.unwrap();
+    // The removed consumer comes back with its next read.
+    idle.try_put(vec![2]).await.unwrap();
+    assert_eq!(idle.get().await.unwrap().succeed().await.unwrap(), vec![2]);
+    assert_eq!(consumers(), 2);
+}
+
+/// Retries `op` while the server comes back (a dead connection fails once, then the next
+/// call dials again), for up to 5 s.
+async fn retry<T, F, Fut>(mut op: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: core::future::Future<Output = Result<T, Error>>,
+{
+    let start = std::time::Instant::now();
+    loop {
+        match op().await {
+            Ok(value) => return value,
+            Err(error) if start.elapsed() < Duration::from_secs(5) => {
+                let _ = error;
+                sleep(Duration::from_millis(20)).await;
+            }
+            Err(error) => panic!("server did not come back: {error}"),
+        }
+    }
+}
+
+/// Issue point 3: `kill -9` of the server and a restart on its AOF. The ledger equals
+/// the snapshot from before, and every id ends exactly once afterwards.
+async fn server_killed_and_restarted(_rt: Rt) {
+    let mut server = server!();
+    let long = redeliver(3).lease(Duration::from_secs(10));
+    let queue = open(&server, "durable", long).await;
+    let total = 40u64;
+    for n in 0..total {
+        queue.try_put(n.to_le_bytes().to_vec()).await.unwrap();
+    }
+    let mut ended = BTreeSet::new();
+    for n in 0..12 {
+        let job = queue.get().await.unwrap();
+        ended.insert(job.id().get());
+        match n % 3 {
+            0 => job.succeed().await.unwrap(),
+            1 => job.reject().await.unwrap(),
+            _ => job.uncertain().await.unwrap(),
+        };
+    }
+    let mut held = Vec::new();
+    for _ in 0..5 {
+        held.push(queue.get().await.unwrap());
+    }
+    let before = queue.status().await.unwrap();
+    assert_eq!((before.ledger.in_flight, before.ledger.buffered), (5, 23));
+
+    server.kill9();
+    assert!(queue.ledger().await.is_err());
+    server.restart();
+    let after_restart = retry(|| queue.status()).await;
+    assert_eq!(after_restart, before);
+    // A handle opened after the restart sees the same.
+    let other = open(&server, "durable", long).await;
+    assert_eq!(other.status().await.unwrap(), before);
+    assert_eq!(other.uncertain(None, 100).await.unwrap().len(), 4);
+
+    // The deliveries held across the restart still resolve, once.
+    for job in held {
+        ended.insert(job.id().get());
+        let mut job = job;
+        loop {
+            match job.succeed().await {
+                Ok(_) => break,
+                Err(ResolveError::Redis { delivery, .. }) => job = *delivery,
+                Err(stale) => panic!("{stale}"),
+            }
+        }
+    }
+    queue.shutdown().await.unwrap();
+    while let Ok(job) = other.get().await {
+        assert!(ended.insert(job.id().get()), "{} ended twice", job.id());
+        job.succeed().await.unwrap();
+    }
+    assert_eq!(ended, ids(0..total));
+    let ledger = queue.join().await.unwrap();
+    assert_eq!(ledger.accepted, total);
+    assert_eq!(ledger.ended(), total);
+    assert_eq!((ledger.rejected, ledger.uncertain), (4, 4));
+    assert!(ledger.is_balanced());
+    assert_eq!(queue.status().await.unwrap().stale, 0);
+}
+
+/// Issue point 7: the server disappears mid-run. Each call fails with a clear error,
+/// items come back, nothing is counted that did not happen; it works again after a
+/// restart.
+async fn server_disappears_mid_run(_rt: Rt) {
+    let mut server = server!();
+    let queue = open(&server, "flaky", options()).await;
+    queue.try_put(vec![1]).await.unwrap();
+    server.kill9();
+    for _ in 0..2 {
+        match queue.try_put(vec![2]).await {
+            Err(error @ (PutError::Failed { .. } | PutError::Unknown { .. })) => {
+                let text = error.to_string();
+                assert!(
+                    text.starts_with("item not accepted: redis is unavailable")
+                        || text.starts_with("unknown whether the item was accepted"),
+                    "{text}"
+                );
+                assert_eq!(error.into_inner(), vec![2]);
+            }
+            other => panic!("expected a transport error, got {other:?}"),
+        }
+    }
+    assert!(matches!(queue.get().await, Err(GetError::Redis(_))));
+    assert!(matches!(queue.try_get().await, Err(TryGetError::Redis(_))));
+    assert!(queue.join().await.is_err());
+    assert!(queue.maintain_once().await.is_err());
+    server.restart();
+    let ledger = retry(|| queue.ledger()).await;
+    assert_eq!((ledger.accepted, ledger.buffered), (1, 1));
+    assert_eq!(queue.try_put(vec![3]).await.unwrap().get(), 1);
+    assert_eq!(queue.get().await.unwrap().succeed().await.unwrap(), vec![1]);
+}
+
+/// Issue point 7: a server restarted without its data: a clear error, not a silent
+/// fresh queue.
+async fn server_lost_its_data(_rt: Rt) {
+    let mut server = server!();
+    let queue = open(&server, "volatile", options()).await;
+    queue.try_put(vec![1]).await.unwrap();
+    server.kill9();
+    std::fs::remove_dir_all(server.dir.join("appendonlydir")).unwrap();
+    server.restart();
+    let start = std::time::Instant::now();
+    let error = loop {
+        match queue.try_put(vec![2]).await {
+            Err(PutError::Failed {
+                error: error @ Error::Gone,
+                item,
+            }) => {
+                assert_eq!(item, vec![2]);
+                break error;
+            }
+            Err(_) if start.elapsed() < Duration::from_secs(5) => {}
+            other => panic!("expected Gone, got {other:?}"),
+        }
+    };
+    assert!(error.to_string().contains("lost its data"), "{error}");
+    assert!(matches!(queue.ledger().await, Err(Error::Gone)));
+}
+
+/// Issue point 6: lost replies never double-count. The server is stopped (SIGSTOP) so a
+/// command is received but its reply comes after the client gave up.
+async fn lost_replies_never_double_count(_rt: Rt) {
+    let server = server!();
+    let queue = open(&server, "lossy", options()).await;
+    // Load the scripts first: an EVALSHA refused with NOSCRIPT would do nothing.
+    queue.try_put(vec![0]).await.unwrap();
+    queue.get().await.unwrap().succeed().await.unwrap();
+    queue.try_put(vec![1]).await.unwrap();
+    let job = queue.get().await.unwrap();
+
+    // A resolve whose reply is lost hands the delivery back; the repeat counts once.
+    server.pause();
+    let resumer = std::thread::spawn({
+        let pid = server.pid();
+        move || {
+            std::thread::sleep(Duration::from_millis(700));
+            std::process::Command::new("kill")
+                .args(["-CONT", &pid.to_string()])
+                .status()
+                .unwrap();
+        }
+    });
+    let delivery = match job.succeed().await {
+        Err(ResolveError::Redis { delivery, error }) => {
+            assert!(error.is_unknown(), "{error}");
+            delivery
+        }
+        other => panic!("expected a lost reply, got {other:?}"),
+    };
+    resumer.join().unwrap();
+    let counted_before_repeat = retry(|| queue.ledger()).await.succeeded - 1;
+    assert_eq!(delivery.succeed().await.unwrap(), vec![1]);
+    let status = queue.status().await.unwrap();
+    assert_eq!((status.ledger.succeeded, status.stale), (2, 0));
+    // The server ran the resolve after the client gave up, so the repeat above was
+    // recognized as a repeat (not counted again).
+    assert_eq!(counted_before_repeat, 1);
+
+    // A plain put whose reply is lost says "unknown" and hands the item back.
+    server.pause();
+    let outcome = queue.try_put(vec![2]).await;
+    server.resume();
+    match outcome {
+        Err(PutError::Unknown { item, .. }) => assert_eq!(item, vec![2]),
+        other => panic!("expected Unknown, got {other:?}"),
+    }
+    let accepted = retry(|| queue.ledger()).await.accepted;
+    // It was accepted after all: "unknown" was the honest answer.
+    assert_eq!(accepted, 3);
+
+    // A keyed put tries again through the outage and is accepted exactly once.
+    server.pause();
+    let resumer = std::thread::spawn({
+        let pid = server.pid();
+        move || {
+            std::thread::sleep(Duration::from_millis(700));
+            std::process::Command::new("kill")
+                .args(["-CONT", &pid.to_string()])
+                .status()
+                .unwrap();
+        }
+    });
+    let id = queue.put_keyed("order-1", vec![3]).await.unwrap();
+    resumer.join().unwrap();
+    assert_eq!(id.get(), accepted);
+    assert_eq!(queue.put_keyed("order-1", vec![3]).await.unwrap(), id);
+    assert_eq!(queue.ledger().await.unwrap().accepted, accepted + 1);
+}
+
+/// A `shutdown_now` whose reply is lost: the items it moved out wait in the handle's own
+/// list, and the next `shutdown_now` returns them; none is lost or returned twice.
+async fn shutdown_now_after_a_lost_reply(_rt: Rt) {
+    let server = server!();
+    let queue = open(&server, "halt", options()).await;
+    for n in 0..600u64 {
+        queue.try_put(n.to_le_bytes().to_vec()).await.unwrap();
+    }
+    // Load the script, on another queue of the same server.
+    let warm = open(&server, "warm", options()).await;
+    assert!(warm.shutdown_now().await.unwrap().is_empty());
+    server.pause();
+    let lost = queue.shutdown_now().await.unwrap_err();
+    server.resume();
+    assert!(lost.error.is_unknown(), "{}", lost.error);
+    assert!(lost.drained.is_empty());
+    // The first step ran after the client gave up: closed, one chunk moved and counted.
+    let status = retry(|| queue.status()).await;
+    assert_eq!(status.state, State::Closed);
+    assert_eq!(status.ledger.discarded, 256);
+    let drained = queue.shutdown_now().await.unwrap();
+    let ids: Vec<u64> = drained.iter().map(|(id, _)| id.get()).collect();
+    assert_eq!(ids, (0..600).collect::<Vec<_>>());
+    for (id, item) in drained {
+        assert_eq!(item.ok().unwrap(), id.get().to_le_bytes());
+    }
+    let ledger = queue.ledger().await.unwrap();
+    assert_eq!((ledger.discarded, ledger.buffered), (600, 0));
+    assert!(ledger.is_balanced());
+    assert!(queue.shutdown_now().await.unwrap().is_empty());
+}
+
+/// A get cancelled while the server holds its command (the reply comes after the future
+/// is gone) loses nothing: the next get on the handle delivers the entry as the same
+/// attempt, with no redelivery.
+async fn cancelled_get_loses_nothing(_rt: Rt) {
+    let server = server!();
+    let queue = open(&server, "cancel", redeliver(3)).await;
+    // Load the get script first: an EVALSHA refused with NOSCRIPT would do nothing.
+    assert!(matches!(queue.try_get().await, Err(TryGetError::Empty)));
+    queue.try_put(vec![1]).await.unwrap();
+    queue.try_put(vec![2]).await.unwrap();
+    server.pause();
+    let timed_out = futures_lite::future::or(async { Some(queue.get().await) }, async {
+        sleep(Duration::from_millis(100)).await;
+        None
+    })
+    .await;
+    assert!(timed_out.is_none());
+    server.resume();
+    sleep(Duration::from_millis(50)).await;
+    // The cancelled get's script ran after all: entry 0 sits in this consumer's list.
+    let ledger = queue.ledger().await.unwrap();
+    assert_eq!((ledger.in_flight, ledger.buffered), (1, 1));
+    let first = queue.get().await.unwrap();
+    assert_eq!((first.id().get(), first.attempt()), (0, 1));
+    let second = queue.get().await.unwrap();
+    assert_eq!((second.id().get(), second.attempt()), (1, 1));
+    first.succeed().await.unwrap();
+    second.succeed().await.unwrap();
+    let status = queue.status().await.unwrap();
+    assert_eq!((status.redelivered, status.ledger.succeeded), (0, 2));
+    // And many short deadlines racing gets lose nothing either.
+    for n in 0..40u8 {
+        queue.try_put(vec![n]).await.unwrap();
+    }
+    let mut got = BTreeSet::new();
+    while got.len() < 40 {
+        if let Ok(job) = queue.get_until(after(Duration::from_micros(300))).await {
+            assert_eq!(job.attempt(), 1);
+            assert!(got.insert(job.id().get()));
+            job.succeed().await.unwrap();
+        }
+    }
+    assert_eq!(queue.status().await.unwrap().redelivered, 0);
+}
+
+on_both!(
+    round_trip,
+    bounded_refuses_when_full,
+    late_resolve_is_stale,
+    keep_alive_holds_the_lease,
+    dropped_delivery_is_redelivered,
+    dropped_delivery_is_abandoned,
+    join_until_reports_the_ledger,
+    bad_names_and_options,
+    oversized_and_unencodable_items,
+    undecodable_entries_are_dead_lettered,
+    server_down_at_start,
+    server_killed_and_restarted,
+    server_disappears_mid_run,
+    server_lost_its_data,
+    lost_replies_never_double_count,
+    cancelled_get_loses_nothing,
+    expired_leases_under_abandon,
+    idle_consumers_are_removed,
+    shutdown_now_after_a_lost_reply,
+);
+
+fn ids(range: std::ops::Range<u64>) -> BTreeSet<u64> {
+    range.collect()
+}
+
+mod processes {
+    //! Tests with child processes (the test binary in a role, see `common::roles`).
+
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::common::roles::outcome_for;
+    use crate::common::{child, wait, Reader};
+
+    const LIMIT: Duration = Duration::from_secs(20);
+
+    fn env_attempts(n: u32) -> (&'static str, String) {
+        ("ADAPTER_REDIS_MAXATT", n.to_string())
+    }
+
+    /// Issue point 1: a consumer process killed with SIGKILL mid-job. Its job comes back
+    /// as attempt 2 and succeeds; the ledger is balanced; one redelivery. Past
+    /// `max_attempts` the job is dead-lettered.
+    async fn killed_consumer_job_comes_back(rt: Rt) {
+        let server = server!();
+        let queue = open(&server, "crash", redeliver(2)).await;
+        queue.try_put(b"first".to_vec()).await.unwrap();
+
+        let mut holder = child(&server, "crash", "hold", rt, &[env_attempts(2)]);
+        let held = Reader::new(&mut holder).until("HELD", LIMIT);
+        assert_eq!(held, ["HELD 0 1"]);
+        holder.kill().unwrap();
+        holder.wait().unwrap();
+
+        let job = queue
+            .get_until(after(Duration::from_secs(5)))
+            .await
+            .unwrap();
+        assert_eq!((job.id().get(), job.attempt()), (0, 2));
+        job.succeed().await.unwrap();
+        let status = queue.status().await.unwrap();
+        assert_eq!(status.redelivered, 1);
+        assert_eq!((status.ledger.succeeded, status.ledger.in_flight), (1, 0));
+        assert!(status.ledger.is_balanced());
+
+        // Two more holders die on the next job: attempt 1, then attempt 2, the last.
+        queue.try_put(b"poison".to_vec()).await.unwrap();
+        for attempt in 1..=2 {
+            let mut holder = child(&server, "crash", "hold", rt, &[env_attempts(2)]);
+            let held = Reader::new(&mut holder).until("HELD", LIMIT);
+            assert_eq!(held, [format!("HELD 1 {attempt}")]);
+            holder.kill().unwrap();
+            holder.wait().unwrap();
+        }
+        sleep(Duration::from_millis(400)).await;
+        queue.maintain_once().await.unwrap();
+        assert!(matches!(queue.try_get().await, Err(TryGetError::Empty)));
+        let status = queue.status().await.unwrap();
+        assert_eq!((status.ledger.abandoned, status.dead_lettered), (1, 1));
+        assert_eq!(status.redelivered, 2);
+        assert!(status.ledger.is_balanced());
+        assert_eq!(status.ledger.unfinished(), 0);
+        let dead = queue.dead_letters(None, 10).await.unwrap();
+        assert_eq!(dead.len(), 1);
+        assert_eq!((dead[0].job.get(), dead[0].attempt), (1, 2));
+        assert_eq!(dead[0].bytes, b"poison");
+    }
+
+    /// Issue point 5: `shutdown_now` from another process returns exactly the undelivered
+    /// items while three consumer processes race it. Three rounds.
+    async fn shutdown_now_races_consumer_processes(rt: Rt) {
+        let server = server!();
+        for round in 0..3 {
+            let name = format!("race{round}");
+            let queue = open(&server, &name, options()).await;
+            let total = 1500u64;
+            for n in 0..total {
+                queue.try_put(n.to_le_bytes().to_vec()).await.unwrap();
+            }
+            let mut consumers: Vec<_> = (0..3)
+                .map(|_| child(&server, &name, "consumer", rt, &[]))
+                .collect();
+            let readers: Vec<_> = consumers.iter_mut().map(Reader::new).collect();
+            // Let the consumers get going, then drain under them.
+            let started = std::time::Instant::now();
+            while queue.ledger().await.unwrap().ended() < 50 {
+                assert!(started.elapsed() < LIMIT, "consumers did not start");
+                sleep(Duration::from_millis(2)).await;
+            }
+            let mut drainer = child(&server, &name, "drainer", rt, &[]);
+            let drained_lines = Reader::new(&mut drainer).until("DONE", LIMIT);
+            let mut ended = BTreeSet::new();
+            for reader in &readers {
+                for line in reader.until("DONE", LIMIT) {
+                    if let Some(rest) = line.strip_prefix("END ") {
+                        let id: u64 = rest.split(' ').next().unwrap().parse().unwrap();
+                        assert!(ended.insert(id), "{id} delivered twice");
+                    }
+                }
+            }
+            for consumer in &mut consumers {
+                assert!(wait(consumer, LIMIT).success());
+            }
+            assert!(wait(&mut drainer, LIMIT).success());
+            let drained: BTreeSet<u64> = drained_lines
+                .iter()
+                .filter_map(|line| line.strip_prefix("DRAINED "))
+                .map(|id| id.parse().unwrap())
+                .collect();
+            assert_eq!(
+                drained.len() + 1,
+                drained_lines.len(),
+                "duplicate drained ids"
+            );
+            assert!(
+                ended.is_disjoint(&drained),
+                "an item both delivered and drained"
+            );
+            let all: BTreeSet<u64> = ended.union(&drained).copied().collect();
+            let lost: Vec<_> = ids(0..total).difference(&all).copied().collect();
+            assert!(lost.is_empty(), "round {round}: lost {lost:?}");
+            let ledger = queue.join().await.unwrap();
+            assert_eq!(ledger.discarded, drained.len() as u64);
+            assert_eq!(
+                ledger.succeeded + ledger.rejected + ledger.uncertain,
+                ended.len() as u64
+            );
+            assert!(ledger.is_balanced());
+            assert!(
+                !drained.is_empty() && !ended.is_empty(),
+                "no race: {} drained",
+                drained.len()
+            );
+            eprintln!(
+                "round {round}: {} delivered, {} drained",
+                ended.len(),
+                drained.len()
+            );
+        }
+    }
+
+    /// Issue point 4: two producer and three consumer processes, mixed outcomes.
+    async fn two_producers_three_consumers(rt: Rt) {
+        let server = server!();
+        let name = "fleet";
+        // Bounded, so producers also wait for room across processes.
+        let queue = open(&server, name, options().bounded(100)).await;
+        let per_producer = 1500u64;
+        let cap = ("ADAPTER_REDIS_CAP", "100".to_string());
+        let count = ("ADAPTER_REDIS_COUNT", per_producer.to_string());
+        let mut consumers: Vec<_> = (0..3)
+            .map(|_| child(&server, name, "consumer", rt, core::slice::from_ref(&cap)))
+            .collect();
+        let consumer_readers: Vec<_> = consumers.iter_mut().map(Reader::new).collect();
+        let mut producers: Vec<_> = (0..2)
+            .map(|_| child(&server, name, "producer", rt, &[count.clone(), cap.clone()]))
+            .collect();
+        let producer_readers: Vec<_> = producers.iter_mut().map(Reader::new).collect();
+        let mut put = BTreeSet::new();
+        for reader in &producer_readers {
+            for line in reader.until("DONE", LIMIT) {
+                if let Some(id) = line.strip_prefix("PUT ") {
+                    assert!(put.insert(id.parse::<u64>().unwrap()), "id issued twice");
+                }
+            }
+        }
+        let total = 2 * per_producer;
+        assert_eq!(put.len() as u64, total);
+        assert_eq!(put.last(), Some(&(total - 1)), "ids are not contiguous");
+        for producer in &mut producers {
+            assert!(wait(producer, LIMIT).success());
+        }
+        queue.shutdown().await.unwrap();
+        let mut ended = BTreeMap::new();
+        let mut per_outcome = BTreeMap::new();
+        for reader in &consumer_readers {
+            for line in reader.until("DONE", LIMIT) {
+                let Some(rest) = line.strip_prefix("END ") else {
+                    continue;
+                };
+                let mut parts = rest.split(' ');
+                let id: u64 = parts.next().unwrap().parse().unwrap();
+                let outcome = parts.next().unwrap().to_string();
+                assert_eq!(outcome, outcome_for(id).to_string());
+                assert!(
+                    ended.insert(id, outcome.clone()).is_none(),
+                    "{id} ended twice"
+                );
+                *per_outcome.entry(outcome).or_insert(0u64) += 1;
+            }
+        }
+        for consumer in &mut consumers {
+            assert!(wait(consumer, LIMIT).success());
+        }
+        assert_eq!(ended.len() as u64, total);
+        assert_eq!(ended.keys().last(), Some(&(total - 1)));
+        let ledger = queue.join().await.unwrap();
+        assert_eq!(ledger.accepted, total);
+        assert_eq!(ledger.succeeded, per_outcome["succeeded"]);
+        assert_eq!(ledger.rejected, per_outcome["rejected"]);
+        assert_eq!(ledger.uncertain, per_outcome["uncertain"]);
+        assert_eq!(
+            (ledger.rejected, ledger.uncertain),
+            (total / 10, total / 10)
+        );
+        assert!(ledger.is_balanced());
+        assert_eq!(
+            queue.uncertain(None, 10_000).await.unwrap().len() as u64,
+            ledger.uncertain
+        );
+    }
+
+    /// Issue point 6: graceful drain across processes, including a job whose holder died
+    /// after the shutdown: it was accepted, so it is still delivered.
+    async fn graceful_drain_delivers_redeliveries(rt: Rt) {
+        let server = server!();
+        let name = "drain";
+        let queue = open(&server, name, redeliver(3)).await;
+        for n in 0..20u8 {
+            queue.try_put(vec![n]).await.unwrap();
+        }
+        let mut holder = child(&server, name, "hold", rt, &[env_attempts(3)]);
+        assert_eq!(Reader::new(&mut holder).until("HELD", LIMIT), ["HELD 0 1"]);
+        queue.shutdown().await.unwrap();
+        holder.kill().unwrap();
+        holder.wait().unwrap();
+        assert!(queue.try_put(vec![99]).await.unwrap_err().is_shut_down());
+        let mut consumer = child(&server, name, "consumer", rt, &[env_attempts(3)]);
+        let lines = Reader::new(&mut consumer).until("DONE", LIMIT);
+        assert!(wait(&mut consumer, LIMIT).success());
+        assert_eq!(lines.len(), 21);
+        assert!(
+            lines.contains(&format!("END 0 {} 2", outcome_for(0))),
+            "{lines:?}"
+        );
+        let ledger = queue.join().await.unwrap();
+        assert_eq!((ledger.accepted, ledger.ended()), (20, 20));
+        assert!(ledger.is_balanced());
+    }
+
+    /// Issue point 6: `NoWorkers` once the only worker process dies.
+    async fn no_workers_when_the_worker_process_dies(rt: Rt) {
+        let server = server!();
+        let name = "staffed";
+        let lease = ("ADAPTER_REDIS_LEASE_MS", "500".to_string());
+        let queue = open(&server, name, options().lease(Duration::from_millis(500))).await;
+        let mut worker = child(&server, name, "worker", rt, &[lease]);
+        assert_eq!(Reader::new(&mut worker).until("READY", LIMIT), ["READY"]);
+        // The heartbeat keeps it alive past its lease.
+        sleep(Duration::from_millis(800)).await;
+        assert_eq!(queue.status().await.unwrap().workers, 1);
+        queue.try_put(vec![1]).await.unwrap();
+        worker.kill().unwrap();
+        worker.wait().unwrap();
+        sleep(Duration::from_millis(700)).await;
+        match queue.try_put(vec![2]).await {
+            Err(PutError::NoWorkers(item)) => assert_eq!(item, vec![2]),
+            other => panic!("expected NoWorkers, got {other:?}"),
+        }
+        assert_eq!(queue.ledger().await.unwrap().accepted, 1);
+        let worker = queue.worker().await.unwrap();
+        assert_eq!(queue.try_put(vec![2]).await.unwrap().get(), 1);
+        worker.retire().await.unwrap();
+        assert!(matches!(
+            queue.try_put(vec![3]).await,
+            Err(PutError::NoWorkers(_))
+        ));
+        assert_eq!(queue.status().await.unwrap().workers, 0);
+    }
+
+    on_both!(
+        killed_consumer_job_comes_back,
+        shutdown_now_races_consumer_processes,
+        two_producers_three_consumers,
+        graceful_drain_delivers_redeliveries,
+        no_workers_when_the_worker_process_dies,
+    );
+}
