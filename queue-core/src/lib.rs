@@ -142,6 +142,7 @@ mod queue;
 mod relay;
 mod shutdown_within;
 mod sync;
+mod turns;
 mod until;
 mod unwind;
 mod wait;
