@@ -26,13 +26,18 @@ fn poll_take<T, D>(
     sleep: &mut Sleep<'_, '_>,
     wrap: impl Fn(JobId, T) -> D,
 ) -> Poll<Result<D, GetError>> {
-    wait.poll(queue.getters(), sleep, || attempt(queue, &wrap))
+    wait.poll(queue.getters(), sleep, |turn| attempt(queue, turn, &wrap))
 }
 
-/// One try at taking an item; `None` means "empty, wait".
+/// One try at taking an item (`turn`: the getter holds a turn, see `turns.rs`); `None`
+/// means "nothing for this getter now, wait".
 #[inline]
-fn attempt<T, D>(queue: &Queue<T>, wrap: impl Fn(JobId, T) -> D) -> Option<Result<D, GetError>> {
-    match queue.take(wrap) {
+fn attempt<T, D>(
+    queue: &Queue<T>,
+    turn: bool,
+    wrap: impl Fn(JobId, T) -> D,
+) -> Option<Result<D, GetError>> {
+    match queue.take(turn, wrap) {
         Ok(delivery) => Some(Ok(delivery)),
         Err(TryGetError::ShutDown) => Some(Err(GetError::ShutDown)),
         Err(TryGetError::Empty) => None,
@@ -87,8 +92,8 @@ impl<'a, T> Get<'a, T> {
     /// The deadline fired: one last try, then the registration is given up.
     pub(crate) fn last_try(&mut self) -> Option<Result<Delivery<'a, T>, GetError>> {
         let queue = self.queue;
-        self.wait.last_try(queue.getters(), || {
-            attempt(queue, |id, item| Delivery::new(queue, id, item))
+        self.wait.last_try(queue.getters(), |turn| {
+            attempt(queue, turn, |id, item| Delivery::new(queue, id, item))
         })
     }
 }
@@ -154,8 +159,8 @@ impl<T> GetOwned<T> {
     /// The deadline fired: one last try, then the registration is given up.
     pub(crate) fn last_try(&mut self) -> Option<Result<OwnedDelivery<T>, GetError>> {
         let queue = &self.queue;
-        self.wait.last_try(queue.getters(), || {
-            attempt(queue, |id, item| {
+        self.wait.last_try(queue.getters(), |turn| {
+            attempt(queue, turn, |id, item| {
                 OwnedDelivery::new(Arc::clone(queue), id, item)
             })
         })

@@ -42,9 +42,8 @@ impl<'a, T> Join<'a, T> {
     fn poll_with(&mut self, sleep: &mut Sleep<'_, '_>) -> Poll<Ledger> {
         let queue = self.queue;
         // Level-triggered: the count itself is checked after every wake-up.
-        self.wait.poll(queue.joiners(), sleep, || {
-            queue.is_settled().then(|| queue.ledger())
-        })
+        self.wait
+            .poll(queue.joiners(), sleep, |turn| settled(queue, turn))
     }
 
     /// Blocks the thread until every accepted item has ended.
@@ -65,9 +64,10 @@ impl<'a, T> Join<'a, T> {
     /// unfinished item.
     pub(crate) fn last_try(&mut self) -> Result<Ledger, Ledger> {
         let queue = self.queue;
-        if let Some(ledger) = self.wait.last_try(queue.joiners(), || {
-            queue.is_settled().then(|| queue.ledger())
-        }) {
+        if let Some(ledger) = self
+            .wait
+            .last_try(queue.joiners(), |turn| settled(queue, turn))
+        {
             return Ok(ledger);
         }
         let ledger = queue.ledger();
@@ -77,6 +77,17 @@ impl<'a, T> Join<'a, T> {
             Err(ledger)
         }
     }
+}
+
+/// The ledger if nothing is unfinished. A joiner woken by the settling notification holds
+/// a turn (every notification grants one), which the answer uses up.
+#[inline]
+fn settled<T>(queue: &Queue<T>, turn: bool) -> Option<Ledger> {
+    let ledger = queue.is_settled().then(|| queue.ledger());
+    if ledger.is_some() && turn {
+        queue.joiners().turns().redeem();
+    }
+    ledger
 }
 
 impl<T> Future for Join<'_, T> {

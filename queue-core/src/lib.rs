@@ -190,6 +190,7 @@ mod shutdown_within;
 mod slots;
 mod stream;
 mod sync;
+mod turns;
 mod until;
 mod unwind;
 mod wait;

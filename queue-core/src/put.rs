@@ -31,11 +31,16 @@ pub struct Put<'a, T> {
     wait: Wait,
 }
 
-/// One try at putting `item`; `None` (with the item back in its slot) means "full, wait".
+/// One try at putting `item` (`turn`: the putter holds a turn, see `turns.rs`); `None`
+/// (with the item back in its slot) means "no room for this putter now, wait".
 #[inline]
-fn attempt<T>(queue: &Queue<T>, item: &mut Option<T>) -> Option<Result<JobId, PutError<T>>> {
+fn attempt<T>(
+    queue: &Queue<T>,
+    turn: bool,
+    item: &mut Option<T>,
+) -> Option<Result<JobId, PutError<T>>> {
     let value = item.take().expect("`Put` polled after it completed");
-    match queue.try_put(value) {
+    match queue.put_now(turn, value) {
         Err(PutError::Full(value)) => {
             *item = Some(value);
             None
@@ -58,7 +63,7 @@ impl<'a, T> Put<'a, T> {
         let queue = self.queue;
         let item = &mut self.item;
         self.wait
-            .poll(queue.putters(), sleep, || attempt(queue, item))
+            .poll(queue.putters(), sleep, |turn| attempt(queue, turn, item))
     }
 
     /// Blocks the thread until the put resolves.
@@ -76,7 +81,10 @@ impl<'a, T> Put<'a, T> {
     pub(crate) fn last_try(&mut self) -> Result<JobId, PutError<T>> {
         let queue = self.queue;
         let item = &mut self.item;
-        match self.wait.last_try(queue.putters(), || attempt(queue, item)) {
+        match self
+            .wait
+            .last_try(queue.putters(), |turn| attempt(queue, turn, item))
+        {
             Some(done) => done,
             None => Err(PutError::TimedOut(
                 item.take()

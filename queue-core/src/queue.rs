@@ -250,6 +250,14 @@ impl<T> Queue<T> {
     /// accepted (it is dropped with the future); nothing is accepted unless the future
     /// returned `Ok`. A slot freed for a dropped put passes to the next waiting put.
     ///
+    /// # Fairness
+    ///
+    /// Waiting puts are woken in the order they started waiting, one per freed slot, and
+    /// the slot is kept for the put it woke (see [`try_put`](Queue::try_put)): neither a
+    /// `try_put` nor a put that has not waited yet can take it. The exception is a try that
+    /// read the slot count an instant before the hand-off was counted; the woken put then
+    /// keeps its claim and takes the next free slot before any try can.
+    ///
     /// # Panics
     ///
     /// Polling the future again after it returned `Ready` panics.
@@ -275,6 +283,9 @@ impl<T> Queue<T> {
     /// The item comes back inside the error, checked in this order:
     /// [`PutError::ShutDown`], [`PutError::NoWorkers`], [`PutError::Full`].
     ///
+    /// `Full` also when every free slot is kept for a waiting put that was woken for it and
+    /// has not run yet: a `try_put` does not overtake a waiting [`put`](Queue::put).
+    ///
     /// # Examples
     ///
     /// ```
@@ -288,13 +299,29 @@ impl<T> Queue<T> {
     /// assert!(matches!(queue.try_put('c'), Err(PutError::ShutDown('c'))));
     /// ```
     pub fn try_put(&self, item: T) -> Result<JobId, PutError<T>> {
+        self.put_now(false, item)
+    }
+
+    /// One put attempt; `turn`: the caller is a woken put holding a turn, which may take a
+    /// slot owed to woken puts (see `turns.rs`).
+    #[inline]
+    pub(crate) fn put_now(&self, turn: bool, item: T) -> Result<JobId, PutError<T>> {
+        if turn {
+            // Redeemed before the slot is claimed, never after (see `take`). Every outcome
+            // but "full" uses the turn up.
+            self.putters.turns().redeem();
+        }
         // Acquire: pairs with the AcqRel updates of `state`, so a refusal is ordered after
         // the shutdown or worker exit that caused it.
         let state = self.state.load(Ordering::Acquire);
         if state & (SHUT_DOWN | ORPHANED) != 0 {
             return Err(refusal(state, item));
         }
-        if !self.take_slot() {
+        if !self.take_slot(turn) {
+            if turn {
+                // The slot went to a try that raced the grant: the putter keeps its turn.
+                self.putters.turns().grant(1);
+            }
             return Err(PutError::Full(item));
         }
         let id = JobId::new(self.tally.issue());
@@ -405,11 +432,19 @@ impl<T> Queue<T> {
     }
 
     /// Takes a slot against the limit, if one is free.
+    ///
+    /// Without a `turn`, the slots owed to woken puts do not count as free: a `try_put` or
+    /// a new put cannot take the slot a woken put was woken for.
     #[inline]
-    fn take_slot(&self) -> bool {
+    fn take_slot(&self, turn: bool) -> bool {
         let max = match self.limit {
             Limit::None => return true,
             Limit::Buffered(n) | Limit::Unfinished(n) => n,
+        };
+        let max = if turn {
+            max
+        } else {
+            max.saturating_sub(self.putters.turns().owed())
         };
         // Relaxed: the counter only arbitrates slots; the items travel through the buffer,
         // and a waiting putter re-checks it after registering, which `Waiters` orders
@@ -476,6 +511,15 @@ impl<T> Queue<T> {
     /// so a dropped `get` never loses an item (it stays buffered for another getter), and a
     /// wake-up it received passes to the next waiting getter.
     ///
+    /// # Fairness
+    ///
+    /// Waiting gets are woken in the order they started waiting, one per item put, and the
+    /// item is kept for the get it woke: neither [`try_get`](Queue::try_get) nor a get that
+    /// has not waited yet can take it (they take only items beyond those kept). The
+    /// exception is a try that read the count an instant before the hand-off was counted;
+    /// the woken get then keeps its claim and takes the next item before any try can. A
+    /// woken get does not lose its claim by being slow; dropped, it passes it on.
+    ///
     /// # Examples
     ///
     /// ```
@@ -495,8 +539,10 @@ impl<T> Queue<T> {
     ///
     /// # Errors
     ///
-    /// [`TryGetError::Empty`] if the buffer is empty and the queue open,
-    /// [`TryGetError::ShutDown`] if it is empty and shut down.
+    /// [`TryGetError::Empty`] if the buffer is empty and the queue open, or if every
+    /// buffered item is kept for a waiting get that was woken for it and has not run yet (a
+    /// `try_get` does not overtake a waiting [`get`](Queue::get)); [`TryGetError::ShutDown`]
+    /// if it is empty and shut down.
     ///
     /// # Examples
     ///
@@ -509,7 +555,7 @@ impl<T> Queue<T> {
     /// queue.try_get().unwrap().succeed();
     /// ```
     pub fn try_get(&self) -> Result<Delivery<'_, T>, TryGetError> {
-        self.take(|id, item| Delivery::new(self, id, item))
+        self.take(false, |id, item| Delivery::new(self, id, item))
     }
 
     /// Delivers an item, blocking the thread until one is buffered.
@@ -594,9 +640,40 @@ impl<T> Queue<T> {
     /// delivery (`wrap`), and only then frees its slot and wakes a waiting put: the waker,
     /// user code, runs while the item is in a live delivery, whose unwinding would record
     /// it as abandoned.
+    ///
+    /// `turn`: the caller is a woken get holding a turn, which may take an item owed to
+    /// woken gets (see `turns.rs`); anyone else takes only items not owed.
     #[inline]
-    pub(crate) fn take<D>(&self, wrap: impl FnOnce(JobId, T) -> D) -> Result<D, TryGetError> {
-        let (id, item) = self.pop()?;
+    pub(crate) fn take<D>(
+        &self,
+        turn: bool,
+        wrap: impl FnOnce(JobId, T) -> D,
+    ) -> Result<D, TryGetError> {
+        // After a shutdown the buffer only drains, and the gate is moot: every getter
+        // takes what is left or learns the end.
+        let turns = self.getters.turns();
+        if turn {
+            // Redeemed before the pop, never after: a turn still counted while its item is
+            // already taken would hold back an item nobody is owed.
+            turns.redeem();
+        } else if !turns.lets_pass(|| self.buffer.len()) && !self.buffer.is_closed() {
+            // Every buffered item is owed to a woken get. (After a shutdown the buffer
+            // only drains, and the gate is moot.)
+            return Err(TryGetError::Empty);
+        }
+        let (id, item) = match self.pop() {
+            Ok(entry) => entry,
+            Err(TryGetError::Empty) => {
+                if turn {
+                    // Nothing to take after all (a try that raced the grant took it): the
+                    // getter keeps its turn.
+                    turns.grant(1);
+                }
+                return Err(TryGetError::Empty);
+            }
+            // A final answer uses the turn up.
+            Err(end) => return Err(end),
+        };
         let delivery = wrap(id, item);
         if let Limit::Buffered(_) = self.limit {
             self.give_back_slots(1);
@@ -645,7 +722,7 @@ impl<T> Queue<T> {
     pub(crate) fn requeue(&self, id: JobId, item: T) -> Result<(), T> {
         // An unfinished limit already counts this item; a buffered limit needs a slot.
         let needs_slot = matches!(self.limit, Limit::Buffered(_));
-        if needs_slot && !self.take_slot() {
+        if needs_slot && !self.take_slot(false) {
             return Err(item);
         }
         // Before the push: once pushed, another getter may count it in flight again.
@@ -717,7 +794,9 @@ impl<T> Queue<T> {
     /// ```
     #[cfg(target_has_atomic = "ptr")]
     pub fn try_get_owned(self: &Arc<Self>) -> Result<OwnedDelivery<T>, TryGetError> {
-        self.take(|id, item| OwnedDelivery::new(Arc::clone(self), id, item))
+        self.take(false, |id, item| {
+            OwnedDelivery::new(Arc::clone(self), id, item)
+        })
     }
 
     /// Like [`get_owned`](Self::get_owned), but gives up when `deadline` (any future)

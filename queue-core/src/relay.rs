@@ -159,7 +159,11 @@ mod tests {
         let mut slot = RelaySlot::default();
         let first = slot.waker_for(&deferred, &task).0.clone();
         let (again, stale) = slot.waker_for(&deferred, &task);
-        assert!(again.will_wake(&first) && stale.is_none());
+        // `will_wake` compares vtable addresses, which Miri does not keep unique, so the
+        // cache is only best effort there (a miss costs an allocation, nothing else).
+        if !cfg!(miri) {
+            assert!(again.will_wake(&first) && stale.is_none());
+        }
         let other = Waker::from(Arc::new(Count(AtomicUsize::new(0))));
         let (changed, stale) = slot.waker_for(&deferred, &other);
         assert!(!changed.will_wake(&first) && stale.is_some());

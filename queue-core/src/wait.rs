@@ -27,6 +27,9 @@ pub(crate) enum Sleep<'a, 'b> {
 #[derive(Default)]
 pub(crate) struct Wait {
     listener: Option<EventListener>,
+    /// Turns this waiter was woken for and has not used (see `turns.rs`): while it holds
+    /// one, its attempts may take what is owed to woken waiters.
+    held: usize,
     #[cfg(target_has_atomic = "ptr")]
     relay: RelaySlot,
 }
@@ -59,10 +62,13 @@ impl Wait {
         &mut self,
         waiters: &Waiters,
         sleep: &mut Sleep<'_, '_>,
-        mut attempt: impl FnMut() -> Option<R>,
+        mut attempt: impl FnMut(bool) -> Option<R>,
     ) -> Poll<R> {
         loop {
-            if let Some(ready) = attempt() {
+            let turn = self.held != 0;
+            if let Some(ready) = attempt(turn) {
+                // An attempt made with a turn used it up (the take redeemed it).
+                self.held -= usize::from(turn);
                 self.finish(waiters);
                 return Poll::Ready(ready);
             }
@@ -83,8 +89,11 @@ impl Wait {
             if !fired {
                 return Poll::Pending;
             }
-            // A listener that fired has left the event's list.
+            // A listener that fired has left the event's list; the waiter now holds the
+            // turn its notification granted. If its next attempt finds nothing (a try that
+            // raced the grant took the item), it keeps the turn and waits again.
             self.listener = None;
+            self.held += 1;
             waiters.left();
         }
     }
@@ -110,13 +119,14 @@ impl Wait {
         }
     }
 
-    /// The attempt succeeded: consume the notification, if one arrived (it was for this
-    /// success), and let go of the waker.
+    /// The attempt succeeded: pass on any turn still held (a notification that arrived
+    /// meanwhile was for an item or slot this waiter did not take), and let go of the
+    /// waker.
     #[inline]
     fn finish(&mut self, waiters: &Waiters) {
-        if let Some(registered) = self.listener.take() {
-            registered.discard();
-            waiters.left();
+        if self.listener.is_some() || self.held != 0 {
+            waiters.settle(&mut self.listener, self.held);
+            self.held = 0;
         }
         #[cfg(target_has_atomic = "ptr")]
         self.relay.clear();
@@ -128,10 +138,17 @@ impl Wait {
     pub(crate) fn last_try<R>(
         &mut self,
         waiters: &Waiters,
-        attempt: impl FnOnce() -> Option<R>,
+        attempt: impl FnOnce(bool) -> Option<R>,
     ) -> Option<R> {
-        let done = attempt();
+        // A notification that arrived since the last poll grants its turn to this try.
+        if let Some(registered) = self.listener.take() {
+            self.held += usize::from(registered.discard());
+            waiters.left();
+        }
+        let turn = self.held != 0;
+        let done = attempt(turn);
         if done.is_some() {
+            self.held -= usize::from(turn);
             self.finish(waiters);
         } else {
             self.release(waiters);
@@ -139,11 +156,14 @@ impl Wait {
         done
     }
 
-    /// Gives the registration up: a notification the listener holds passes to the next
-    /// waiter, and the waker is dropped.
+    /// Gives the registration up: the turns it holds, and a notification its listener
+    /// holds, pass to the next waiters, and the waker is dropped.
     #[inline]
     pub(crate) fn release(&mut self, waiters: &Waiters) {
-        waiters.forget(&mut self.listener);
+        if self.listener.is_some() || self.held != 0 {
+            waiters.settle(&mut self.listener, self.held);
+            self.held = 0;
+        }
         #[cfg(target_has_atomic = "ptr")]
         self.relay.clear();
     }

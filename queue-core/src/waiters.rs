@@ -5,11 +5,12 @@
 #[cfg(target_has_atomic = "ptr")]
 use alloc::sync::Arc;
 
-use event_listener::{Event, EventListener, IntoNotification};
+use event_listener::{Event, EventListener, IntoNotification, Listener};
 
 #[cfg(target_has_atomic = "ptr")]
 use crate::relay::Deferred;
 use crate::sync::{AtomicUsize, Ordering};
+use crate::turns::Turns;
 
 /// An [`Event`] that knows whether anyone listens.
 ///
@@ -32,9 +33,13 @@ use crate::sync::{AtomicUsize, Ordering};
 /// The `notify_*` methods do both. A caller that changes several things (a shutdown, an
 /// ending) signals every class first and wakes once at the end, so a panicking waker can
 /// neither skip a class nor interrupt a state change.
+///
+/// Hand-offs are fair: a hand-off grants the woken waiter its turn ([`Turns`]), which
+/// tries and newcomers cannot take from it.
 pub(crate) struct Waiters {
     event: Event,
     registered: AtomicUsize,
+    turns: Turns,
     #[cfg(target_has_atomic = "ptr")]
     deferred: Arc<Deferred>,
 }
@@ -45,6 +50,7 @@ impl Waiters {
         Waiters {
             event: Event::new(),
             registered: AtomicUsize::new(0),
+            turns: Turns::new(),
             deferred: Arc::clone(deferred),
         }
     }
@@ -54,6 +60,7 @@ impl Waiters {
         Waiters {
             event: Event::new(),
             registered: AtomicUsize::new(0),
+            turns: Turns::new(),
         }
     }
 
@@ -82,15 +89,43 @@ impl Waiters {
         self.registered.fetch_sub(1, Ordering::Relaxed);
     }
 
-    /// Drops a listener that may hold a notification (so event-listener passes it on to
-    /// the next listener), counts the waiter out, and wakes whoever that woke.
+    /// The turns owed to this class's woken waiters (see [`Turns`]).
     #[inline]
-    pub(crate) fn forget(&self, listener: &mut Option<EventListener>) {
+    pub(crate) fn turns(&self) -> &Turns {
+        &self.turns
+    }
+
+    /// Ends a waiter's registration: removes its listener, if any, and passes on the turns
+    /// it still holds, `held` plus one if the listener had been notified, to the next
+    /// listeners (so a dropped or finished waiter does not swallow a hand-off another one
+    /// needs), then wakes whoever that woke. A turn the waiter used was already redeemed
+    /// by the take that used it.
+    #[inline]
+    pub(crate) fn settle(&self, listener: &mut Option<EventListener>, held: usize) {
+        let mut turns = held;
         if let Some(registered) = listener.take() {
-            drop(registered);
+            // Discarded, not dropped: a dropped listener would pass its notification on
+            // itself, and drop it if nobody listens, losing the turn it carries.
+            turns += usize::from(registered.discard());
             self.left();
+        }
+        if turns != 0 && self.pass_on(turns) {
             self.wake_deferred();
         }
+    }
+
+    /// Hands `n` held turns to as many listeners not yet notified; revokes those that
+    /// reach nobody. Returns whether anyone was notified.
+    #[cold]
+    fn pass_on(&self, n: usize) -> bool {
+        let reached = if self.anyone() {
+            self.event.notify(n.additional())
+        } else {
+            0
+        };
+        // The turns that reached a listener stay owed, now to it.
+        self.turns.revoke(n - reached.min(n));
+        reached != 0
     }
 
     /// Whether a listener may be registered, ordered after everything this thread
@@ -103,11 +138,19 @@ impl Waiters {
         self.registered.fetch_add(0, Ordering::AcqRel) != 0
     }
 
-    /// Marks `n` more listeners notified (hand-off: one per item or slot made available),
-    /// without running any user code. Returns whether any was.
+    /// Hands `n` items or slots to as many waiters not yet notified, granting each one
+    /// reached its turn, without running any user code. Returns whether any was reached.
     #[inline]
     pub(crate) fn signal_additional(&self, n: usize) -> bool {
-        self.anyone() && self.event.notify(n.additional()) != 0
+        self.anyone() && self.signal(n)
+    }
+
+    /// Notifies up to `n` listeners not yet notified and grants each one reached a turn.
+    #[inline]
+    fn signal(&self, n: usize) -> bool {
+        let reached = self.event.notify(n.additional());
+        self.turns.grant(reached);
+        reached != 0
     }
 
     /// Marks every listener notified, without running any user code. Returns whether any
@@ -118,7 +161,7 @@ impl Waiters {
     /// subtracts that count first, and wakes nobody if it is wrong).
     #[inline]
     pub(crate) fn signal_all(&self) -> bool {
-        self.anyone() && self.event.notify(usize::MAX.additional()) != 0
+        self.anyone() && self.signal(usize::MAX)
     }
 
     /// Runs the user wakers of every async wait signalled so far, outside every lock, even

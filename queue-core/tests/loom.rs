@@ -298,6 +298,121 @@ fn shutdown_wakes_async_getter_and_putter() {
     });
 }
 
+/// Reservation, getters: a put hands its item to a blocked get while a barging `try_get`
+/// races it. The item goes to exactly one of them, and at rest nothing stays reserved (a
+/// later put is free for `try_get`).
+#[test]
+fn reserved_item_vs_barging_try_get() {
+    loom::model(|| {
+        let queue = Arc::new(Queue::<u8>::unbounded());
+        let getter = {
+            let queue = Arc::clone(&queue);
+            thread::spawn(move || queue.get_blocking().map(|d| d.succeed()).ok())
+        };
+        let producer = {
+            let queue = Arc::clone(&queue);
+            thread::spawn(move || queue.try_put(1).unwrap())
+        };
+        let barged = queue.try_get().map(|d| d.succeed()).ok();
+        producer.join().unwrap();
+        if barged.is_some() {
+            // The getter still waits: give it an item of its own.
+            queue.try_put(2).unwrap();
+        }
+        let got = getter.join().unwrap();
+        assert!(got.is_some());
+        assert_eq!(
+            usize::from(barged.is_some()) + 1,
+            queue.ledger().accepted as usize
+        );
+        queue.try_put(3).unwrap();
+        assert_eq!(queue.try_get().map(|d| d.succeed()).ok(), Some(3));
+    });
+}
+
+/// Reservation, putters: a get frees the slot of a full queue for a blocked put while a
+/// barging `try_put` races it. Exactly one of them lands, and at rest no slot stays
+/// reserved (the queue fills to its capacity again).
+#[test]
+fn reserved_slot_vs_barging_try_put() {
+    loom::model(|| {
+        let queue = Arc::new(Queue::<u8>::bounded(1).unwrap());
+        queue.try_put(0).unwrap();
+        let done = Arc::new(loom::sync::atomic::AtomicBool::new(false));
+        let putter = {
+            let (queue, done) = (Arc::clone(&queue), Arc::clone(&done));
+            thread::spawn(move || {
+                let landed = queue.put_blocking(1).is_ok();
+                done.store(true, loom::sync::atomic::Ordering::SeqCst);
+                landed
+            })
+        };
+        let consumer = {
+            let queue = Arc::clone(&queue);
+            thread::spawn(move || queue.try_get().map(|d| d.succeed()).ok())
+        };
+        let barged = queue.try_put(2).is_ok();
+        let freed = consumer.join().unwrap();
+        // Free slots until the putter is done.
+        let mut drained = Vec::new();
+        if freed.is_none() || barged {
+            while !done.load(loom::sync::atomic::Ordering::SeqCst) {
+                if let Ok(delivery) = queue.try_get() {
+                    drained.push(delivery.succeed());
+                }
+                thread::yield_now();
+            }
+        }
+        assert!(putter.join().unwrap());
+        while let Ok(delivery) = queue.try_get() {
+            drained.push(delivery.succeed());
+        }
+        let ledger = queue.ledger();
+        assert_eq!(ledger.accepted, 2 + u64::from(barged));
+        assert!(ledger.is_balanced());
+        queue.try_put(4).unwrap();
+        assert!(queue.try_put(5).unwrap_err().is_full());
+    });
+}
+
+/// Passing a turn on: a woken async get dropped before it runs hands its turn to the
+/// next waiting get, which is then served, whatever the interleaving with the put.
+#[test]
+fn dropped_woken_get_passes_its_turn_on() {
+    use std::future::Future;
+    use std::task::{Context, Poll, Waker};
+    loom::model(|| {
+        let queue = Arc::new(Queue::<u8>::unbounded());
+        let mut first = Box::pin(queue.get());
+        let pending = first
+            .as_mut()
+            .poll(&mut Context::from_waker(Waker::noop()))
+            .is_pending();
+        assert!(pending);
+        let second = {
+            let queue = Arc::clone(&queue);
+            thread::spawn(move || queue.get_blocking().map(|d| d.succeed()).ok())
+        };
+        let producer = {
+            let queue = Arc::clone(&queue);
+            thread::spawn(move || queue.try_put(5).unwrap())
+        };
+        producer.join().unwrap();
+        match first.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
+            // The first get took the item: the second needs another.
+            Poll::Ready(delivery) => {
+                delivery.unwrap().succeed();
+                drop(first);
+                queue.try_put(6).unwrap();
+            }
+            Poll::Pending => drop(first),
+        }
+        assert!(second.join().unwrap().is_some());
+        queue.try_put(7).unwrap();
+        assert_eq!(queue.try_get().map(|d| d.succeed()).ok(), Some(7));
+    });
+}
+
 /// The last two producers leaving at once vs a waiting worker: exactly one exit shuts the
 /// queue down, the item put before it is delivered, and the worker then stops.
 #[test]

@@ -1,0 +1,182 @@
+//! Fairness: a woken waiter gets what it was woken for; tries and newcomers cannot take
+//! it, however often they try; waiters are woken in arrival order.
+// Test programs are std programs; `core::`/`alloc::` paths add nothing here.
+#![allow(clippy::std_instead_of_alloc, clippy::std_instead_of_core)]
+
+mod common;
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::task::Poll;
+use std::thread;
+
+use common::{counting_waker, poll_once, poll_with, within};
+use queue_core::{PutError, Queue, TryGetError};
+
+/// The attack, made deterministic: after every put, a barging `try_get` runs
+/// before the woken getter is polled. The getter must be served every time.
+#[test]
+fn a_barging_try_get_cannot_take_a_woken_getters_item() {
+    const ROUNDS: usize = 1_000;
+    let queue = Queue::unbounded();
+    let mut served = 0;
+    let mut barged = 0;
+    for n in 0..ROUNDS {
+        let (waker, woken) = counting_waker();
+        let mut get = Box::pin(queue.get());
+        assert!(poll_with(&mut get, &waker).is_pending());
+        queue.try_put(n).unwrap();
+        assert_eq!(woken.load(Ordering::SeqCst), 1);
+        match queue.try_get() {
+            Ok(delivery) => {
+                barged += 1;
+                delivery.succeed();
+            }
+            Err(err) => assert_eq!(err, TryGetError::Empty),
+        }
+        if let Poll::Ready(Ok(delivery)) = poll_with(&mut get, &waker) {
+            assert_eq!(delivery.succeed(), n);
+            served += 1;
+        }
+    }
+    assert_eq!((served, barged), (ROUNDS, 0));
+}
+
+/// A new `get` that arrives after the put cannot overtake the woken one either.
+#[test]
+fn a_newcomer_get_cannot_take_a_woken_getters_item() {
+    let queue = Queue::unbounded();
+    let (waker, _) = counting_waker();
+    let mut woken = Box::pin(queue.get());
+    assert!(poll_with(&mut woken, &waker).is_pending());
+    queue.try_put(1).unwrap();
+    let mut newcomer = Box::pin(queue.get());
+    assert!(
+        poll_once(&mut newcomer).is_pending(),
+        "the newcomer overtook"
+    );
+    let Poll::Ready(Ok(delivery)) = poll_with(&mut woken, &waker) else {
+        panic!("the woken get must take its item");
+    };
+    assert_eq!(delivery.succeed(), 1);
+    // Items beyond those owed are free for anyone: item 2 wakes the newcomer, item 3 is
+    // free. Turns limit how many items a try may take, not which: it takes the oldest.
+    queue.try_put(2).unwrap();
+    queue.try_put(3).unwrap();
+    assert_eq!(queue.try_get().unwrap().succeed(), 2);
+    assert!(queue.try_get().is_err());
+    let Poll::Ready(Ok(delivery)) = poll_once(&mut newcomer) else {
+        panic!("the woken newcomer must take the item left");
+    };
+    assert_eq!(delivery.succeed(), 3);
+}
+
+/// Puts: after a get frees a slot for a waiting put, a barging `try_put` finds the queue
+/// full, and the woken put lands.
+#[test]
+fn a_barging_try_put_cannot_take_a_woken_putters_slot() {
+    const ROUNDS: usize = 1_000;
+    let queue = Queue::bounded(1).unwrap();
+    queue.try_put(usize::MAX).unwrap();
+    let mut served = 0;
+    for n in 0..ROUNDS {
+        let (waker, woken) = counting_waker();
+        let mut put = Box::pin(queue.put(n));
+        assert!(poll_with(&mut put, &waker).is_pending());
+        queue.try_get().unwrap().succeed();
+        assert_eq!(woken.load(Ordering::SeqCst), 1);
+        assert!(matches!(queue.try_put(0), Err(PutError::Full(0))));
+        if let Poll::Ready(Ok(_)) = poll_with(&mut put, &waker) {
+            served += 1;
+        }
+    }
+    assert_eq!(served, ROUNDS);
+}
+
+/// Waiters are woken in arrival order, one per item.
+#[test]
+fn getters_are_woken_in_arrival_order() {
+    let queue = Queue::unbounded();
+    let wakers: Vec<_> = (0..3).map(|_| counting_waker()).collect();
+    let mut gets: Vec<_> = (0..3).map(|_| Box::pin(queue.get())).collect();
+    for (get, (waker, _)) in gets.iter_mut().zip(&wakers) {
+        assert!(poll_with(get, waker).is_pending());
+    }
+    for n in 0..3 {
+        queue.try_put(n).unwrap();
+        let woken: Vec<_> = wakers
+            .iter()
+            .map(|(_, count)| count.load(Ordering::SeqCst))
+            .collect();
+        let expected: Vec<_> = (0..3).map(|i| usize::from(i <= n)).collect();
+        assert_eq!(woken, expected, "after put {n}");
+    }
+}
+
+/// A woken getter dropped before it ran passes its turn on: the next waiter is woken and
+/// served, and with nobody left the item is free again for `try_get`.
+#[test]
+fn a_dropped_woken_getter_passes_its_turn_on() {
+    let queue = Queue::unbounded();
+    let (waker, _) = counting_waker();
+    let mut first = Box::pin(queue.get());
+    assert!(poll_with(&mut first, &waker).is_pending());
+    let (second_waker, second_woken) = counting_waker();
+    let mut second = Box::pin(queue.get());
+    assert!(poll_with(&mut second, &second_waker).is_pending());
+    queue.try_put(1).unwrap();
+    drop(first);
+    assert_eq!(second_woken.load(Ordering::SeqCst), 1);
+    assert!(
+        queue.try_get().is_err(),
+        "the item is owed to the second getter"
+    );
+    drop(second);
+    assert_eq!(queue.try_get().unwrap().succeed(), 1);
+}
+
+/// Under a barging thread that calls `try_get` in a loop, a blocked `get_blocking` is
+/// still served: every item put while it waits is one it may get.
+#[test]
+fn a_blocked_get_is_served_despite_a_barging_thread() {
+    let served = within(20, || {
+        let queue = Arc::new(Queue::<u32>::unbounded());
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let barger = {
+            let (queue, stop) = (queue.clone(), stop.clone());
+            thread::spawn(move || {
+                let mut taken = 0usize;
+                while !stop.load(Ordering::Relaxed) {
+                    if let Ok(delivery) = queue.try_get() {
+                        delivery.succeed();
+                        taken += 1;
+                    }
+                }
+                taken
+            })
+        };
+        let mut served = 0;
+        for n in 0..200 {
+            let getter = {
+                let queue = queue.clone();
+                thread::spawn(move || queue.get_blocking().map(|d| d.succeed()))
+            };
+            // Put until the getter has its item; a barger that raced a grant may take one
+            // now and then, never all of them.
+            let mut puts = 0;
+            while !getter.is_finished() {
+                queue.try_put(n).unwrap();
+                puts += 1;
+                thread::sleep(std::time::Duration::from_micros(200));
+                assert!(puts < 1_000, "the blocked get was starved");
+            }
+            if getter.join().unwrap().is_ok() {
+                served += 1;
+            }
+        }
+        stop.store(true, Ordering::Relaxed);
+        barger.join().unwrap();
+        served
+    });
+    assert_eq!(served, 200);
+}
