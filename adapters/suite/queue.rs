@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use queue_core::{GetTimeoutError, JobId, PutError, Queue};
+use queue_core::{GetTimeoutError, JobId, PutTimeoutError, Queue};
 
 use super::{block_on, QueueExt};
 
@@ -122,7 +122,7 @@ fn put_timeout_hands_the_item_back_and_leaves_the_ledger_unchanged() {
     let before = queue.ledger();
     let start = Instant::now();
     match block_on(async { queue.put_timeout(String::from("second"), SHORT).await }) {
-        Err(PutError::TimedOut(item)) => assert_eq!(item, "second"),
+        Err(PutTimeoutError::TimedOut(item)) => assert_eq!(item, "second"),
         other => panic!("expected a timed-out put, got {other:?}"),
     }
     assert_on_time(start);

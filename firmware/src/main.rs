@@ -34,7 +34,7 @@ use critical_section::Mutex;
 use embassy_executor::Spawner;
 use embassy_time::Duration;
 use latch_core::{CountDownLatch, TrackingLatch, TrackingWaitError};
-use queue_core::{Ledger, PutError, Queue};
+use queue_core::{Ledger, PutError, Queue, TryPutError};
 
 /// Ticks until [`BOOT`] opens.
 const BOOT_TICKS: usize = 10;
@@ -131,7 +131,7 @@ fn feed(queue: &Queue<u32>) {
         }
         match queue.try_put(next) {
             Ok(_id) => next += 1,
-            Err(PutError::Full(_item)) => {
+            Err(TryPutError::Full(_item)) => {
                 // The item came back; `next` still names it, so it is offered again later.
                 FULL_REFUSALS.fetch_add(1, Ordering::Relaxed);
                 break;

@@ -29,140 +29,171 @@ impl fmt::Display for ZeroCapacity {
 
 impl core::error::Error for ZeroCapacity {}
 
-/// A put was refused; the item comes back inside.
-///
-/// Refusals are checked in this order: shut down, then no workers, then full (CPython
-/// also checks shutdown before fullness).
-///
-/// # Examples
-///
-/// ```
-/// use queue_core::{PutError, Queue};
-///
-/// let queue = Queue::bounded(1).unwrap();
-/// queue.try_put("a").unwrap();
-/// let err = queue.try_put("b").unwrap_err();
-/// assert!(matches!(err, PutError::Full("b")));
-/// assert_eq!(err.to_string(), "queue is full");
-/// assert_eq!(err.into_inner(), "b");
-/// ```
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
-pub enum PutError<T> {
-    /// The buffer is at capacity. Only [`Queue::try_put`](crate::Queue::try_put) returns
-    /// this; the waiting forms wait instead.
-    Full(T),
-    /// The queue was shut down ([`Queue::shutdown`](crate::Queue::shutdown) or
-    /// [`Queue::shutdown_now`](crate::Queue::shutdown_now)); it accepts nothing more.
-    ShutDown(T),
-    /// The queue had workers ([`Queue::worker`](crate::Queue::worker)) and the last one is
-    /// gone; nobody would take the item. Puts succeed again once a new worker registers.
-    NoWorkers(T),
-    /// The deadline of [`Queue::put_until`](crate::Queue::put_until) came before room did.
-    TimedOut(T),
+/// The item-carrying refusals, written once: each put error is an enum of some of these
+/// variants, each holding the refused item.
+macro_rules! put_error {
+    (
+        $(#[$attr:meta])*
+        pub enum $Name:ident {
+            $( $(#[$vattr:meta])* $Variant:ident => $is:ident, $message:literal, )+
+        }
+        into_inner: $into_inner_example:literal
+    ) => {
+        $(#[$attr])*
+        #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+        #[non_exhaustive]
+        pub enum $Name<T> {
+            $( $(#[$vattr])* $Variant(T), )+
+        }
+
+        impl<T> $Name<T> {
+            /// Takes the refused item back.
+            ///
+            /// # Examples
+            ///
+            #[doc = $into_inner_example]
+            #[inline]
+            pub fn into_inner(self) -> T {
+                match self {
+                    $( $Name::$Variant(item) => item, )+
+                }
+            }
+
+            $(
+                #[doc = concat!("Whether the refusal was [`", stringify!($Name), "::", stringify!($Variant), "`].")]
+                #[inline]
+                #[must_use]
+                pub fn $is(&self) -> bool {
+                    matches!(self, $Name::$Variant(_))
+                }
+            )+
+        }
+
+        impl<T> fmt::Debug for $Name<T> {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                match self {
+                    $( $Name::$Variant(_) => f.write_str(concat!(stringify!($Variant), "(..)")), )+
+                }
+            }
+        }
+
+        impl<T> fmt::Display for $Name<T> {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(match self {
+                    $( $Name::$Variant(_) => $message, )+
+                })
+            }
+        }
+
+        impl<T> core::error::Error for $Name<T> {}
+    };
 }
 
-impl<T> PutError<T> {
-    /// Takes the refused item back.
+put_error! {
+    /// [`Queue::try_put`](crate::Queue::try_put) refused the item; it comes back inside.
+    ///
+    /// Refusals are checked in this order: shut down, then no workers, then full (CPython
+    /// also checks shutdown before fullness).
     ///
     /// # Examples
     ///
     /// ```
-    /// let queue = queue_core::Queue::unbounded();
+    /// use queue_core::{Queue, TryPutError};
+    ///
+    /// let queue = Queue::bounded(1).unwrap();
+    /// queue.try_put("a").unwrap();
+    /// let err = queue.try_put("b").unwrap_err();
+    /// assert!(matches!(err, TryPutError::Full("b")));
+    /// assert!(err.is_full());
+    /// assert_eq!(err.to_string(), "queue is full");
+    /// assert_eq!(format!("{err:?}"), "Full(..)");
+    /// assert_eq!(err.into_inner(), "b");
+    /// ```
+    pub enum TryPutError {
+        /// The queue is at capacity; the waiting forms wait instead.
+        Full => is_full, "queue is full",
+        /// The queue was shut down ([`Queue::shutdown`](crate::Queue::shutdown) or
+        /// [`Queue::shutdown_now`](crate::Queue::shutdown_now)); it accepts nothing more.
+        ShutDown => is_shut_down, "queue is shut down",
+        /// The queue had workers ([`Queue::worker`](crate::Queue::worker)) and the last one
+        /// is gone; nobody would take the item. Puts succeed again once a new worker
+        /// registers.
+        NoWorkers => is_no_workers, "queue has no workers left",
+    }
+    into_inner: "```\nlet queue = queue_core::Queue::unbounded();\nqueue.shutdown();\nassert_eq!(queue.try_put(5).unwrap_err().into_inner(), 5);\n```"
+}
+
+put_error! {
+    /// A waiting put ([`Queue::put`](crate::Queue::put),
+    /// [`Queue::put_blocking`](crate::Queue::put_blocking)) was refused; the item comes back
+    /// inside. A waiting put is never refused for being full: it waits.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use queue_core::{PutError, Queue};
+    ///
+    /// let queue = Queue::unbounded();
     /// queue.shutdown();
-    /// assert_eq!(queue.try_put(5).unwrap_err().into_inner(), 5);
+    /// let err = futures_lite::future::block_on(queue.put("late")).unwrap_err();
+    /// assert!(matches!(err, PutError::ShutDown("late")));
+    /// assert_eq!(err.to_string(), "queue is shut down");
     /// ```
-    #[inline]
-    pub fn into_inner(self) -> T {
-        match self {
-            PutError::Full(item)
-            | PutError::ShutDown(item)
-            | PutError::NoWorkers(item)
-            | PutError::TimedOut(item) => item,
-        }
+    pub enum PutError {
+        /// The queue is or got shut down (a put waiting on a full queue is woken by either
+        /// kind of shutdown).
+        ShutDown => is_shut_down, "queue is shut down",
+        /// The last worker left (see [`Queue::worker`](crate::Queue::worker)).
+        NoWorkers => is_no_workers, "queue has no workers left",
     }
+    into_inner: "```\nlet queue = queue_core::Queue::unbounded();\nqueue.shutdown();\nlet refused = futures_lite::future::block_on(queue.put(5)).unwrap_err();\nassert_eq!(refused.into_inner(), 5);\n```"
+}
 
-    /// Whether the refusal was [`PutError::Full`].
+put_error! {
+    /// A put with a deadline ([`Queue::put_until`](crate::Queue::put_until),
+    /// [`Queue::put_blocking_timeout`](crate::Queue::put_blocking_timeout)) was refused or
+    /// timed out; the item comes back inside, and nothing was accepted.
     ///
     /// # Examples
     ///
     /// ```
-    /// let queue = queue_core::Queue::bounded(1).unwrap();
-    /// queue.try_put(1).unwrap();
-    /// assert!(queue.try_put(2).unwrap_err().is_full());
-    /// ```
-    #[inline]
-    pub fn is_full(&self) -> bool {
-        matches!(self, PutError::Full(_))
-    }
-
-    /// Whether the refusal was [`PutError::ShutDown`].
+    /// use queue_core::{PutTimeoutError, Queue};
     ///
-    /// # Examples
-    ///
-    /// ```
-    /// let queue = queue_core::Queue::unbounded();
-    /// queue.shutdown();
-    /// assert!(queue.try_put(1).unwrap_err().is_shut_down());
-    /// ```
-    #[inline]
-    pub fn is_shut_down(&self) -> bool {
-        matches!(self, PutError::ShutDown(_))
-    }
-
-    /// Whether the refusal was [`PutError::NoWorkers`].
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let queue = queue_core::Queue::unbounded();
-    /// drop(queue.worker());
-    /// assert!(queue.try_put(1).unwrap_err().is_no_workers());
-    /// ```
-    #[inline]
-    pub fn is_no_workers(&self) -> bool {
-        matches!(self, PutError::NoWorkers(_))
-    }
-
-    /// Whether the refusal was [`PutError::TimedOut`].
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let queue = queue_core::Queue::bounded(1).unwrap();
+    /// let queue = Queue::bounded(1).unwrap();
     /// queue.try_put(1).unwrap();
     /// let err = futures_lite::future::block_on(queue.put_until(2, async {})).unwrap_err();
+    /// assert!(matches!(err, PutTimeoutError::TimedOut(2)));
     /// assert!(err.is_timed_out());
-    /// assert_eq!(err.into_inner(), 2);
+    /// assert_eq!(err.to_string(), "timed out waiting for room in the queue");
     /// ```
-    #[inline]
-    pub fn is_timed_out(&self) -> bool {
-        matches!(self, PutError::TimedOut(_))
+    pub enum PutTimeoutError {
+        /// The deadline came before room did.
+        TimedOut => is_timed_out, "timed out waiting for room in the queue",
+        /// As [`PutError::ShutDown`].
+        ShutDown => is_shut_down, "queue is shut down",
+        /// As [`PutError::NoWorkers`].
+        NoWorkers => is_no_workers, "queue has no workers left",
     }
+    into_inner: "```\nlet queue = queue_core::Queue::bounded(1).unwrap();\nqueue.try_put(1).unwrap();\nlet refused = futures_lite::future::block_on(queue.put_until(5, async {})).unwrap_err();\nassert_eq!(refused.into_inner(), 5);\n```"
 }
 
-impl<T> fmt::Debug for PutError<T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            PutError::Full(_) => f.write_str("Full(..)"),
-            PutError::ShutDown(_) => f.write_str("ShutDown(..)"),
-            PutError::NoWorkers(_) => f.write_str("NoWorkers(..)"),
-            PutError::TimedOut(_) => f.write_str("TimedOut(..)"),
+impl<T> From<PutError<T>> for TryPutError<T> {
+    fn from(error: PutError<T>) -> Self {
+        match error {
+            PutError::ShutDown(item) => TryPutError::ShutDown(item),
+            PutError::NoWorkers(item) => TryPutError::NoWorkers(item),
         }
     }
 }
 
-impl<T> fmt::Display for PutError<T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            PutError::Full(_) => "queue is full",
-            PutError::ShutDown(_) => "queue is shut down",
-            PutError::NoWorkers(_) => "queue has no workers left",
-            PutError::TimedOut(_) => "timed out waiting for room in the queue",
-        })
+impl<T> From<PutError<T>> for PutTimeoutError<T> {
+    fn from(error: PutError<T>) -> Self {
+        match error {
+            PutError::ShutDown(item) => PutTimeoutError::ShutDown(item),
+            PutError::NoWorkers(item) => PutTimeoutError::NoWorkers(item),
+        }
     }
 }
-
-impl<T> core::error::Error for PutError<T> {}
 
 /// [`Queue::try_get`](crate::Queue::try_get) found nothing to deliver.
 ///

@@ -12,7 +12,7 @@ use core::fmt;
 ///
 /// Ids are contiguous: no number is skipped, except in one race, a put that had already
 /// drawn its id when a concurrent shutdown closed the buffer (it returns
-/// [`PutError::ShutDown`](crate::PutError::ShutDown); its id is never used). With one
+/// [`TryPutError::ShutDown`](crate::TryPutError::ShutDown); its id is never used). With one
 /// producer and no retries, ids follow buffer order. A
 /// [`retry`](crate::Delivery::retry) puts its item back at the end of the buffer under its
 /// old id, so from then on a smaller id can come after larger ones. With several

@@ -21,6 +21,20 @@ use crate::sync::{AtomicU64, AtomicUsize, Ordering};
 ///
 /// An empty buffer or a returned `join` does not say the work succeeded; `succeeded` does.
 ///
+/// The struct is `#[non_exhaustive]`, so a field added later (a new way for a job to end)
+/// is not a breaking change. Its fields stay public to read; to build one (a test's
+/// expected ledger, an adapter's), start from [`Ledger::default`] and set the fields:
+///
+/// ```
+/// let mut expected = queue_core::Ledger::default();
+/// expected.accepted = 1;
+/// expected.succeeded = 1;
+/// let queue = queue_core::Queue::unbounded();
+/// queue.try_put(()).unwrap();
+/// queue.try_get().unwrap().succeed();
+/// assert_eq!(queue.ledger(), expected);
+/// ```
+///
 /// # Examples
 ///
 /// ```
@@ -46,12 +60,13 @@ use crate::sync::{AtomicU64, AtomicUsize, Ordering};
 /// assert_eq!(queue.ledger().abandoned, 1);
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct Ledger {
     /// Items the queue accepted (puts that returned a [`JobId`](crate::JobId)).
     ///
     /// For an instant this can read one higher per put racing a shutdown: such a put has
     /// drawn its id when the closed buffer refuses it, and counts as accepted until it
-    /// takes the id back, just before it returns [`PutError::ShutDown`](crate::PutError::ShutDown).
+    /// takes the id back, just before it returns [`TryPutError::ShutDown`](crate::TryPutError::ShutDown).
     /// A snapshot taken while no put is running is exact.
     pub accepted: u64,
     /// Items waiting in the buffer.

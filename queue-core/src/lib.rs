@@ -5,7 +5,8 @@
 //! actually succeeded.
 //!
 //! - [`Queue::put`] accepts an item and returns its [`JobId`]; a refused put hands the
-//!   item back inside a [`PutError`].
+//!   item back inside its error, split by form as the get errors are: [`TryPutError`],
+//!   [`PutError`], [`PutTimeoutError`].
 //! - [`Queue::get`] hands out a [`Delivery`]: the item with its id, which must end exactly
 //!   once, by consuming itself, as succeeded, rejected or uncertain ([`Outcome`]). Dropped
 //!   unresolved, it counts as abandoned. There is no free-standing `task_done`.
@@ -34,7 +35,7 @@
 //! `_blocking_timeout` form under `std`. A timeout is a deadline future of the caller's choosing (a runtime's sleep, an
 //! embedded timer): [`Queue::put_until`] (a timed-out put hands its item back),
 //! [`Queue::get_until`], [`Queue::join_until`] (a timed-out join reports the ledger at the
-//! deadline), and [`Queue::shutdown_within`], the "drain or abort" policy that shuts down
+//! deadline), and [`Queue::shutdown_until`], the "drain or abort" policy that shuts down
 //! gracefully and, if the drain misses the deadline, immediately, returning the ledger and
 //! the drained items.
 //!
@@ -185,7 +186,7 @@ mod relay;
 #[cfg(test)]
 #[allow(unsafe_code)]
 mod ring;
-mod shutdown_within;
+mod shutdown_until;
 #[cfg(all(test, not(loom)))]
 mod slots;
 mod stream;
@@ -201,7 +202,8 @@ pub use crate::delivery::Delivery;
 #[cfg(target_has_atomic = "ptr")]
 pub use crate::delivery::OwnedDelivery;
 pub use crate::error::{
-    GetError, GetTimeoutError, JoinTimedOut, PutError, TryGetError, ZeroCapacity,
+    GetError, GetTimeoutError, JoinTimedOut, PutError, PutTimeoutError, TryGetError, TryPutError,
+    ZeroCapacity,
 };
 pub use crate::job_id::JobId;
 pub use crate::ledger::Ledger;
@@ -210,7 +212,7 @@ pub use crate::outcome::Outcome;
 pub use crate::producer::OwnedProducer;
 pub use crate::producer::Producer;
 pub use crate::queue::Queue;
-pub use crate::shutdown_within::Closed;
+pub use crate::shutdown_until::Closed;
 pub use crate::stream::Deliveries;
 #[cfg(target_has_atomic = "ptr")]
 pub use crate::stream::OwnedDeliveries;
@@ -236,7 +238,7 @@ pub mod futures {
     pub use crate::get::GetOwned;
     pub use crate::join::Join;
     pub use crate::put::Put;
-    pub use crate::shutdown_within::ShutdownWithin;
+    pub use crate::shutdown_until::ShutdownUntil;
     pub use crate::until::Until;
 }
 
@@ -270,13 +272,15 @@ const _: () = {
     send_sync::<Ledger>();
     send_sync::<Outcome>();
     send_sync::<PutError<u8>>();
+    send_sync::<TryPutError<u8>>();
+    send_sync::<PutTimeoutError<u8>>();
     send_sync::<TryGetError>();
     send_sync::<GetError>();
     send_sync::<JoinTimedOut>();
     send_sync::<GetTimeoutError>();
     send_sync::<Closed<u8>>();
     send::<futures::Until<futures::Put<'static, Cell<u8>>, core::future::Ready<()>>>();
-    send::<futures::ShutdownWithin<'static, Cell<u8>, core::future::Ready<()>>>();
+    send::<futures::ShutdownUntil<'static, Cell<u8>, core::future::Ready<()>>>();
     send_sync::<ZeroCapacity>();
 
     #[cfg(target_has_atomic = "ptr")]

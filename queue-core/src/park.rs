@@ -9,7 +9,7 @@ use core::time::Duration;
 use std::thread::{self, Thread};
 use std::time::Instant;
 
-use crate::until::sealed::Expire;
+use crate::until::sealed::Operation;
 
 /// Wakes the parked thread.
 struct Unpark(Thread);
@@ -30,7 +30,7 @@ impl Wake for Unpark {
 /// poll that started after the deadline and still could not finish, so work that became
 /// possible while the thread slept is done, not reported as timed out. A timeout too long
 /// to represent as an `Instant` waits without one.
-pub(crate) fn block_for<F: Expire>(mut operation: F, timeout: Duration) -> F::Timed {
+pub(crate) fn block_for<F: Operation>(mut operation: F, timeout: Duration) -> F::Timed {
     let waker = Waker::from(Arc::new(Unpark(thread::current())));
     let mut context = Context::from_waker(&waker);
     let deadline = Instant::now().checked_add(timeout);
@@ -41,7 +41,7 @@ pub(crate) fn block_for<F: Expire>(mut operation: F, timeout: Duration) -> F::Ti
         }
         match deadline {
             None => thread::park(),
-            Some(deadline) if polled_at >= deadline => return operation.expire(),
+            Some(deadline) if polled_at >= deadline => return operation.timed_out(),
             // A wake-up, a spurious unpark or the deadline ends the park; the loop polls
             // again in every case.
             Some(deadline) => thread::park_timeout(deadline.saturating_duration_since(polled_at)),

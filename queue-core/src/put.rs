@@ -5,7 +5,7 @@ use core::future::Future;
 use core::pin::Pin;
 use core::task::{Context, Poll};
 
-use crate::error::PutError;
+use crate::error::{PutError, PutTimeoutError, TryPutError};
 use crate::job_id::JobId;
 use crate::queue::Queue;
 use crate::wait::{Sleep, Wait};
@@ -41,11 +41,13 @@ fn attempt<T>(
 ) -> Option<Result<JobId, PutError<T>>> {
     let value = item.take().expect("`Put` polled after it completed");
     match queue.put_now(turn, value) {
-        Err(PutError::Full(value)) => {
+        Ok(id) => Some(Ok(id)),
+        Err(TryPutError::Full(value)) => {
             *item = Some(value);
             None
         }
-        done => Some(done),
+        Err(TryPutError::ShutDown(value)) => Some(Err(PutError::ShutDown(value))),
+        Err(TryPutError::NoWorkers(value)) => Some(Err(PutError::NoWorkers(value))),
     }
 }
 
@@ -77,16 +79,16 @@ impl<'a, T> Put<'a, T> {
     }
 
     /// The deadline fired: one last try; if there is still no room, the registration is
-    /// given up and the item comes back as [`PutError::TimedOut`].
-    pub(crate) fn last_try(&mut self) -> Result<JobId, PutError<T>> {
+    /// given up and the item comes back as [`PutTimeoutError::TimedOut`].
+    pub(crate) fn last_try(&mut self) -> Result<JobId, PutTimeoutError<T>> {
         let queue = self.queue;
         let item = &mut self.item;
         match self
             .wait
             .last_try(queue.putters(), |turn| attempt(queue, turn, item))
         {
-            Some(done) => done,
-            None => Err(PutError::TimedOut(
+            Some(done) => done.map_err(PutTimeoutError::from),
+            None => Err(PutTimeoutError::TimedOut(
                 item.take()
                     .expect("a put that has not resolved still owns its item"),
             )),

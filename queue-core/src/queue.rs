@@ -10,7 +10,7 @@ use concurrent_queue::{ConcurrentQueue, PushError};
 use alloc::sync::Arc;
 
 use crate::delivery::Delivery;
-use crate::error::{PutError, TryGetError, ZeroCapacity};
+use crate::error::{PutError, PutTimeoutError, TryGetError, TryPutError, ZeroCapacity};
 use crate::get::Get;
 use crate::job_id::JobId;
 use crate::join::Join;
@@ -21,7 +21,7 @@ use crate::put::Put;
 use crate::registry::Registry;
 #[cfg(target_has_atomic = "ptr")]
 use crate::relay::Deferred;
-use crate::shutdown_within::ShutdownWithin;
+use crate::shutdown_until::ShutdownUntil;
 use crate::stream::Deliveries;
 use crate::sync::{AtomicUsize, Ordering};
 use crate::until::Until;
@@ -143,11 +143,11 @@ impl<T> Queue<T> {
     /// # Examples
     ///
     /// ```
-    /// use queue_core::{PutError, Queue};
+    /// use queue_core::{Queue, TryPutError};
     ///
     /// let queue = Queue::bounded(1).unwrap();
     /// queue.try_put(1).unwrap();
-    /// assert!(matches!(queue.try_put(2), Err(PutError::Full(2))));
+    /// assert!(matches!(queue.try_put(2), Err(TryPutError::Full(2))));
     /// assert!(Queue::<u8>::bounded(0).is_err());
     /// assert_eq!(Queue::<u8>::bounded(usize::MAX).unwrap().capacity(), Some(usize::MAX));
     /// ```
@@ -241,8 +241,8 @@ impl<T> Queue<T> {
     ///
     /// The item comes back inside the error: [`PutError::ShutDown`] if the queue is or gets
     /// shut down (a put waiting on a full queue is woken by either kind of shutdown),
-    /// [`PutError::NoWorkers`] if the last worker left (see [`worker`](Queue::worker)).
-    /// Never [`PutError::Full`].
+    /// [`PutError::NoWorkers`] if the last worker left (see [`worker`](Queue::worker)). A
+    /// waiting put is never refused for being full.
     ///
     /// # Cancel safety
     ///
@@ -281,7 +281,7 @@ impl<T> Queue<T> {
     /// # Errors
     ///
     /// The item comes back inside the error, checked in this order:
-    /// [`PutError::ShutDown`], [`PutError::NoWorkers`], [`PutError::Full`].
+    /// [`TryPutError::ShutDown`], [`TryPutError::NoWorkers`], [`TryPutError::Full`].
     ///
     /// `Full` also when every free slot is kept for a waiting put that was woken for it and
     /// has not run yet: a `try_put` does not overtake a waiting [`put`](Queue::put).
@@ -289,23 +289,23 @@ impl<T> Queue<T> {
     /// # Examples
     ///
     /// ```
-    /// use queue_core::{PutError, Queue};
+    /// use queue_core::{Queue, TryPutError};
     ///
     /// let queue = Queue::bounded(1).unwrap();
     /// assert_eq!(queue.try_put('a').unwrap().get(), 0);
-    /// assert!(matches!(queue.try_put('b'), Err(PutError::Full('b'))));
+    /// assert!(matches!(queue.try_put('b'), Err(TryPutError::Full('b'))));
     /// queue.shutdown();
     /// // Shutdown is checked before fullness.
-    /// assert!(matches!(queue.try_put('c'), Err(PutError::ShutDown('c'))));
+    /// assert!(matches!(queue.try_put('c'), Err(TryPutError::ShutDown('c'))));
     /// ```
-    pub fn try_put(&self, item: T) -> Result<JobId, PutError<T>> {
+    pub fn try_put(&self, item: T) -> Result<JobId, TryPutError<T>> {
         self.put_now(false, item)
     }
 
     /// One put attempt; `turn`: the caller is a woken put holding a turn, which may take a
     /// slot owed to woken puts (see `turns.rs`).
     #[inline]
-    pub(crate) fn put_now(&self, turn: bool, item: T) -> Result<JobId, PutError<T>> {
+    pub(crate) fn put_now(&self, turn: bool, item: T) -> Result<JobId, TryPutError<T>> {
         if turn {
             // Redeemed before the slot is claimed, never after (see `take`). Every outcome
             // but "full" uses the turn up.
@@ -315,14 +315,14 @@ impl<T> Queue<T> {
         // the shutdown or worker exit that caused it.
         let state = self.state.load(Ordering::Acquire);
         if state & (SHUT_DOWN | ORPHANED) != 0 {
-            return Err(refusal(state, item));
+            return Err(refusal(state, item).into());
         }
         if !self.take_slot(turn) {
             if turn {
                 // The slot went to a try that raced the grant: the putter keeps its turn.
                 self.putters.turns().grant(1);
             }
-            return Err(PutError::Full(item));
+            return Err(TryPutError::Full(item));
         }
         let id = JobId::new(self.tally.issue());
         match self.buffer.push((id, item)) {
@@ -343,7 +343,7 @@ impl<T> Queue<T> {
                 if putters | joiners {
                     self.wake_signalled();
                 }
-                Err(PutError::ShutDown(item))
+                Err(TryPutError::ShutDown(item))
             }
         }
     }
@@ -380,19 +380,20 @@ impl<T> Queue<T> {
     ///
     /// # Errors
     ///
-    /// As [`put_until`](Queue::put_until): [`PutError::TimedOut`] with the item if no slot
-    /// came free in time, or [`PutError::ShutDown`] / [`PutError::NoWorkers`] with the item.
+    /// As [`put_until`](Queue::put_until): [`PutTimeoutError::TimedOut`] with the item if no
+    /// slot came free in time, or [`PutTimeoutError::ShutDown`] /
+    /// [`PutTimeoutError::NoWorkers`] with the item.
     ///
     /// # Examples
     ///
     /// ```
     /// use std::time::Duration;
-    /// use queue_core::{PutError, Queue};
+    /// use queue_core::{PutTimeoutError, Queue};
     ///
     /// let queue = Queue::bounded(1).unwrap();
     /// queue.try_put(1).unwrap();
     /// let refused = queue.put_blocking_timeout(2, Duration::from_millis(10));
-    /// assert!(matches!(refused, Err(PutError::TimedOut(2))));
+    /// assert!(matches!(refused, Err(PutTimeoutError::TimedOut(2))));
     /// queue.try_get().unwrap().succeed();
     /// assert!(queue.put_blocking_timeout(2, Duration::from_millis(10)).is_ok());
     /// ```
@@ -401,7 +402,7 @@ impl<T> Queue<T> {
         &self,
         item: T,
         timeout: core::time::Duration,
-    ) -> Result<JobId, PutError<T>> {
+    ) -> Result<JobId, PutTimeoutError<T>> {
         crate::park::block_for(self.put(item), timeout)
     }
 
@@ -409,7 +410,8 @@ impl<T> Queue<T> {
     ///
     /// # Errors
     ///
-    /// As [`put`](Self::put), plus [`PutError::TimedOut`] with the item if the deadline
+    /// As [`put`](Self::put) ([`PutTimeoutError::ShutDown`], [`PutTimeoutError::NoWorkers`]),
+    /// plus [`PutTimeoutError::TimedOut`] with the item if the deadline
     /// came before room did; a timed-out put accepted nothing.
     ///
     /// # Cancel safety
@@ -419,12 +421,12 @@ impl<T> Queue<T> {
     /// # Examples
     ///
     /// ```
-    /// use queue_core::{PutError, Queue};
+    /// use queue_core::{PutTimeoutError, Queue};
     ///
     /// let queue = Queue::bounded(1).unwrap();
     /// queue.try_put("first").unwrap();
     /// let refused = futures_lite::future::block_on(queue.put_until("second", async {}));
-    /// assert!(matches!(refused, Err(PutError::TimedOut("second"))));
+    /// assert!(matches!(refused, Err(PutTimeoutError::TimedOut("second"))));
     /// assert_eq!(queue.ledger().accepted, 1);
     /// ```
     pub fn put_until<D: Future>(&self, item: T, deadline: D) -> Until<Put<'_, T>, D> {
@@ -874,7 +876,9 @@ impl<T> Queue<T> {
     ///
     /// A queue that never registered a producer never shuts down by itself. Once the last
     /// producer has left, the shutdown is final: a producer registered later holds a guard
-    /// on a shut-down queue, whose puts are refused.
+    /// on a shut-down queue, whose puts are refused. So register every producer before any
+    /// of them can finish (take all the guards, then spawn the tasks), or hand out clones of
+    /// a guard you keep until the others exist.
     ///
     /// # Panics
     ///
@@ -967,13 +971,13 @@ impl<T> Queue<T> {
     /// # Examples
     ///
     /// ```
-    /// use queue_core::{PutError, Queue};
+    /// use queue_core::{Queue, TryPutError};
     ///
     /// let queue = Queue::bounded(1).unwrap();
     /// queue.try_put(1).unwrap(); // no worker yet: accepted
     /// let worker = queue.worker();
     /// drop(worker); // the last worker leaves
-    /// assert!(matches!(queue.try_put(2), Err(PutError::NoWorkers(2))));
+    /// assert!(matches!(queue.try_put(2), Err(TryPutError::NoWorkers(2))));
     /// assert_eq!(queue.len(), 1); // still buffered
     /// let _again = queue.worker();
     /// assert!(queue.try_put(3).unwrap_err().is_full());
@@ -1176,12 +1180,12 @@ impl<T> Queue<T> {
     /// let queue = Queue::unbounded();
     /// queue.try_put(1).unwrap();
     /// queue.try_get().unwrap().succeed();
-    /// let closed = futures_lite::future::block_on(queue.shutdown_within(std::future::pending::<()>()));
+    /// let closed = futures_lite::future::block_on(queue.shutdown_until(std::future::pending::<()>()));
     /// assert!(closed.drained_in_time);
     /// assert_eq!(closed.ledger.succeeded, 1);
     /// ```
-    pub fn shutdown_within<D: Future>(&self, deadline: D) -> ShutdownWithin<'_, T, D> {
-        ShutdownWithin::new(self, deadline)
+    pub fn shutdown_until<D: Future>(&self, deadline: D) -> ShutdownUntil<'_, T, D> {
+        ShutdownUntil::new(self, deadline)
     }
 
     /// Whether the queue was shut down (either way).

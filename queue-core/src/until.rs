@@ -10,7 +10,7 @@ use pin_project_lite::pin_project;
 use crate::delivery::Delivery;
 #[cfg(target_has_atomic = "ptr")]
 use crate::delivery::OwnedDelivery;
-use crate::error::{GetTimeoutError, JoinTimedOut, PutError};
+use crate::error::{GetTimeoutError, JoinTimedOut, PutTimeoutError};
 use crate::get::Get;
 #[cfg(target_has_atomic = "ptr")]
 use crate::get::GetOwned;
@@ -21,7 +21,7 @@ use crate::put::Put;
 
 pub(crate) mod sealed {
     /// What a queue operation resolves to when its deadline comes first.
-    pub trait Expire: core::future::Future + Unpin {
+    pub trait Operation: core::future::Future + Unpin {
         /// The output of the operation raced against a deadline.
         type Timed;
         /// The operation finished first.
@@ -29,10 +29,10 @@ pub(crate) mod sealed {
         /// The deadline finished first: the operation is tried once more, and if it still
         /// cannot finish it is abandoned (its registration given up) and anything it still
         /// owns (a put's item) comes back in the result.
-        fn expire(&mut self) -> Self::Timed;
+        fn timed_out(&mut self) -> Self::Timed;
     }
 }
-use sealed::Expire;
+use sealed::Operation;
 
 pin_project! {
     /// A queue operation raced against a deadline: the future returned by
@@ -82,7 +82,7 @@ impl<F, D> Until<F, D> {
     }
 }
 
-impl<F: Expire, D: Future> Future for Until<F, D> {
+impl<F: Operation, D: Future> Future for Until<F, D> {
     type Output = F::Timed;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Timed> {
@@ -91,7 +91,7 @@ impl<F: Expire, D: Future> Future for Until<F, D> {
             return Poll::Ready(F::in_time(output));
         }
         match this.deadline.poll(cx) {
-            Poll::Ready(_) => Poll::Ready(this.operation.expire()),
+            Poll::Ready(_) => Poll::Ready(this.operation.timed_out()),
             Poll::Pending => Poll::Pending,
         }
     }
@@ -103,26 +103,26 @@ impl<F, D> fmt::Debug for Until<F, D> {
     }
 }
 
-impl<T> Expire for Put<'_, T> {
-    type Timed = Result<JobId, PutError<T>>;
+impl<T> Operation for Put<'_, T> {
+    type Timed = Result<JobId, PutTimeoutError<T>>;
 
     fn in_time(output: Self::Output) -> Self::Timed {
-        output
+        output.map_err(PutTimeoutError::from)
     }
 
-    fn expire(&mut self) -> Self::Timed {
+    fn timed_out(&mut self) -> Self::Timed {
         self.last_try()
     }
 }
 
-impl<'a, T> Expire for Get<'a, T> {
+impl<'a, T> Operation for Get<'a, T> {
     type Timed = Result<Delivery<'a, T>, GetTimeoutError>;
 
     fn in_time(output: Self::Output) -> Self::Timed {
         output.map_err(GetTimeoutError::from)
     }
 
-    fn expire(&mut self) -> Self::Timed {
+    fn timed_out(&mut self) -> Self::Timed {
         match self.last_try() {
             Some(done) => Self::in_time(done),
             None => Err(GetTimeoutError::TimedOut),
@@ -131,14 +131,14 @@ impl<'a, T> Expire for Get<'a, T> {
 }
 
 #[cfg(target_has_atomic = "ptr")]
-impl<T> Expire for GetOwned<T> {
+impl<T> Operation for GetOwned<T> {
     type Timed = Result<OwnedDelivery<T>, GetTimeoutError>;
 
     fn in_time(output: Self::Output) -> Self::Timed {
         output.map_err(GetTimeoutError::from)
     }
 
-    fn expire(&mut self) -> Self::Timed {
+    fn timed_out(&mut self) -> Self::Timed {
         match self.last_try() {
             Some(done) => Self::in_time(done),
             None => Err(GetTimeoutError::TimedOut),
@@ -146,14 +146,14 @@ impl<T> Expire for GetOwned<T> {
     }
 }
 
-impl<T> Expire for Join<'_, T> {
+impl<T> Operation for Join<'_, T> {
     type Timed = Result<Ledger, JoinTimedOut>;
 
     fn in_time(output: Ledger) -> Self::Timed {
         Ok(output)
     }
 
-    fn expire(&mut self) -> Self::Timed {
+    fn timed_out(&mut self) -> Self::Timed {
         self.last_try().map_err(|ledger| JoinTimedOut { ledger })
     }
 }

@@ -276,7 +276,7 @@ mod tests {
         assert!(waiting.as_mut().poll(&mut context).is_pending());
         assert_eq!(counts(&queue), [0, 0, 1]);
 
-        let mut closing = pin!(queue.shutdown_within(ready(())));
+        let mut closing = pin!(queue.shutdown_until(ready(())));
         assert!(closing.as_mut().poll(&mut context).is_ready());
         assert!(waiting.as_mut().poll(&mut context).is_ready());
         assert_eq!(counts(&queue), [0, 0, 0]);

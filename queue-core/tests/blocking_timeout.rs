@@ -8,7 +8,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::within;
-use queue_core::{GetTimeoutError, PutError, Queue};
+use queue_core::{GetTimeoutError, PutTimeoutError, Queue};
 
 const SHORT: Duration = Duration::from_millis(30);
 
@@ -19,7 +19,7 @@ fn a_timed_out_put_hands_its_item_back_and_accepts_nothing() {
     let started = Instant::now();
     let refused = queue.put_blocking_timeout(2, SHORT);
     assert!(started.elapsed() >= SHORT);
-    assert!(matches!(refused, Err(PutError::TimedOut(2))));
+    assert!(matches!(refused, Err(PutTimeoutError::TimedOut(2))));
     assert_eq!(queue.ledger().accepted, 1);
     // The timed-out put left no waiter behind: a slot freed now goes to the next put.
     queue.try_get().unwrap().succeed();

@@ -10,7 +10,7 @@ use core::sync::atomic::{AtomicU64, Ordering};
 
 use common::{assert_pending, expect_ready, poll_once};
 use futures_lite::future::{self, block_on};
-use queue_core::{GetError, PutError, Queue, TryGetError};
+use queue_core::{GetError, PutError, Queue, TryGetError, TryPutError};
 
 /// J1 `test_task_done_underflow`: CPython raises `ValueError` for a `task_done` with
 /// nothing outstanding. Here an acknowledgement needs a `Delivery`, which only a get can
@@ -130,7 +130,7 @@ fn cpython_shutdown_empty() {
     ));
     assert!(matches!(
         queue.try_put("data"),
-        Err(PutError::ShutDown("data"))
+        Err(TryPutError::ShutDown("data"))
     ));
     assert_eq!(block_on(queue.get()).unwrap_err(), GetError::ShutDown);
     assert_eq!(queue.try_get().unwrap_err(), TryGetError::ShutDown);
@@ -324,7 +324,7 @@ fn cpython_put_order_with_blocked_putter() {
 fn cpython_nowait_full_and_empty() {
     let queue = Queue::bounded(1).unwrap();
     queue.try_put(1).unwrap();
-    assert!(matches!(queue.try_put(2), Err(PutError::Full(2))));
+    assert!(matches!(queue.try_put(2), Err(TryPutError::Full(2))));
     queue.try_get().unwrap().succeed();
     assert_eq!(queue.try_get().unwrap_err(), TryGetError::Empty);
 }
@@ -335,7 +335,7 @@ fn cpython_shutdown_checked_before_full() {
     let queue = Queue::bounded(1).unwrap();
     queue.try_put(1).unwrap();
     queue.shutdown();
-    assert!(matches!(queue.try_put(2), Err(PutError::ShutDown(2))));
+    assert!(matches!(queue.try_put(2), Err(TryPutError::ShutDown(2))));
     assert_eq!(queue.ledger().accepted, 1);
 }
 

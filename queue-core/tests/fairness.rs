@@ -11,7 +11,7 @@ use std::task::Poll;
 use std::thread;
 
 use common::{counting_waker, poll_once, poll_with, within};
-use queue_core::{PutError, Queue, TryGetError};
+use queue_core::{Queue, TryGetError, TryPutError};
 
 /// The attack, made deterministic: after every put, a barging `try_get` runs
 /// before the woken getter is polled. The getter must be served every time.
@@ -85,7 +85,7 @@ fn a_barging_try_put_cannot_take_a_woken_putters_slot() {
         assert!(poll_with(&mut put, &waker).is_pending());
         queue.try_get().unwrap().succeed();
         assert_eq!(woken.load(Ordering::SeqCst), 1);
-        assert!(matches!(queue.try_put(0), Err(PutError::Full(0))));
+        assert!(matches!(queue.try_put(0), Err(TryPutError::Full(0))));
         if let Poll::Ready(Ok(_)) = poll_with(&mut put, &waker) {
             served += 1;
         }

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use common::within;
 use futures_lite::future::block_on;
-use queue_core::{GetError, PutError, Queue, TryGetError};
+use queue_core::{GetError, Queue, TryGetError, TryPutError};
 
 #[test]
 fn a_queue_without_producers_never_shuts_down_by_itself() {
@@ -34,7 +34,7 @@ fn the_last_producer_leaving_shuts_down_gracefully() {
     assert_eq!(queue.try_get().unwrap().succeed(), 1);
     assert_eq!(queue.try_get().unwrap().succeed(), 2);
     assert_eq!(queue.try_get().unwrap_err(), TryGetError::ShutDown);
-    assert!(matches!(queue.try_put(3), Err(PutError::ShutDown(3))));
+    assert!(matches!(queue.try_put(3), Err(TryPutError::ShutDown(3))));
     let ledger = queue.ledger();
     assert_eq!((ledger.accepted, ledger.succeeded), (2, 2));
 }

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use common::{assert_pending, expect_ready};
 use futures_lite::future::block_on;
-use queue_core::{GetError, PutError, Queue, TryGetError, ZeroCapacity};
+use queue_core::{GetError, PutError, Queue, TryGetError, TryPutError, ZeroCapacity};
 
 #[test]
 fn zero_capacity_is_refused() {
@@ -55,7 +55,7 @@ fn put_after_shutdown_returns_item() {
     queue.shutdown();
     let item = String::from("payload");
     match queue.try_put(item) {
-        Err(PutError::ShutDown(back)) => assert_eq!(back, "payload"),
+        Err(TryPutError::ShutDown(back)) => assert_eq!(back, "payload"),
         other => panic!("unexpected {other:?}"),
     }
     assert!(matches!(
@@ -131,7 +131,7 @@ fn futures_debug_without_t_debug() {
     queue.try_put(Opaque).unwrap();
     let delivery = queue.try_get().unwrap();
     assert_eq!(format!("{delivery:?}"), "Delivery { id: JobId(0), .. }");
-    assert_eq!(format!("{:?}", PutError::Full(Opaque)), "Full(..)");
+    assert_eq!(format!("{:?}", TryPutError::Full(Opaque)), "Full(..)");
     delivery.succeed();
     assert_eq!(
         format!("{queue:?}"),
@@ -163,7 +163,7 @@ fn unfinished_limit_bounds_work_in_flight() {
 #[test]
 fn errors_display_lowercase_without_period() {
     let messages = [
-        PutError::Full(()).to_string(),
+        TryPutError::Full(()).to_string(),
         PutError::ShutDown(()).to_string(),
         PutError::NoWorkers(()).to_string(),
         TryGetError::Empty.to_string(),
@@ -175,5 +175,5 @@ fn errors_display_lowercase_without_period() {
         assert!(message.chars().next().unwrap().is_lowercase(), "{message}");
         assert!(!message.ends_with('.'), "{message}");
     }
-    let _: &dyn std::error::Error = &PutError::Full(());
+    let _: &dyn std::error::Error = &TryPutError::Full(());
 }

@@ -18,7 +18,7 @@ use common::{
     counting_waker, expect_panic, panicking_waker, poll_once, poll_with, waker_fn, within,
 };
 use futures_lite::future::{block_on, poll_fn};
-use queue_core::{GetTimeoutError, PutError, Queue};
+use queue_core::{GetTimeoutError, PutTimeoutError, Queue};
 
 // --------------------------------------------------------------- finished waits hold nothing
 
@@ -82,7 +82,7 @@ fn timed_out_put_until_kept_alive_does_not_swallow_a_wakeup() {
     let mut finished = pin!(queue.put_until(1, ready(())));
     assert!(matches!(
         poll_once(&mut finished),
-        Poll::Ready(Err(PutError::TimedOut(1)))
+        Poll::Ready(Err(PutTimeoutError::TimedOut(1)))
     ));
 
     let (waker, woken) = counting_waker();
@@ -217,11 +217,11 @@ fn put_until_rechecks_when_the_deadline_fires() {
 }
 
 #[test]
-fn shutdown_within_rechecks_when_the_deadline_fires() {
+fn shutdown_until_rechecks_when_the_deadline_fires() {
     let queue = Queue::unbounded();
     queue.try_put(1).unwrap();
     let mut held = Some(queue.try_get().unwrap());
-    let closed = block_on(queue.shutdown_within(deadline_doing(move || {
+    let closed = block_on(queue.shutdown_until(deadline_doing(move || {
         held.take().unwrap().succeed();
     })));
     assert!(closed.drained_in_time, "{:?}", closed.ledger);
@@ -236,7 +236,7 @@ fn a_deadline_with_work_left_still_times_out() {
     queue.try_put(1).unwrap();
     let err = block_on(queue.join_until(deadline_doing(|| {}))).unwrap_err();
     assert_eq!(err.ledger().unfinished(), 1);
-    let closed = block_on(queue.shutdown_within(deadline_doing(|| {})));
+    let closed = block_on(queue.shutdown_until(deadline_doing(|| {})));
     assert!(!closed.drained_in_time);
     assert_eq!(closed.returned.len(), 1);
 }

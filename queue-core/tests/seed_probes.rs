@@ -20,7 +20,7 @@ use std::sync::Mutex;
 
 use common::{assert_pending, expect_ready};
 use futures_lite::future::{self, block_on};
-use queue_core::{GetError, PutError, Queue, TryGetError};
+use queue_core::{GetError, Queue, TryGetError, TryPutError};
 
 #[test]
 fn seed_queue_shutdown_probe() {
@@ -52,7 +52,7 @@ fn seed_queue_shutdown_probe() {
 
     assert!(matches!(
         queue.try_put("late"),
-        Err(PutError::ShutDown("late"))
+        Err(TryPutError::ShutDown("late"))
     ));
     assert_eq!(queue.try_get().unwrap_err(), TryGetError::ShutDown);
 

@@ -1,4 +1,4 @@
-//! Deadline variants: `put_until`, `get_until`, `join_until` and `shutdown_within`. The
+//! Deadline variants: `put_until`, `get_until`, `join_until` and `shutdown_until`. The
 //! deadlines here are futures the test controls (ready, pending, or opened by another
 //! thread), so no assertion depends on wall-clock time.
 #![allow(clippy::std_instead_of_core, clippy::std_instead_of_alloc)] // tests run on std
@@ -13,7 +13,7 @@ use std::thread;
 
 use common::{assert_pending, expect_ready, poll_once};
 use futures_lite::future::block_on;
-use queue_core::{GetTimeoutError, JobId, Outcome, PutError, Queue};
+use queue_core::{GetTimeoutError, JobId, Outcome, PutTimeoutError, Queue};
 
 /// A deadline that completes once the returned closure has been called. The tests poll by
 /// hand, so it needs no waker.
@@ -40,7 +40,7 @@ fn timed_out_put_returns_the_item_and_accepts_nothing() {
     assert_pending(&mut put);
     fire();
     match expect_ready(&mut put) {
-        Err(PutError::TimedOut(item)) => assert_eq!(item, 2),
+        Err(PutTimeoutError::TimedOut(item)) => assert_eq!(item, 2),
         other => panic!("expected a timeout, got {other:?}"),
     }
     assert_eq!(queue.ledger(), before);
@@ -122,7 +122,7 @@ fn join_until_reports_the_ledger_at_the_deadline() {
 
 /// The seed's "choose drain or abort": workers keep up, the drain finishes in time.
 #[test]
-fn shutdown_within_drains_in_time() {
+fn shutdown_until_drains_in_time() {
     let queue = Arc::new(Queue::<i32>::bounded(4).unwrap());
     let worker = {
         let queue = queue.clone();
@@ -136,7 +136,7 @@ fn shutdown_within_drains_in_time() {
     for n in 0..20 {
         queue.put_blocking(n).unwrap();
     }
-    let closed = block_on(queue.shutdown_within(pending::<()>()));
+    let closed = block_on(queue.shutdown_until(pending::<()>()));
     worker.join().unwrap();
     assert!(closed.drained_in_time);
     assert!(closed.returned.is_empty());
@@ -147,7 +147,7 @@ fn shutdown_within_drains_in_time() {
 /// The seed's "choose drain or abort": nobody drains, the deadline aborts. Buffered items
 /// come back with their ids; the held delivery is untouched and must still end.
 #[test]
-fn shutdown_within_aborts_at_the_deadline() {
+fn shutdown_until_aborts_at_the_deadline() {
     let queue = Queue::unbounded();
     let ids: Vec<JobId> = ["held", "a", "b"]
         .into_iter()
@@ -155,7 +155,7 @@ fn shutdown_within_aborts_at_the_deadline() {
         .collect();
     let held = queue.try_get().unwrap();
     let (deadline, fire) = manual_deadline();
-    let mut closing = Box::pin(queue.shutdown_within(deadline));
+    let mut closing = Box::pin(queue.shutdown_until(deadline));
     assert_pending(&mut closing);
     // The first poll shut the queue down gracefully: no new puts.
     assert!(queue.try_put("late").unwrap_err().is_shut_down());

@@ -7,7 +7,7 @@ mod common;
 use std::sync::Arc;
 
 use common::{assert_pending, expect_ready};
-use queue_core::{PutError, Queue};
+use queue_core::{PutError, Queue, TryPutError};
 
 #[test]
 fn never_had_a_worker_accepts() {
@@ -42,7 +42,7 @@ fn last_worker_leaving_wakes_blocked_putter() {
 fn new_worker_reopens() {
     let queue = Queue::unbounded();
     drop(queue.worker());
-    assert!(matches!(queue.try_put(1), Err(PutError::NoWorkers(1))));
+    assert!(matches!(queue.try_put(1), Err(TryPutError::NoWorkers(1))));
     let _worker = queue.worker();
     queue.try_put(2).unwrap();
     assert_eq!(queue.try_get().unwrap().succeed(), 2);

@@ -33,7 +33,9 @@ use std::time::Instant;
 
 use integration_tests::external;
 use queue_core::futures::{Get, Join, Put};
-use queue_core::{Delivery, GetError, JobId, Ledger, Outcome, PutError, Queue, TryGetError};
+use queue_core::{
+    Delivery, GetError, JobId, Ledger, Outcome, PutError, Queue, TryGetError, TryPutError,
+};
 use reliability::{derive_seed, env_u64};
 use serde_json::{json, Value};
 
@@ -211,10 +213,10 @@ impl<'a> Ours<'a> {
     // `JobId`. Both map to "ok"; on our side the ids must be the sequence 0, 1, 2, ...
     // (single-threaded, nothing revoked).
     //
-    // Mapping (refusals): `QueueFull` is `PutError::Full(item)` and `QueueShutDown` is
+    // Mapping (refusals): `QueueFull` is `TryPutError::Full(item)` and `QueueShutDown` is
     // `PutError::ShutDown(item)`; ours hand the refused item back, which must be the item
     // that was put. (`NoWorkers` cannot happen: no worker guard is ever registered.)
-    fn accepted(&mut self, result: Result<JobId, PutError<u64>>, item: u64) -> Value {
+    fn accepted(&mut self, result: Result<JobId, TryPutError<u64>>, item: u64) -> Value {
         match result {
             Ok(id) => {
                 assert_eq!(id.get(), self.tally.next_id, "ids are issued in sequence");
@@ -223,8 +225,8 @@ impl<'a> Ours<'a> {
             }
             Err(error) => {
                 let kind = match &error {
-                    PutError::Full(_) => "full",
-                    PutError::ShutDown(_) => "shutdown",
+                    TryPutError::Full(_) => "full",
+                    TryPutError::ShutDown(_) => "shutdown",
                     other => panic!("unexpected refusal {other:?}"),
                 };
                 assert_eq!(
@@ -252,7 +254,7 @@ impl<'a> Ours<'a> {
 
     fn finished(&mut self, finished: Finished<'a>) -> Value {
         match finished {
-            Finished::Put(result, item) => self.accepted(result, item),
+            Finished::Put(result, item) => self.accepted(result.map_err(TryPutError::from), item),
             Finished::Get(result) => self.delivered(result),
             Finished::Join(ledger) => {
                 assert_eq!(ledger.unfinished(), 0, "join returned with work unfinished");
@@ -449,15 +451,17 @@ fn compare(number: usize, script: &Script, python: &[Value]) {
     drop(ours.held);
     let ledger = queue.ledger();
     let t = &ours.tally;
-    let expected = Ledger {
-        accepted: t.next_id,
-        buffered,
-        in_flight: 0,
-        succeeded: t.succeeded,
-        rejected: t.rejected,
-        uncertain: t.uncertain,
-        abandoned: t.abandoned + in_flight,
-        discarded: t.discarded,
+    let expected = {
+        let mut ledger = Ledger::default();
+        ledger.accepted = t.next_id;
+        ledger.buffered = buffered;
+        ledger.in_flight = 0;
+        ledger.succeeded = t.succeeded;
+        ledger.rejected = t.rejected;
+        ledger.uncertain = t.uncertain;
+        ledger.abandoned = t.abandoned + in_flight;
+        ledger.discarded = t.discarded;
+        ledger
     };
     assert_eq!(
         ledger, expected,

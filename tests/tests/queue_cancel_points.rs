@@ -225,15 +225,17 @@ fn run(make: fn() -> Queue<u32>, k: u32) -> bool {
         "k = {k}: an accepted id never ended"
     );
     let count = |end| tally.get(&end).copied().unwrap_or(0);
-    let expected = Ledger {
-        accepted: accepted.len() as u64,
-        buffered: 0,
-        in_flight: 0,
-        succeeded: count(End::Succeeded),
-        rejected: count(End::Rejected),
-        uncertain: count(End::Uncertain),
-        abandoned: count(End::Abandoned),
-        discarded: count(End::Discarded),
+    let expected = {
+        let mut ledger = Ledger::default();
+        ledger.accepted = accepted.len() as u64;
+        ledger.buffered = 0;
+        ledger.in_flight = 0;
+        ledger.succeeded = count(End::Succeeded);
+        ledger.rejected = count(End::Rejected);
+        ledger.uncertain = count(End::Uncertain);
+        ledger.abandoned = count(End::Abandoned);
+        ledger.discarded = count(End::Discarded);
+        ledger
     };
     assert_eq!(ledger, expected, "k = {k}");
     if completed {

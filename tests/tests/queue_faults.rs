@@ -32,7 +32,10 @@ use async_executor::Executor;
 use async_io::Timer;
 use futures_lite::future::{block_on, yield_now};
 use latch_core::CountDownLatch;
-use queue_core::{Delivery, GetTimeoutError, JobId, Outcome, PutError, Queue, TryGetError};
+use queue_core::{
+    Delivery, GetTimeoutError, JobId, Outcome, PutError, PutTimeoutError, Queue, TryGetError,
+    TryPutError,
+};
 use reliability::{
     after_polls, cancel_after, derive_seed, env_u64, quiet_injected_panics, scaled, SeedReport,
     INJECTED,
@@ -219,6 +222,38 @@ fn deadline(rng: &mut fastrand::Rng) -> Timer {
     Timer::after(Duration::from_micros(rng.u64(0..300)))
 }
 
+/// A refused put of any form: the kind (0 full, 1 shut down, 2 no workers, 3 timed out),
+/// as counted in `Record::refusals`, and the item handed back.
+struct Refusal(usize, Item);
+
+impl From<TryPutError<Item>> for Refusal {
+    fn from(error: TryPutError<Item>) -> Self {
+        match error {
+            TryPutError::Full(item) => Refusal(0, item),
+            TryPutError::ShutDown(item) => Refusal(1, item),
+            TryPutError::NoWorkers(item) => Refusal(2, item),
+            other => panic!("a refusal the fault run does not know: {other:?}"),
+        }
+    }
+}
+
+impl From<PutError<Item>> for Refusal {
+    fn from(error: PutError<Item>) -> Self {
+        Refusal::from(TryPutError::from(error))
+    }
+}
+
+impl From<PutTimeoutError<Item>> for Refusal {
+    fn from(error: PutTimeoutError<Item>) -> Self {
+        match error {
+            PutTimeoutError::TimedOut(item) => Refusal(3, item),
+            PutTimeoutError::ShutDown(item) => Refusal(1, item),
+            PutTimeoutError::NoWorkers(item) => Refusal(2, item),
+            other => panic!("a refusal the fault run does not know: {other:?}"),
+        }
+    }
+}
+
 async fn produce(shared: &Shared<'_>, place: Place, index: u64, items: u64, seed: u64) -> Record {
     let queue = shared.queue;
     let mut rng = fastrand::Rng::with_seed(seed);
@@ -233,26 +268,36 @@ async fn produce(shared: &Shared<'_>, place: Place, index: u64, items: u64, seed
             let choice = rng.u8(0..10);
             shared.at(index as usize, 100 + u64::from(choice));
             // `None`: the put future was cancelled while pending.
-            let result: Option<Result<JobId, PutError<Item>>> = match choice {
-                0..=2 => Some(queue.try_put(item)),
-                3..=4 if place == Place::Blocking => Some(queue.put_blocking(item)),
-                3..=5 => Some(queue.put(item).await),
-                6..=7 => Some(queue.put_until(item, deadline(&mut rng)).await),
-                8 => Some(queue.put_until(item, after_polls(rng.u32(0..3))).await),
-                _ => cancel_after(queue.put(item), rng.u32(0..4)).await,
+            // The three forms' refusals, as one error with the `Full` of `try_put` beside the
+            // `TimedOut` of the deadline forms.
+            let result: Option<Result<JobId, Refusal>> = match choice {
+                0..=2 => Some(queue.try_put(item).map_err(Refusal::from)),
+                3..=4 if place == Place::Blocking => {
+                    Some(queue.put_blocking(item).map_err(Refusal::from))
+                }
+                3..=5 => Some(queue.put(item).await.map_err(Refusal::from)),
+                6..=7 => Some(
+                    queue
+                        .put_until(item, deadline(&mut rng))
+                        .await
+                        .map_err(Refusal::from),
+                ),
+                8 => Some(
+                    queue
+                        .put_until(item, after_polls(rng.u32(0..3)))
+                        .await
+                        .map_err(Refusal::from),
+                ),
+                _ => cancel_after(queue.put(item), rng.u32(0..4))
+                    .await
+                    .map(|done| done.map_err(Refusal::from)),
             };
             match result {
                 Some(Ok(id)) => break Fate::Accepted(id),
                 None => break Fate::Cancelled,
                 Some(Err(error)) => {
-                    let kind = match &error {
-                        PutError::Full(_) => 0,
-                        PutError::ShutDown(_) => 1,
-                        PutError::NoWorkers(_) => 2,
-                        PutError::TimedOut(_) => 3,
-                    };
+                    let Refusal(kind, back) = error;
                     record.refusals[kind] += 1;
-                    let back = error.into_inner();
                     assert_eq!(back, tag, "a refused put handed back another item");
                     item = back;
                     if kind == 1 || kind == 2 {
@@ -463,7 +508,7 @@ fn control(shared: &Shared<'_>, config: &Config, seed: u64) -> Record {
             record.discarded(queue.shutdown_now());
         }
         Plan::Within => {
-            let closed = block_on(queue.shutdown_within(deadline(&mut rng)));
+            let closed = block_on(queue.shutdown_until(deadline(&mut rng)));
             if closed.drained_in_time {
                 // After a graceful shutdown nothing can be accepted any more, so a drain
                 // that finished in time leaves nothing buffered or in flight.
@@ -659,15 +704,17 @@ fn check(config: &Config, record: &Record, ledger: queue_core::Ledger) {
 
     // The ledger, field by field, against the independent tally.
     let count = |end| tally.get(&end).copied().unwrap_or(0);
-    let expected = queue_core::Ledger {
-        accepted: accepted.len() as u64,
-        buffered: 0,
-        in_flight: 0,
-        succeeded: count(End::Succeeded),
-        rejected: count(End::Rejected),
-        uncertain: count(End::Uncertain),
-        abandoned: count(End::Abandoned),
-        discarded: count(End::Discarded),
+    let expected = {
+        let mut ledger = queue_core::Ledger::default();
+        ledger.accepted = accepted.len() as u64;
+        ledger.buffered = 0;
+        ledger.in_flight = 0;
+        ledger.succeeded = count(End::Succeeded);
+        ledger.rejected = count(End::Rejected);
+        ledger.uncertain = count(End::Uncertain);
+        ledger.abandoned = count(End::Abandoned);
+        ledger.discarded = count(End::Discarded);
+        ledger
     };
     assert_eq!(
         ledger, expected,

@@ -47,9 +47,13 @@ fn a_smol_pool_of_a_thousand_jobs_ends_when_its_producers_are_gone() {
                     })
                 })
                 .collect();
+            // Every producer registers before any starts: a guard registered after the last
+            // one left would find the queue already shut down.
+            let guards: Vec<_> = (0..4u32).map(|_| queue.producer_owned()).collect();
+            let doomed = queue.producer_owned();
             let producers: Vec<_> = (0..4u32)
-                .map(|p| {
-                    let producer = queue.producer_owned();
+                .zip(guards)
+                .map(|(p, producer)| {
                     smol::spawn(async move {
                         let mut ids = Vec::new();
                         for n in 0..250 {
@@ -61,7 +65,6 @@ fn a_smol_pool_of_a_thousand_jobs_ends_when_its_producers_are_gone() {
                 .collect();
             // One more producer dies on a plain thread before it puts anything: its guard
             // goes with the panic, and the pool still ends.
-            let doomed = queue.producer_owned();
             let died = std::thread::spawn(move || {
                 let _guard = doomed;
                 panic!("a producer that dies at start");

@@ -21,7 +21,7 @@
 //!
 //! async-std does not name its sleep future, so the deadline in the return types is an
 //! `impl Future<Output = ()> + Send + Sync`; the futures are otherwise the cores' own
-//! ([`WaitUntil`], [`Until`], [`ShutdownWithin`]). async-std's timer runs on its own driver,
+//! ([`WaitUntil`], [`Until`], [`ShutdownUntil`]). async-std's timer runs on its own driver,
 //! so the futures work under `async_std::task::block_on`, `spawn`, or any other executor.
 //!
 //! [RUSTSEC-2025-0052]: https://rustsec.org/advisories/RUSTSEC-2025-0052.html
@@ -68,7 +68,7 @@ use async_std::task::sleep;
 
 use latch_core::futures::WaitUntil;
 use latch_core::Latch;
-use queue_core::futures::{Get, GetOwned, Join, Put, ShutdownWithin, Until};
+use queue_core::futures::{Get, GetOwned, Join, Put, ShutdownUntil, Until};
 use queue_core::Queue;
 
 /// A `Duration` timeout on any latch ([`CountDownLatch`](latch_core::CountDownLatch),
@@ -140,7 +140,7 @@ impl<L: Latch> LatchExt for L {}
 /// use std::time::Duration;
 ///
 /// use adapter_async_std::QueueExt;
-/// use queue_core::{GetTimeoutError, Queue};
+/// use queue_core::{GetTimeoutError, PutTimeoutError, Queue};
 ///
 /// # async_std::task::block_on(async {
 /// let queue = Queue::bounded(1).unwrap();
@@ -158,7 +158,7 @@ pub trait QueueExt<T> {
     ///
     /// # Errors
     ///
-    /// As [`Queue::put`], plus `PutError::TimedOut(item)`, which hands the item back.
+    /// As [`Queue::put`], plus `PutTimeoutError::TimedOut(item)`, which hands the item back.
     ///
     /// # Examples
     ///
@@ -172,7 +172,7 @@ pub trait QueueExt<T> {
     /// let queue = Queue::bounded(1).unwrap();
     /// queue.try_put(1).unwrap();
     /// let refused = queue.put_timeout(2, Duration::from_millis(5)).await;
-    /// assert!(matches!(refused, Err(PutError::TimedOut(2))));
+    /// assert!(matches!(refused, Err(PutTimeoutError::TimedOut(2))));
     /// assert_eq!(queue.ledger().accepted, 1);
     /// # });
     /// ```
@@ -274,7 +274,7 @@ pub trait QueueExt<T> {
         timeout: Duration,
     ) -> Until<Join<'_, T>, impl Future<Output = ()> + Send + Sync>;
 
-    /// Drain or abort ([`Queue::shutdown_within`]): shuts the queue down gracefully, waits
+    /// Drain or abort ([`Queue::shutdown_until`]): shuts the queue down gracefully, waits
     /// up to `timeout` for the drain, and if it has not finished by then, shuts down
     /// immediately. The [`Closed`](queue_core::Closed) it resolves to holds the ledger, the
     /// items handed back, and whether the drain finished in time.
@@ -299,7 +299,7 @@ pub trait QueueExt<T> {
     fn shutdown_timeout(
         &self,
         timeout: Duration,
-    ) -> ShutdownWithin<'_, T, impl Future<Output = ()> + Send + Sync>;
+    ) -> ShutdownUntil<'_, T, impl Future<Output = ()> + Send + Sync>;
 }
 
 impl<T> QueueExt<T> for Queue<T> {
@@ -335,7 +335,7 @@ impl<T> QueueExt<T> for Queue<T> {
     fn shutdown_timeout(
         &self,
         timeout: Duration,
-    ) -> ShutdownWithin<'_, T, impl Future<Output = ()> + Send + Sync> {
-        self.shutdown_within(sleep(timeout))
+    ) -> ShutdownUntil<'_, T, impl Future<Output = ()> + Send + Sync> {
+        self.shutdown_until(sleep(timeout))
     }
 }

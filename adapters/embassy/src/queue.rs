@@ -6,7 +6,7 @@ use alloc::sync::Arc;
 use embassy_time::{Duration, Timer};
 #[cfg(target_has_atomic = "ptr")]
 use queue_core::futures::GetOwned;
-use queue_core::futures::{Get, Join, Put, ShutdownWithin, Until};
+use queue_core::futures::{Get, Join, Put, ShutdownUntil, Until};
 use queue_core::Queue;
 
 /// Timed `put`, `get`, `join` and shutdown on a [`Queue`], with an
@@ -17,7 +17,7 @@ use queue_core::Queue;
 /// ```
 /// use adapter_embassy::QueueExt;
 /// use embassy_time::Duration;
-/// use queue_core::{GetTimeoutError, Queue};
+/// use queue_core::{GetTimeoutError, PutTimeoutError, Queue};
 ///
 /// futures_lite::future::block_on(async {
 ///     let queue = Queue::bounded(1).unwrap();
@@ -36,7 +36,7 @@ use queue_core::Queue;
 /// ```
 pub trait QueueExt<T> {
     /// Waits for room for at most `timeout` ([`Queue::put_until`]); a timed-out put hands
-    /// the item back in `PutError::TimedOut`.
+    /// the item back in `PutTimeoutError::TimedOut`.
     fn put_timeout(&self, item: T, timeout: Duration) -> Until<Put<'_, T>, Timer>;
 
     /// Waits for an item for at most `timeout` ([`Queue::get_until`]).
@@ -75,9 +75,9 @@ pub trait QueueExt<T> {
     /// ([`Queue::join_until`]); a timeout carries the ledger at the deadline.
     fn join_timeout(&self, timeout: Duration) -> Until<Join<'_, T>, Timer>;
 
-    /// Drain or abort ([`Queue::shutdown_within`]): shuts down gracefully, and if the
+    /// Drain or abort ([`Queue::shutdown_until`]): shuts down gracefully, and if the
     /// drain takes longer than `timeout`, immediately, handing the drained items back.
-    fn shutdown_timeout(&self, timeout: Duration) -> ShutdownWithin<'_, T, Timer>;
+    fn shutdown_timeout(&self, timeout: Duration) -> ShutdownUntil<'_, T, Timer>;
 }
 
 impl<T> QueueExt<T> for Queue<T> {
@@ -98,7 +98,7 @@ impl<T> QueueExt<T> for Queue<T> {
         self.join_until(Timer::after(timeout))
     }
 
-    fn shutdown_timeout(&self, timeout: Duration) -> ShutdownWithin<'_, T, Timer> {
-        self.shutdown_within(Timer::after(timeout))
+    fn shutdown_timeout(&self, timeout: Duration) -> ShutdownUntil<'_, T, Timer> {
+        self.shutdown_until(Timer::after(timeout))
     }
 }

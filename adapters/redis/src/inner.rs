@@ -431,15 +431,17 @@ impl<C: Codec> Inner<C> {
         let pending = reply.int()?;
         let workers = reply.int()?;
         let mut next = || reply.int();
-        let ledger = Ledger {
-            accepted: next()?,
-            buffered: length.saturating_sub(pending),
-            in_flight: pending,
-            succeeded: next()?,
-            rejected: next()?,
-            uncertain: next()?,
-            abandoned: next()?,
-            discarded: next()?,
+        let ledger = {
+            let mut ledger = Ledger::default();
+            ledger.accepted = next()?;
+            ledger.buffered = length.saturating_sub(pending);
+            ledger.in_flight = pending;
+            ledger.succeeded = next()?;
+            ledger.rejected = next()?;
+            ledger.uncertain = next()?;
+            ledger.abandoned = next()?;
+            ledger.discarded = next()?;
+            ledger
         };
         let status = Status {
             state,

@@ -61,7 +61,7 @@ use core::time::Duration;
 use async_io::Timer;
 use latch_core::futures::WaitUntil;
 use latch_core::Latch;
-use queue_core::futures::{Get, GetOwned, Join, Put, ShutdownWithin, Until};
+use queue_core::futures::{Get, GetOwned, Join, Put, ShutdownUntil, Until};
 use queue_core::Queue;
 
 /// A `Duration` timeout on any latch ([`CountDownLatch`](latch_core::CountDownLatch),
@@ -130,7 +130,7 @@ impl<L: Latch> LatchExt for L {}
 /// use std::time::Duration;
 ///
 /// use adapter_smol::QueueExt;
-/// use queue_core::{GetTimeoutError, Queue};
+/// use queue_core::{GetTimeoutError, PutTimeoutError, Queue};
 ///
 /// # futures_lite::future::block_on(async {
 /// let queue = Queue::bounded(1).unwrap();
@@ -148,7 +148,7 @@ pub trait QueueExt<T> {
     ///
     /// # Errors
     ///
-    /// As [`Queue::put`], plus `PutError::TimedOut(item)`, which hands the item back.
+    /// As [`Queue::put`], plus `PutTimeoutError::TimedOut(item)`, which hands the item back.
     ///
     /// # Examples
     ///
@@ -162,7 +162,7 @@ pub trait QueueExt<T> {
     /// let queue = Queue::bounded(1).unwrap();
     /// queue.try_put(1).unwrap();
     /// let refused = queue.put_timeout(2, Duration::from_millis(5)).await;
-    /// assert!(matches!(refused, Err(PutError::TimedOut(2))));
+    /// assert!(matches!(refused, Err(PutTimeoutError::TimedOut(2))));
     /// assert_eq!(queue.ledger().accepted, 1);
     /// # });
     /// ```
@@ -251,7 +251,7 @@ pub trait QueueExt<T> {
     /// ```
     fn join_timeout(&self, timeout: Duration) -> Until<Join<'_, T>, Timer>;
 
-    /// Drain or abort ([`Queue::shutdown_within`]): shuts the queue down gracefully, waits
+    /// Drain or abort ([`Queue::shutdown_until`]): shuts the queue down gracefully, waits
     /// up to `timeout` for the drain, and if it has not finished by then, shuts down
     /// immediately. The [`Closed`](queue_core::Closed) it resolves to holds the ledger, the
     /// items handed back, and whether the drain finished in time.
@@ -273,7 +273,7 @@ pub trait QueueExt<T> {
     /// assert_eq!(closed.ledger.discarded, 1);
     /// # });
     /// ```
-    fn shutdown_timeout(&self, timeout: Duration) -> ShutdownWithin<'_, T, Timer>;
+    fn shutdown_timeout(&self, timeout: Duration) -> ShutdownUntil<'_, T, Timer>;
 }
 
 impl<T> QueueExt<T> for Queue<T> {
@@ -293,7 +293,7 @@ impl<T> QueueExt<T> for Queue<T> {
         self.join_until(Timer::after(timeout))
     }
 
-    fn shutdown_timeout(&self, timeout: Duration) -> ShutdownWithin<'_, T, Timer> {
-        self.shutdown_within(Timer::after(timeout))
+    fn shutdown_timeout(&self, timeout: Duration) -> ShutdownUntil<'_, T, Timer> {
+        self.shutdown_until(Timer::after(timeout))
     }
 }

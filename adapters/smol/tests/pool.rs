@@ -62,12 +62,13 @@ fn a_graceful_drain_ends_every_job_and_the_ledger_says_how() {
     assert!(special.contains(&(Kind::Malformed, Outcome::Rejected)));
     assert!(special.contains(&(Kind::UnacknowledgedWrite, Outcome::Uncertain)));
 
-    let expected = Ledger {
-        accepted: 18,
-        succeeded: 16,
-        rejected: 1,
-        uncertain: 1,
-        ..Ledger::default()
+    let expected = {
+        let mut ledger = Ledger::default();
+        ledger.accepted = 18;
+        ledger.succeeded = 16;
+        ledger.rejected = 1;
+        ledger.uncertain = 1;
+        ledger
     };
     assert_eq!(report.ledger, expected);
     assert!(report

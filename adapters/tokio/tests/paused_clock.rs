@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use adapter_tokio::{LatchExt, QueueExt};
 use latch_core::{CountDownLatch, TimedOut, TrackingLatch, TrackingWaitError};
-use queue_core::{PutError, Queue};
+use queue_core::{PutTimeoutError, Queue};
 use tokio::time::Instant;
 
 const HOUR: Duration = Duration::from_secs(3600);
@@ -43,7 +43,7 @@ async fn a_queue_timeout_fires_on_virtual_time() {
     let start = Instant::now();
     assert!(matches!(
         queue.put_timeout(2, HOUR).await,
-        Err(PutError::TimedOut(2))
+        Err(PutTimeoutError::TimedOut(2))
     ));
     assert_eq!(start.elapsed(), HOUR);
     let closed = queue.shutdown_timeout(HOUR).await;

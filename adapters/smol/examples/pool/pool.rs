@@ -132,14 +132,16 @@ pub(crate) fn run(plan: &Plan) -> Report {
             .collect();
         // Every producer guard is taken before any producer runs, so the queue cannot shut
         // down while some producer has yet to start.
-        let producers: Vec<_> = (0..plan.producers)
-            .map(|producer| {
-                let guard = queue.producer_owned();
-                smol::spawn(produce(producer, guard, plan.clone()))
-            })
+        let guards: Vec<_> = (0..plan.producers)
+            .map(|_| queue.producer_owned())
             .collect();
-        let dead = plan.dead_producer.then(|| {
-            let guard = queue.producer_owned();
+        let dead_guard = plan.dead_producer.then(|| queue.producer_owned());
+        let producers: Vec<_> = guards
+            .into_iter()
+            .enumerate()
+            .map(|(producer, guard)| smol::spawn(produce(producer, guard, plan.clone())))
+            .collect();
+        let dead = dead_guard.map(|guard| {
             std::thread::spawn(move || {
                 let job = Job {
                     producer: usize::MAX,

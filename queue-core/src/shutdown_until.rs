@@ -1,4 +1,4 @@
-//! [`ShutdownWithin`]: drain or abort, decided by a deadline.
+//! [`ShutdownUntil`]: drain or abort, decided by a deadline.
 
 use alloc::vec::Vec;
 use core::fmt;
@@ -13,7 +13,7 @@ use crate::join::Join;
 use crate::ledger::Ledger;
 use crate::queue::Queue;
 
-/// How [`Queue::shutdown_within`](crate::Queue::shutdown_within) ended.
+/// How [`Queue::shutdown_until`](crate::Queue::shutdown_until) ended.
 ///
 /// # Examples
 ///
@@ -22,11 +22,12 @@ use crate::queue::Queue;
 ///
 /// let queue = Queue::unbounded();
 /// queue.try_put("never taken").unwrap();
-/// let closed = futures_lite::future::block_on(queue.shutdown_within(async {}));
+/// let closed = futures_lite::future::block_on(queue.shutdown_until(async {}));
 /// assert!(!closed.drained_in_time);
 /// assert_eq!(closed.returned.len(), 1);
 /// assert_eq!(closed.ledger.discarded, 1);
 /// ```
+#[non_exhaustive]
 pub struct Closed<T> {
     /// The ledger when the policy finished: settled if the drain finished in time;
     /// otherwise deliveries still in flight show as `in_flight`, and must still end.
@@ -49,7 +50,7 @@ impl<T> fmt::Debug for Closed<T> {
 }
 
 pin_project! {
-    /// The future returned by [`Queue::shutdown_within`](crate::Queue::shutdown_within).
+    /// The future returned by [`Queue::shutdown_until`](crate::Queue::shutdown_until).
     ///
     /// # Cancel safety
     ///
@@ -60,12 +61,12 @@ pin_project! {
     ///
     /// ```
     /// let queue = queue_core::Queue::<u8>::unbounded();
-    /// let closing = queue.shutdown_within(async {});
-    /// assert_eq!(format!("{closing:?}"), "ShutdownWithin { .. }");
+    /// let closing = queue.shutdown_until(async {});
+    /// assert_eq!(format!("{closing:?}"), "ShutdownUntil { .. }");
     /// assert!(futures_lite::future::block_on(closing).drained_in_time);
     /// ```
     #[must_use = "futures do nothing unless you `.await` or poll them"]
-    pub struct ShutdownWithin<'a, T, D> {
+    pub struct ShutdownUntil<'a, T, D> {
         join: Join<'a, T>,
         started: bool,
         #[pin]
@@ -73,7 +74,7 @@ pin_project! {
     }
 }
 
-impl<'a, T, D> ShutdownWithin<'a, T, D> {
+impl<'a, T, D> ShutdownUntil<'a, T, D> {
     pub(crate) fn new(queue: &'a Queue<T>, deadline: D) -> Self {
         Self {
             join: queue.join(),
@@ -83,7 +84,7 @@ impl<'a, T, D> ShutdownWithin<'a, T, D> {
     }
 }
 
-impl<T, D: Future> Future for ShutdownWithin<'_, T, D> {
+impl<T, D: Future> Future for ShutdownUntil<'_, T, D> {
     type Output = Closed<T>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Closed<T>> {
@@ -123,8 +124,8 @@ impl<T, D: Future> Future for ShutdownWithin<'_, T, D> {
     }
 }
 
-impl<T, D> fmt::Debug for ShutdownWithin<'_, T, D> {
+impl<T, D> fmt::Debug for ShutdownUntil<'_, T, D> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("ShutdownWithin { .. }")
+        f.write_str("ShutdownUntil { .. }")
     }
 }
