@@ -124,12 +124,7 @@ impl Wait {
     /// waker.
     #[inline]
     fn finish(&mut self, waiters: &Waiters) {
-        if self.listener.is_some() || self.held != 0 {
-            waiters.settle(&mut self.listener, self.held);
-            self.held = 0;
-        }
-        #[cfg(target_has_atomic = "ptr")]
-        self.relay.clear();
+        self.release(waiters);
     }
 
     /// One last attempt, for a wait whose deadline has fired: if it succeeds, the wait
@@ -157,9 +152,22 @@ impl Wait {
     }
 
     /// Gives the registration up: the turns it holds, and a notification its listener
-    /// holds, pass to the next waiters, and the waker is dropped.
+    /// holds, pass to the next waiters, and the waker is dropped. Free for a wait that
+    /// never registered (the common case: the first attempt succeeded).
     #[inline]
     pub(crate) fn release(&mut self, waiters: &Waiters) {
+        #[cfg(target_has_atomic = "ptr")]
+        let relay = self.relay.is_set();
+        #[cfg(not(target_has_atomic = "ptr"))]
+        let relay = false;
+        if self.listener.is_some() || self.held != 0 || relay {
+            self.release_registered(waiters);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn release_registered(&mut self, waiters: &Waiters) {
         if self.listener.is_some() || self.held != 0 {
             waiters.settle(&mut self.listener, self.held);
             self.held = 0;
