@@ -111,12 +111,6 @@ impl RelaySlot {
         (waker, stale)
     }
 
-    /// Whether a relay is kept.
-    #[inline]
-    pub(crate) fn is_set(&self) -> bool {
-        self.current.is_some()
-    }
-
     /// Drops the relay (and with it, possibly, the last reference to the task's waker).
     #[inline]
     pub(crate) fn clear(&mut self) {
