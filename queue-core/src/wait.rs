@@ -18,14 +18,69 @@ pub(crate) enum Sleep<'a, 'b> {
     Thread,
 }
 
-/// One wait's registration with a class of [`Waiters`]: the listener, if one is registered,
-/// and the relay waker event-listener holds for it.
+/// One wait: nothing until its first attempt fails, then a [`Registration`].
 ///
 /// Invariant, for every future built on it: once the future has returned `Ready`, or its
-/// deadline has been handled, it holds no listener (so no notification is kept from the
-/// waiters behind it) and no waker.
+/// deadline has been handled, it holds no registration, so no listener (no notification is
+/// kept from the waiters behind it), no turn and no waker.
+///
+/// The common case, a first attempt that succeeds, touches nothing but the `None` here;
+/// dropping the future then costs one check.
 #[derive(Default)]
 pub(crate) struct Wait {
+    registration: Option<Registration>,
+}
+
+impl Wait {
+    /// As [`Registration::poll`]; the first attempt is made before anything is set up.
+    #[inline]
+    pub(crate) fn poll<R>(
+        &mut self,
+        waiters: &Waiters,
+        sleep: &mut Sleep<'_, '_>,
+        mut attempt: impl FnMut(bool) -> Option<R>,
+    ) -> Poll<R> {
+        let registration = match &mut self.registration {
+            Some(registration) => registration,
+            None => {
+                if let Some(ready) = attempt(false) {
+                    return Poll::Ready(ready);
+                }
+                self.registration.insert(Registration::default())
+            }
+        };
+        let poll = registration.poll(waiters, sleep, attempt);
+        if poll.is_ready() {
+            self.release(waiters);
+        }
+        poll
+    }
+
+    /// As [`Registration::last_try`]; afterwards the wait holds nothing.
+    pub(crate) fn last_try<R>(
+        &mut self,
+        waiters: &Waiters,
+        attempt: impl FnOnce(bool) -> Option<R>,
+    ) -> Option<R> {
+        match self.registration.take() {
+            Some(mut registration) => registration.last_try(waiters, attempt),
+            None => attempt(false),
+        }
+    }
+
+    /// Gives the registration up, if there is one (see [`Registration::release`]).
+    #[inline]
+    pub(crate) fn release(&mut self, waiters: &Waiters) {
+        if let Some(mut registration) = self.registration.take() {
+            registration.release(waiters);
+        }
+    }
+}
+
+/// A wait's registration with a class of [`Waiters`]: the listener, if one is registered,
+/// the turns it holds, and the relay waker event-listener holds for it.
+#[derive(Default)]
+struct Registration {
     listener: Option<EventListener>,
     /// Turns this waiter was woken for and has not used (see `turns.rs`): while it holds
     /// one, its attempts may take what is owed to woken waiters.
@@ -34,7 +89,7 @@ pub(crate) struct Wait {
     relay: RelaySlot,
 }
 
-impl Wait {
+impl Registration {
     /// Tries `attempt`; while it has nothing, waits on `waiters` and tries again.
     ///
     /// No wake-up can be lost: a listener is registered *before* the attempt that decides
@@ -57,8 +112,7 @@ impl Wait {
     ///
     /// Level-triggered: a wake-up only means "try again"; the loop returns only when
     /// `attempt` returns a value.
-    #[inline]
-    pub(crate) fn poll<R>(
+    fn poll<R>(
         &mut self,
         waiters: &Waiters,
         sleep: &mut Sleep<'_, '_>,
@@ -69,7 +123,6 @@ impl Wait {
             if let Some(ready) = attempt(turn) {
                 // An attempt made with a turn used it up (the take redeemed it).
                 self.held -= usize::from(turn);
-                self.finish(waiters);
                 return Poll::Ready(ready);
             }
             if self.listener.is_none() {
@@ -119,23 +172,9 @@ impl Wait {
         }
     }
 
-    /// The attempt succeeded: pass on any turn still held (a notification that arrived
-    /// meanwhile was for an item or slot this waiter did not take), and let go of the
-    /// waker.
-    #[inline]
-    fn finish(&mut self, waiters: &Waiters) {
-        if self.listener.is_some() || self.held != 0 {
-            waiters.settle(&mut self.listener, self.held);
-            self.held = 0;
-        }
-        #[cfg(target_has_atomic = "ptr")]
-        self.relay.clear();
-    }
-
-    /// One last attempt, for a wait whose deadline has fired: if it succeeds, the wait
-    /// finishes as [`poll`](Wait::poll) would; if not, the wait is released. Either way it
-    /// holds nothing afterwards.
-    pub(crate) fn last_try<R>(
+    /// One last attempt, for a wait whose deadline has fired; the registration is then
+    /// given up whatever the attempt returned.
+    fn last_try<R>(
         &mut self,
         waiters: &Waiters,
         attempt: impl FnOnce(bool) -> Option<R>,
@@ -148,18 +187,17 @@ impl Wait {
         let turn = self.held != 0;
         let done = attempt(turn);
         if done.is_some() {
+            // An attempt made with a turn used it up (the take redeemed it).
             self.held -= usize::from(turn);
-            self.finish(waiters);
-        } else {
-            self.release(waiters);
         }
+        self.release(waiters);
         done
     }
 
     /// Gives the registration up: the turns it holds, and a notification its listener
     /// holds, pass to the next waiters, and the waker is dropped.
-    #[inline]
-    pub(crate) fn release(&mut self, waiters: &Waiters) {
+    #[cold]
+    fn release(&mut self, waiters: &Waiters) {
         if self.listener.is_some() || self.held != 0 {
             waiters.settle(&mut self.listener, self.held);
             self.held = 0;
