@@ -7,7 +7,7 @@
 use std::sync::Arc;
 
 use loom::thread;
-use queue_core::{GetError, PutError, Queue};
+use queue_core::{GetError, PutError, Queue, TryPutError};
 
 /// put vs get+resolve vs join: a join that starts after the put returned comes back only
 /// once the item was resolved, whatever the interleaving (level-triggered, no lost
@@ -52,7 +52,7 @@ fn put_vs_shutdown_vs_get() {
         match put {
             Ok(_) => assert_eq!(got, Ok(7)),
             Err(err) => {
-                assert!(matches!(err, PutError::ShutDown(7)));
+                assert!(matches!(err, TryPutError::ShutDown(7)));
                 assert_eq!(got, Err(GetError::ShutDown));
             }
         }
