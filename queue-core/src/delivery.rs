@@ -6,6 +6,7 @@ use core::ops::{Deref, DerefMut};
 #[cfg(target_has_atomic = "ptr")]
 use alloc::sync::Arc;
 
+use crate::cancel::Cancelled;
 use crate::job_id::JobId;
 use crate::outcome::Outcome;
 use crate::queue::Queue;
@@ -81,6 +82,49 @@ impl<T, Q: Deref<Target = Queue<T>>> Drop for Lease<T, Q> {
 
 macro_rules! delivery_methods {
     ($Type:ident) => {
+        /// Whether cancellation of the queue's in-flight work was requested
+        /// ([`Queue::cancel_in_flight`] or [`Queue::abort`]), before or after this delivery
+        /// was handed out. A request only: the delivery still has to end.
+        ///
+        /// One atomic load; cheap enough to check between steps of a long job.
+        ///
+        /// # Examples
+        ///
+        /// ```
+        /// let queue = queue_core::Queue::unbounded();
+        /// queue.try_put(1).unwrap();
+        /// let job = queue.try_get().unwrap();
+        /// assert!(!job.is_cancelled());
+        /// queue.cancel_in_flight();
+        /// assert!(job.is_cancelled());
+        /// job.uncertain();
+        /// ```
+        #[inline]
+        #[must_use]
+        pub fn is_cancelled(&self) -> bool {
+            self.lease.queue.cancellation().is_requested()
+        }
+
+        /// Blocks the thread until cancellation of the queue's in-flight work is requested
+        /// (returns at once if it already was).
+        ///
+        /// # Examples
+        ///
+        /// ```
+        /// let queue = queue_core::Queue::unbounded();
+        /// queue.try_put(1).unwrap();
+        /// let job = queue.try_get().unwrap();
+        /// std::thread::scope(|s| {
+        ///     s.spawn(|| queue.abort());
+        ///     job.cancelled_blocking();
+        /// });
+        /// job.uncertain();
+        /// ```
+        #[cfg(feature = "std")]
+        pub fn cancelled_blocking(&self) {
+            Cancelled::new(self.lease.queue.cancellation()).wait()
+        }
+
         /// The item's id, as returned by the put that accepted it.
         ///
         /// # Examples
@@ -207,6 +251,34 @@ impl<'a, T> Delivery<'a, T> {
 
     delivery_methods!(Delivery);
 
+    /// A future that resolves once cancellation of the queue's in-flight work is requested
+    /// (at once if it already was); see [`Cancelled`]. Creating it allocates nothing.
+    ///
+    /// It borrows the queue, not the delivery, so a `select!` branch can resolve the
+    /// delivery while the future is still alive.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use futures_lite::future::{block_on, or};
+    ///
+    /// let queue = queue_core::Queue::unbounded();
+    /// queue.try_put(1).unwrap();
+    /// let job = queue.try_get().unwrap();
+    /// std::thread::scope(|s| {
+    ///     s.spawn(|| queue.cancel_in_flight());
+    ///     let stop = job.cancelled();
+    ///     // The handler's work never finishes by itself here.
+    ///     let cancelled = block_on(or(async { stop.await; true }, std::future::pending()));
+    ///     assert!(cancelled);
+    /// });
+    /// job.reject();
+    /// ```
+    #[inline]
+    pub fn cancelled(&self) -> Cancelled<'a> {
+        Cancelled::new(self.lease.queue.cancellation())
+    }
+
     /// Puts the item back in the buffer under the same id; it counts as buffered again.
     ///
     /// The item goes to the back of the buffer, behind items with larger ids: after a
@@ -293,6 +365,34 @@ impl<T> OwnedDelivery<T> {
     }
 
     delivery_methods!(OwnedDelivery);
+
+    /// A future that resolves once cancellation of the queue's in-flight work is requested
+    /// (at once if it already was); see [`Cancelled`]. Creating it allocates nothing.
+    ///
+    /// It borrows this delivery (which holds the queue), so end the delivery after the
+    /// future is gone: let the `select!` return which branch won, then resolve.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use futures_lite::future::{block_on, or};
+    ///
+    /// let queue = Arc::new(queue_core::Queue::unbounded());
+    /// queue.try_put(1).unwrap();
+    /// let job = queue.try_get_owned().unwrap();
+    /// let handler = std::thread::spawn(move || {
+    ///     let cancelled = block_on(or(async { job.cancelled().await; true }, std::future::pending()));
+    ///     assert!(cancelled);
+    ///     job.uncertain()
+    /// });
+    /// queue.cancel_in_flight();
+    /// assert_eq!(handler.join().unwrap(), 1);
+    /// ```
+    #[inline]
+    pub fn cancelled(&self) -> Cancelled<'_> {
+        Cancelled::new(self.lease.queue.cancellation())
+    }
 
     /// Puts the item back in the buffer under the same id; see [`Delivery::retry`].
     ///

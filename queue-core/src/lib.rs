@@ -11,6 +11,10 @@
 //!   unresolved, it counts as abandoned. There is no free-standing `task_done`.
 //! - [`Queue::shutdown`] stops admission and lets consumers drain the buffer;
 //!   [`Queue::shutdown_now`] also drains the buffer and returns the items with their ids.
+//! - [`Queue::cancel_in_flight`] asks the work in flight to stop: every delivery then
+//!   reports [`Delivery::is_cancelled`] and its [`cancelled`](Delivery::cancelled) future
+//!   (for `select!`) resolves. A request, never a forced ending; [`Queue::abort`] does it and
+//!   [`Queue::shutdown_now`] in one call.
 //! - [`Queue::join`] waits until every accepted item has ended and returns the [`Ledger`]:
 //!   `accepted == buffered + in_flight + succeeded + rejected + uncertain + abandoned +
 //!   discarded`.
@@ -159,6 +163,7 @@ extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
 
+mod cancel;
 mod delivery;
 mod error;
 mod events;
@@ -218,6 +223,7 @@ pub use crate::worker::Worker;
 /// futures_lite::future::block_on(put).unwrap();
 /// ```
 pub mod futures {
+    pub use crate::cancel::Cancelled;
     pub use crate::get::Get;
     #[cfg(target_has_atomic = "ptr")]
     pub use crate::get::GetOwned;
@@ -245,6 +251,7 @@ const _: () = {
     send::<Worker<'static, Cell<u8>>>();
 
     send_sync::<Delivery<'static, u8>>();
+    send_sync::<futures::Cancelled<'static>>();
     send_sync::<futures::Put<'static, u8>>();
     send_sync::<futures::Get<'static, u8>>();
     send_sync::<futures::Join<'static, u8>>();

@@ -9,6 +9,7 @@ use concurrent_queue::{ConcurrentQueue, PushError};
 #[cfg(target_has_atomic = "ptr")]
 use alloc::sync::Arc;
 
+use crate::cancel::Cancellation;
 use crate::delivery::Delivery;
 use crate::error::{PutError, TryGetError, ZeroCapacity};
 use crate::get::Get;
@@ -122,6 +123,8 @@ pub struct Queue<T> {
     joiners: Waiters,
     /// Live [`Producer`] guards; the last one to leave shuts the queue down.
     producers: Registry,
+    /// Whether in-flight work was asked to stop, and the deliveries waiting to hear it.
+    cancellation: Cancellation,
 }
 
 impl<T> Queue<T> {
@@ -228,6 +231,7 @@ impl<T> Queue<T> {
             putters: waiters(),
             joiners: waiters(),
             producers: Registry::new(),
+            cancellation: Cancellation::new(waiters()),
         }
     }
 
@@ -1077,6 +1081,93 @@ impl<T> Queue<T> {
         drained
     }
 
+    /// Requests cooperative cancellation of the work in flight: every [`Delivery`] (and
+    /// [`OwnedDelivery`]) then reports [`is_cancelled`](Delivery::is_cancelled), and its
+    /// [`cancelled`](Delivery::cancelled) future resolves.
+    ///
+    /// A request, never a forced ending: each delivery still ends as its handler decides
+    /// (typically [`uncertain`](Delivery::uncertain) or [`reject`](Delivery::reject), or a
+    /// [`retry`](Delivery::retry)), and until then counts as in flight. The buffer and
+    /// admission are untouched: this is not a shutdown (for both at once, see
+    /// [`abort`](Queue::abort)).
+    ///
+    /// The request is permanent: it covers the deliveries in flight now and every delivery
+    /// handed out later (an item still buffered, a retried one), which see it at once.
+    /// Every waiting `cancelled` future is woken, even if some waker panics (the first
+    /// panic then propagates, after every waiter was woken).
+    ///
+    /// Idempotent; returns whether this call made the request.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let queue = queue_core::Queue::unbounded();
+    /// queue.try_put("running").unwrap();
+    /// queue.try_put("later").unwrap();
+    /// let running = queue.try_get().unwrap();
+    /// assert!(!running.is_cancelled());
+    /// assert!(queue.cancel_in_flight());
+    /// assert!(!queue.cancel_in_flight());
+    /// assert!(running.is_cancelled());
+    /// // Handed out after the request: it sees it at once.
+    /// assert!(queue.try_get().unwrap().is_cancelled());
+    /// assert!(!queue.is_shut_down());
+    /// ```
+    pub fn cancel_in_flight(&self) -> bool {
+        let (first, signalled) = self.cancellation.request();
+        if signalled {
+            self.wake_signalled();
+        }
+        first
+    }
+
+    /// Whether cancellation of in-flight work was requested
+    /// ([`cancel_in_flight`](Queue::cancel_in_flight) or [`abort`](Queue::abort)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let queue = queue_core::Queue::<u8>::unbounded();
+    /// assert!(!queue.is_cancel_requested());
+    /// queue.cancel_in_flight();
+    /// assert!(queue.is_cancel_requested());
+    /// ```
+    #[must_use]
+    pub fn is_cancel_requested(&self) -> bool {
+        self.cancellation.is_requested()
+    }
+
+    /// Aborts all work: shuts down immediately, draining the buffer as
+    /// [`shutdown_now`](Queue::shutdown_now) does (and returning the same thing: the
+    /// drained items with their ids, each recorded as discarded), then requests
+    /// cancellation of the deliveries in flight as
+    /// [`cancel_in_flight`](Queue::cancel_in_flight) does.
+    ///
+    /// In-flight deliveries still have to end; [`join`](Queue::join) waits for them, and
+    /// their handlers see [`Delivery::is_cancelled`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use futures_lite::future::block_on;
+    /// use queue_core::Queue;
+    ///
+    /// let queue = Queue::unbounded();
+    /// queue.try_put("running").unwrap();
+    /// let waiting = queue.try_put("waiting").unwrap();
+    /// let running = queue.try_get().unwrap();
+    /// assert_eq!(queue.abort(), vec![(waiting, "waiting")]);
+    /// block_on(running.cancelled());
+    /// running.uncertain();
+    /// let ledger = block_on(queue.join());
+    /// assert_eq!((ledger.uncertain, ledger.discarded), (1, 1));
+    /// ```
+    pub fn abort(&self) -> Vec<(JobId, T)> {
+        let drained = self.shutdown_now();
+        self.cancel_in_flight();
+        drained
+    }
+
     /// Drain or abort, decided by a deadline: shuts down gracefully, waits for every
     /// accepted item to end, and if `deadline` (any future) completes first, shuts down
     /// immediately and hands the drained items back.
@@ -1336,6 +1427,10 @@ impl<T> Queue<T> {
 
     pub(crate) fn joiners(&self) -> &Waiters {
         &self.joiners
+    }
+
+    pub(crate) fn cancellation(&self) -> &Cancellation {
+        &self.cancellation
     }
 }
 

@@ -327,3 +327,41 @@ fn last_producers_leave_vs_waiting_worker() {
         assert!(queue.join_blocking().is_balanced());
     });
 }
+
+/// Cancellation vs a delivery being handed out (and awaiting `cancelled()`): whatever the
+/// interleaving, the handler's `cancelled()` completes (no lost wake-up: loom reports a
+/// handler stuck waiting as a deadlock), and once the request has returned every delivery,
+/// including one handed out later, reports `is_cancelled`.
+#[test]
+fn cancel_in_flight_vs_delivery_handed_out() {
+    loom::model(|| {
+        let queue = Arc::new(Queue::<u8>::unbounded());
+        queue.try_put(1).unwrap();
+        queue.try_put(2).unwrap();
+        let handler = {
+            let queue = Arc::clone(&queue);
+            thread::spawn(move || {
+                let job = queue.try_get_owned().unwrap();
+                let (flag, waker) = flag();
+                let mut cancelled = Box::pin(job.cancelled());
+                drive(&mut cancelled, &flag, &waker);
+                drop(cancelled);
+                assert!(job.is_cancelled());
+                job.uncertain()
+            })
+        };
+        let requester = {
+            let queue = Arc::clone(&queue);
+            thread::spawn(move || queue.cancel_in_flight())
+        };
+        assert!(requester.join().unwrap());
+        // Taken after the request returned (the handler may or may not have taken its own).
+        let later = queue.try_get().unwrap();
+        assert!(later.is_cancelled());
+        let later = later.uncertain();
+        assert_eq!(handler.join().unwrap() + later, 3);
+        let ledger = queue.join_blocking();
+        assert_eq!(ledger.uncertain, 2);
+        assert!(ledger.is_balanced());
+    });
+}
