@@ -18,7 +18,29 @@ use crate::queue::Queue;
 struct Lease<T, Q: Deref<Target = Queue<T>>> {
     queue: Q,
     id: JobId,
+    /// Which delivery of this id this is, from 1 (see `Delivery::attempt`).
+    attempt: u32,
     item: Option<T>,
+}
+
+/// What a get hands a new delivery besides its item: the id, and which delivery of that
+/// id it is (1 unless the item was redelivered).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Handout {
+    pub(crate) id: JobId,
+    pub(crate) attempt: u32,
+}
+
+impl<T, Q: Deref<Target = Queue<T>>> Lease<T, Q> {
+    #[inline]
+    fn new(queue: Q, handout: Handout, item: T) -> Self {
+        Lease {
+            queue,
+            id: handout.id,
+            attempt: handout.attempt,
+            item: Some(item),
+        }
+    }
 }
 
 impl<T, Q: Deref<Target = Queue<T>>> Lease<T, Q> {
@@ -75,7 +97,12 @@ impl<T, Q: Deref<Target = Queue<T>>> Drop for Lease<T, Q> {
             #[cfg(not(feature = "std"))]
             let panicking = false;
             crate::events::abandoned(self.id, panicking);
-            self.queue.end_delivery(None);
+            if self.queue.redelivers() {
+                let item = self.item.take().expect("checked above");
+                self.queue.abandon(self.id, self.attempt, item, panicking);
+            } else {
+                self.queue.end_delivery(None);
+            }
         }
     }
 }
@@ -138,6 +165,31 @@ macro_rules! delivery_methods {
         #[must_use]
         pub fn id(&self) -> JobId {
             self.lease.id
+        }
+
+        /// Which delivery of this id this is: 1 for the first, one more for each
+        /// redelivery under [`AbandonPolicy::Redeliver`](crate::AbandonPolicy::Redeliver).
+        ///
+        /// A [`retry`](Delivery::retry) is the handler's own decision and puts the item
+        /// back through the buffer, which carries no attempt: the retried item comes back
+        /// as attempt 1.
+        ///
+        /// # Examples
+        ///
+        /// ```
+        /// use queue_core::{AbandonPolicy, Queue};
+        ///
+        /// let queue = Queue::unbounded().with_abandon_policy(AbandonPolicy::redeliver(3).unwrap());
+        /// queue.try_put("job").unwrap();
+        /// let first = queue.try_get().unwrap();
+        /// assert_eq!(first.attempt(), 1);
+        /// drop(first); // abandoned: redelivered
+        /// assert_eq!(queue.try_get().unwrap().attempt(), 2);
+        /// ```
+        #[inline]
+        #[must_use]
+        pub fn attempt(&self) -> u32 {
+            self.lease.attempt
         }
 
         /// Ends the delivery with `outcome` and returns the item.
@@ -239,13 +291,9 @@ pub struct Delivery<'a, T> {
 
 impl<'a, T> Delivery<'a, T> {
     #[inline]
-    pub(crate) fn new(queue: &'a Queue<T>, id: JobId, item: T) -> Self {
+    pub(crate) fn new(queue: &'a Queue<T>, handout: Handout, item: T) -> Self {
         Delivery {
-            lease: Lease {
-                queue,
-                id,
-                item: Some(item),
-            },
+            lease: Lease::new(queue, handout, item),
         }
     }
 
@@ -354,13 +402,9 @@ pub struct OwnedDelivery<T> {
 #[cfg(target_has_atomic = "ptr")]
 impl<T> OwnedDelivery<T> {
     #[inline]
-    pub(crate) fn new(queue: Arc<Queue<T>>, id: JobId, item: T) -> Self {
+    pub(crate) fn new(queue: Arc<Queue<T>>, handout: Handout, item: T) -> Self {
         OwnedDelivery {
-            lease: Lease {
-                queue,
-                id,
-                item: Some(item),
-            },
+            lease: Lease::new(queue, handout, item),
         }
     }
 

@@ -256,6 +256,16 @@ impl Tally {
         self.end(n)
     }
 
+    /// An in-flight item was discarded (abandoned after an immediate shutdown, under the
+    /// redelivery policy). Returns whether this made the unfinished count zero.
+    #[cold]
+    pub(crate) fn discard_in_flight(&self) -> bool {
+        // Relaxed: a statistic and a gauge; `end` below orders them.
+        self.discarded.fetch_add(1, Ordering::Relaxed);
+        self.in_flight.fetch_sub(1, Ordering::Relaxed);
+        self.end(1)
+    }
+
     /// Records `n` endings and tells whether they brought the unfinished count to zero.
     #[inline]
     fn end(&self, n: u64) -> bool {

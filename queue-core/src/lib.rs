@@ -15,6 +15,10 @@
 //!   reports [`Delivery::is_cancelled`] and its [`cancelled`](Delivery::cancelled) future
 //!   (for `select!`) resolves. A request, never a forced ending; [`Queue::abort`] does it and
 //!   [`Queue::shutdown_now`] in one call.
+//! - [`Queue::with_abandon_policy`] decides what a delivery dropped unresolved means:
+//!   [`AbandonPolicy::Abandon`] (the default: counted abandoned, item dropped) or
+//!   [`AbandonPolicy::Redeliver`] (back under its id with [`Delivery::attempt`] one higher,
+//!   then a [`DeadLetter`] kept for [`Queue::take_dead_letters`]).
 //! - [`Queue::join`] waits until every accepted item has ended and returns the [`Ledger`]:
 //!   `accepted == buffered + in_flight + succeeded + rejected + uncertain + abandoned +
 //!   discarded`.
@@ -136,10 +140,12 @@
 //! | message | level | fields | when |
 //! |---|---|---|---|
 //! | `job accepted` | `TRACE` | `id` | a put accepted the job |
-//! | `job delivered` | `TRACE` | `id` | a get handed it out |
+//! | `job delivered` | `TRACE` | `id`, `attempt` | a get handed it out (`attempt`: 1, or more when redelivered) |
 //! | `job ended` | `DEBUG` | `id`, `outcome` (`succeeded`, `rejected`, `uncertain`) | a delivery was resolved |
 //! | `job abandoned` | `WARN` | `id`, `panicking` | a delivery was dropped unresolved (`panicking`: during a panic) |
 //! | `job retried` | `DEBUG` | `id` | [`Delivery::retry`] put it back |
+//! | `job redelivered` | `DEBUG` | `id`, `attempt` | under [`AbandonPolicy::Redeliver`], an abandoned delivery went back for delivery `attempt` |
+//! | `job dead-lettered` | `WARN` | `id`, `attempts` | under [`AbandonPolicy::Redeliver`], an abandoned delivery became a [`DeadLetter`] (after its `job abandoned`, and after a `job discarded` if an immediate shutdown caused it) |
 //! | `job discarded` | `DEBUG` | `id` | [`Queue::shutdown_now`] drained it and handed it back |
 //! | `queue drained` | `DEBUG` | `discarded` | after the `job discarded` events of one `shutdown_now` |
 //! | `queue shut down` | `DEBUG` | `unfinished` | the first shutdown, either kind |
@@ -164,6 +170,7 @@ extern crate alloc;
 extern crate std;
 
 mod cancel;
+mod dead_letter;
 mod delivery;
 mod error;
 mod events;
@@ -174,9 +181,11 @@ mod ledger;
 mod outcome;
 #[cfg(feature = "std")]
 mod park;
+mod policy;
 mod producer;
 mod put;
 mod queue;
+mod redelivery;
 mod registry;
 #[cfg(target_has_atomic = "ptr")]
 mod relay;
@@ -189,6 +198,7 @@ mod wait;
 mod waiters;
 mod worker;
 
+pub use crate::dead_letter::{DeadLetter, DeadReason};
 pub use crate::delivery::Delivery;
 #[cfg(target_has_atomic = "ptr")]
 pub use crate::delivery::OwnedDelivery;
@@ -198,6 +208,7 @@ pub use crate::error::{
 pub use crate::job_id::JobId;
 pub use crate::ledger::Ledger;
 pub use crate::outcome::Outcome;
+pub use crate::policy::{AbandonPolicy, ZeroAttempts};
 #[cfg(target_has_atomic = "ptr")]
 pub use crate::producer::OwnedProducer;
 pub use crate::producer::Producer;
@@ -262,6 +273,11 @@ const _: () = {
     send_sync::<Deliveries<'static, u8>>();
     send_sync::<JobId>();
     send_sync::<Ledger>();
+    send_sync::<AbandonPolicy>();
+    send_sync::<ZeroAttempts>();
+    send_sync::<DeadReason>();
+    send_sync::<DeadLetter<u8>>();
+    send::<DeadLetter<Cell<u8>>>();
     send_sync::<Outcome>();
     send_sync::<PutError<u8>>();
     send_sync::<TryGetError>();

@@ -1,5 +1,6 @@
 //! The queue: a buffer of `(JobId, T)`, a ledger, and three classes of waiters.
 
+use alloc::boxed::Box;
 use alloc::vec::Vec;
 use core::fmt;
 use core::future::Future;
@@ -10,15 +11,18 @@ use concurrent_queue::{ConcurrentQueue, PushError};
 use alloc::sync::Arc;
 
 use crate::cancel::Cancellation;
-use crate::delivery::Delivery;
+use crate::dead_letter::DeadLetter;
+use crate::delivery::{Delivery, Handout};
 use crate::error::{PutError, TryGetError, ZeroCapacity};
 use crate::get::Get;
 use crate::job_id::JobId;
 use crate::join::Join;
 use crate::ledger::{Ledger, Tally};
 use crate::outcome::Outcome;
+use crate::policy::AbandonPolicy;
 use crate::producer::Producer;
 use crate::put::Put;
+use crate::redelivery::{Fate, Redelivery};
 use crate::registry::Registry;
 #[cfg(target_has_atomic = "ptr")]
 use crate::relay::Deferred;
@@ -125,6 +129,10 @@ pub struct Queue<T> {
     producers: Registry,
     /// Whether in-flight work was asked to stop, and the deliveries waiting to hear it.
     cancellation: Cancellation,
+    /// The redelivery lane and dead letters, under [`AbandonPolicy::Redeliver`]; `None`
+    /// under [`AbandonPolicy::Abandon`], so that policy costs one branch on the paths it
+    /// touches (an abandonment, an empty pop, an ending that settles the queue).
+    redelivery: Option<Box<Redelivery<T>>>,
 }
 
 impl<T> Queue<T> {
@@ -232,7 +240,148 @@ impl<T> Queue<T> {
             joiners: waiters(),
             producers: Registry::new(),
             cancellation: Cancellation::new(waiters()),
+            redelivery: None,
         }
+    }
+
+    /// Installs what happens to a delivery dropped unresolved (see [`AbandonPolicy`]);
+    /// a queue without one behaves as [`AbandonPolicy::Abandon`]. Consumes and returns the
+    /// queue, so the policy is fixed before the queue is shared.
+    ///
+    /// Under [`AbandonPolicy::Redeliver`], where each state sits:
+    ///
+    /// - a redelivered item is *buffered* again in the [`Ledger`] (it has not ended, and
+    ///   is counted once, under its id); [`len`](Queue::len) counts it. Redeliveries are
+    ///   counted outside the ledger, by [`redeliveries`](Queue::redeliveries);
+    /// - an item whose last attempt was abandoned is *abandoned* in the ledger and kept as
+    ///   a [`DeadLetter`] until [`take_dead_letters`](Queue::take_dead_letters);
+    /// - a delivery abandoned after an immediate shutdown is *discarded* in the ledger and
+    ///   kept as a [`DeadLetter`] with [`DeadReason::ShutDownNow`](crate::DeadReason).
+    ///
+    /// And how it meets shutdown: after a graceful [`shutdown`](Queue::shutdown), a
+    /// redelivered item is still delivered (it was accepted), so a get on a shut-down,
+    /// empty queue returns `ShutDown` only once nothing is unfinished (no delivery in
+    /// flight could come back); until then it waits ([`try_get`](Queue::try_get) says
+    /// `Empty`). After [`shutdown_now`](Queue::shutdown_now), redelivered items still
+    /// buffered are drained with the rest, and a delivery abandoned later is discarded
+    /// into the dead letters.
+    ///
+    /// Redelivered items go to the front of the line only in the sense that a get takes
+    /// them when the buffer is empty: they queue behind the buffered items. They never
+    /// wait for a slot: a bounded buffer can hold, beyond its capacity, as many
+    /// redelivered items as there were deliveries in flight.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use queue_core::{AbandonPolicy, Queue};
+    ///
+    /// let queue = Queue::bounded(8).unwrap().with_abandon_policy(AbandonPolicy::redeliver(2).unwrap());
+    /// let id = queue.try_put("flaky").unwrap();
+    /// drop(queue.try_get().unwrap()); // attempt 1 abandoned
+    /// assert_eq!(queue.ledger().buffered, 1);
+    /// let again = queue.try_get().unwrap();
+    /// assert_eq!((again.id(), again.attempt()), (id, 2));
+    /// again.succeed();
+    /// let ledger = queue.ledger();
+    /// assert_eq!((ledger.accepted, ledger.succeeded, ledger.abandoned), (1, 1, 0));
+    /// assert_eq!(queue.redeliveries(), 1);
+    /// ```
+    #[must_use]
+    pub fn with_abandon_policy(mut self, policy: AbandonPolicy) -> Self {
+        self.redelivery = match policy {
+            AbandonPolicy::Abandon => None,
+            AbandonPolicy::Redeliver { max_attempts } => {
+                Some(Box::new(Redelivery::new(max_attempts)))
+            }
+        };
+        self
+    }
+
+    /// The policy installed with [`with_abandon_policy`](Queue::with_abandon_policy).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use queue_core::{AbandonPolicy, Queue};
+    ///
+    /// assert_eq!(Queue::<u8>::unbounded().abandon_policy(), AbandonPolicy::Abandon);
+    /// let policy = AbandonPolicy::redeliver(4).unwrap();
+    /// assert_eq!(Queue::<u8>::unbounded().with_abandon_policy(policy).abandon_policy(), policy);
+    /// ```
+    #[must_use]
+    pub fn abandon_policy(&self) -> AbandonPolicy {
+        match &self.redelivery {
+            None => AbandonPolicy::Abandon,
+            Some(redelivery) => AbandonPolicy::redeliver(redelivery.max_attempts())
+                .expect("the limit was valid when installed"),
+        }
+    }
+
+    /// Takes the dead letters kept so far (oldest first): items whose last allowed
+    /// delivery was abandoned, or that were abandoned after an immediate shutdown, with
+    /// their ids, attempts and reason. Always empty under [`AbandonPolicy::Abandon`].
+    ///
+    /// [`shutdown_now`](Queue::shutdown_now) returns the buffered items; the dead letters
+    /// stay here, for this call (after `join` returns, every one is here).
+    ///
+    /// Memory: each dead letter holds its item until taken, so the list grows by one entry
+    /// per dead-lettered id and is bounded only by the number of accepted ids. Nothing is
+    /// dropped or refused past any size: take them regularly (or after `join`). Each take
+    /// allocates one `Vec` of the letters taken.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use queue_core::{AbandonPolicy, DeadReason, Queue};
+    ///
+    /// let queue = Queue::unbounded().with_abandon_policy(AbandonPolicy::redeliver(1).unwrap());
+    /// queue.try_put(1).unwrap();
+    /// drop(queue.try_get().unwrap());
+    /// let dead = queue.take_dead_letters();
+    /// assert_eq!(dead.len(), 1);
+    /// assert_eq!(dead[0].reason, DeadReason::Exhausted { panicking: false });
+    /// assert!(queue.take_dead_letters().is_empty());
+    /// assert_eq!(queue.ledger().abandoned, 1);
+    /// ```
+    pub fn take_dead_letters(&self) -> Vec<DeadLetter<T>> {
+        match &self.redelivery {
+            Some(redelivery) => redelivery.take_dead(),
+            None => Vec::new(),
+        }
+    }
+
+    /// How many dead letters wait for [`take_dead_letters`](Queue::take_dead_letters).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let queue = queue_core::Queue::<u8>::unbounded();
+    /// assert_eq!(queue.dead_letters(), 0);
+    /// ```
+    #[must_use]
+    pub fn dead_letters(&self) -> usize {
+        self.redelivery.as_ref().map_or(0, |r| r.dead_len())
+    }
+
+    /// How many times an abandoned delivery was put back for another attempt, under
+    /// [`AbandonPolicy::Redeliver`]. Outside the [`Ledger`], whose identity counts each id
+    /// once.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use queue_core::{AbandonPolicy, Queue};
+    ///
+    /// let queue = Queue::unbounded().with_abandon_policy(AbandonPolicy::redeliver(3).unwrap());
+    /// queue.try_put(()).unwrap();
+    /// drop(queue.try_get().unwrap());
+    /// drop(queue.try_get().unwrap());
+    /// assert_eq!(queue.redeliveries(), 2);
+    /// ```
+    #[must_use]
+    pub fn redeliveries(&self) -> u64 {
+        self.redelivery.as_ref().map_or(0, |r| r.redelivered())
     }
 
     // ----------------------------------------------------------------------------- put
@@ -317,7 +466,8 @@ impl<T> Queue<T> {
                 let settled = self.tally.revoke();
                 let putters = freed && self.putters.signal_additional(1);
                 let joiners = settled && self.joiners.signal_all();
-                if putters | joiners {
+                let getters = settled && self.settled_getters();
+                if putters | joiners | getters {
                     self.wake_signalled();
                 }
                 Err(PutError::ShutDown(item))
@@ -513,7 +663,7 @@ impl<T> Queue<T> {
     /// queue.try_get().unwrap().succeed();
     /// ```
     pub fn try_get(&self) -> Result<Delivery<'_, T>, TryGetError> {
-        self.take(|id, item| Delivery::new(self, id, item))
+        self.take(|handout, item| Delivery::new(self, handout, item))
     }
 
     /// Delivers an item, blocking the thread until one is buffered.
@@ -599,13 +749,43 @@ impl<T> Queue<T> {
     /// user code, runs while the item is in a live delivery, whose unwinding would record
     /// it as abandoned.
     #[inline]
-    pub(crate) fn take<D>(&self, wrap: impl FnOnce(JobId, T) -> D) -> Result<D, TryGetError> {
-        let (id, item) = self.pop()?;
-        let delivery = wrap(id, item);
+    pub(crate) fn take<D>(&self, wrap: impl FnOnce(Handout, T) -> D) -> Result<D, TryGetError> {
+        let (id, item) = match self.pop() {
+            Ok(entry) => entry,
+            Err(empty) => return self.take_redelivered(empty, wrap),
+        };
+        let delivery = wrap(Handout { id, attempt: 1 }, item);
         if let Limit::Buffered(_) = self.limit {
             self.give_back_slots(1);
         }
         Ok(delivery)
+    }
+
+    /// The buffer had nothing: a redelivered item, if the policy keeps any. A redelivered
+    /// item holds no slot, so none is given back.
+    #[cold]
+    fn take_redelivered<D>(
+        &self,
+        empty: TryGetError,
+        wrap: impl FnOnce(Handout, T) -> D,
+    ) -> Result<D, TryGetError> {
+        let Some(redelivery) = &self.redelivery else {
+            return Err(empty);
+        };
+        if let Some((id, attempt, item)) = redelivery.pop() {
+            self.tally.deliver();
+            crate::events::delivered(id, attempt);
+            return Ok(wrap(Handout { id, attempt }, item));
+        }
+        match empty {
+            // Shut down and empty: final only if nothing can come back, i.e. the lane is
+            // closed (an immediate shutdown) or nothing is unfinished. (Checked after the
+            // lane: an item redelivered before this check is in the lane or was popped.)
+            TryGetError::ShutDown if !redelivery.is_closed() && !self.tally.is_settled() => {
+                Err(TryGetError::Empty)
+            }
+            other => Err(other),
+        }
     }
 
     /// Takes the next item out of the buffer and counts it as in flight; wakes nobody.
@@ -622,7 +802,7 @@ impl<T> Queue<T> {
             Err(_) => return Err(TryGetError::Empty),
         };
         self.tally.deliver();
-        crate::events::delivered(entry.0);
+        crate::events::delivered(entry.0, 1);
         Ok(entry)
     }
 
@@ -633,11 +813,70 @@ impl<T> Queue<T> {
     #[inline]
     pub(crate) fn end_delivery(&self, outcome: Option<Outcome>) {
         let settled = self.tally.resolve(outcome);
+        self.ended_one(settled);
+    }
+
+    /// After one in-flight item ended (`settled`: and nothing is unfinished now): gives
+    /// its slot back and wakes whoever that concerns.
+    #[inline]
+    fn ended_one(&self, settled: bool) {
         let freed = matches!(self.limit, Limit::Unfinished(_)) && self.free_slots(1);
         let putters = freed && self.putters.signal_additional(1);
         let joiners = settled && self.joiners.signal_all();
-        if putters | joiners {
+        let getters = settled && self.settled_getters();
+        if putters | joiners | getters {
             self.wake_signalled();
+        }
+    }
+
+    /// Under the redelivery policy, gets on a shut-down, empty queue wait while something
+    /// is unfinished (it could come back); once settled, they are told. Marks them.
+    #[inline]
+    fn settled_getters(&self) -> bool {
+        self.redelivery.is_some() && self.is_shut_down() && self.getters.signal_all()
+    }
+
+    /// Whether abandoned deliveries are redelivered (the policy is
+    /// [`AbandonPolicy::Redeliver`]).
+    #[inline]
+    pub(crate) fn redelivers(&self) -> bool {
+        self.redelivery.is_some()
+    }
+
+    /// A delivery number `attempt` of `id` was dropped unresolved under the redelivery
+    /// policy: the item goes back into the lane, or into the dead letters, before any
+    /// waker runs.
+    #[cold]
+    pub(crate) fn abandon(&self, id: JobId, attempt: u32, item: T, panicking: bool) {
+        let redelivery = self
+            .redelivery
+            .as_ref()
+            .expect("called only under the redelivery policy");
+        let fate = redelivery.abandon(
+            id,
+            attempt,
+            item,
+            panicking,
+            // Before the push: once in the lane, another getter may count it in flight.
+            || self.tally.undeliver(),
+            || self.tally.deliver(),
+        );
+        match fate {
+            Fate::Redelivered(next) => {
+                crate::events::redelivered(id, next);
+                // Hand-off: one more item for one more getter.
+                self.getters.notify_additional(1);
+            }
+            Fate::Exhausted => {
+                crate::events::dead_lettered(id, attempt);
+                self.end_delivery(None);
+            }
+            Fate::Discarded => {
+                crate::events::discarded(id);
+                crate::events::dead_lettered(id, attempt);
+                let settled = self.tally.discard_in_flight();
+                self.ended_one(settled);
+            }
         }
     }
 
@@ -721,7 +960,7 @@ impl<T> Queue<T> {
     /// ```
     #[cfg(target_has_atomic = "ptr")]
     pub fn try_get_owned(self: &Arc<Self>) -> Result<OwnedDelivery<T>, TryGetError> {
-        self.take(|id, item| OwnedDelivery::new(Arc::clone(self), id, item))
+        self.take(|handout, item| OwnedDelivery::new(Arc::clone(self), handout, item))
     }
 
     /// Like [`get_owned`](Self::get_owned), but gives up when `deadline` (any future)
@@ -1061,10 +1300,20 @@ impl<T> Queue<T> {
     /// assert!(queue.shutdown_now().is_empty());
     /// ```
     pub fn shutdown_now(&self) -> Vec<(JobId, T)> {
+        // Closed before the shutdown wakes the getters, so a getter woken by it sees that
+        // nothing can be redelivered any more.
+        if let Some(redelivery) = &self.redelivery {
+            redelivery.close();
+        }
         self.shutdown();
-        let mut drained = Vec::with_capacity(self.buffer.len());
+        let mut drained = Vec::with_capacity(self.len());
         while let Ok(entry) = self.buffer.pop() {
             drained.push(entry);
+        }
+        if let Some(redelivery) = &self.redelivery {
+            while let Some((id, _, item)) = redelivery.pop() {
+                drained.push((id, item));
+            }
         }
         let count = drained.len();
         let freed = self.free_slots(count);
@@ -1330,7 +1579,7 @@ impl<T> Queue<T> {
     /// ```
     #[must_use]
     pub fn ledger(&self) -> Ledger {
-        self.tally.snapshot(self.buffer.len())
+        self.tally.snapshot(self.len())
     }
 
     /// Accepted items that have not ended yet (buffered + in flight): the count
@@ -1381,7 +1630,7 @@ impl<T> Queue<T> {
     /// ```
     #[must_use]
     pub fn len(&self) -> usize {
-        self.buffer.len()
+        self.buffer.len() + self.redelivery.as_ref().map_or(0, |r| r.len())
     }
 
     /// Whether the buffer is empty. That says nothing about work in flight: see
@@ -1398,7 +1647,7 @@ impl<T> Queue<T> {
     /// ```
     #[must_use]
     pub fn is_empty(&self) -> bool {
-        self.buffer.is_empty()
+        self.len() == 0
     }
 
     /// The bound given at construction (buffered items, or unfinished items for
