@@ -8,6 +8,7 @@ use alloc::sync::Arc;
 
 use crate::cancel::Cancelled;
 use crate::job_id::JobId;
+use crate::journal::JobEvent;
 use crate::outcome::Outcome;
 use crate::queue::Queue;
 
@@ -60,6 +61,10 @@ impl<T, Q: Deref<Target = Queue<T>>> Lease<T, Q> {
 
     #[inline]
     fn resolve(mut self, outcome: Outcome) -> T {
+        let id = self.id;
+        // While the item is still in this delivery, and before the ledger counts the
+        // ending (so a join that returns has it recorded).
+        self.queue.note(|| JobEvent::Ended { id, outcome });
         let item = self
             .item
             .take()
@@ -70,6 +75,10 @@ impl<T, Q: Deref<Target = Queue<T>>> Lease<T, Q> {
     }
 
     fn retry(mut self) -> Result<JobId, Self> {
+        let id = self.id;
+        // Before the push (once pushed, a getter may record the next delivery), and while
+        // the item is still in this delivery.
+        self.queue.note(|| JobEvent::Retried(id));
         let item = self
             .item
             .take()
@@ -80,8 +89,9 @@ impl<T, Q: Deref<Target = Queue<T>>> Lease<T, Q> {
                 Ok(self.id)
             }
             Err(item) => {
-                // Back in the delivery before any waker runs.
+                // Back in the delivery before any waker or journal runs.
                 self.item = Some(item);
+                self.queue.note(|| JobEvent::RetryRefused(id));
                 self.queue.wake_signalled();
                 Err(self)
             }
@@ -97,6 +107,8 @@ impl<T, Q: Deref<Target = Queue<T>>> Drop for Lease<T, Q> {
             #[cfg(not(feature = "std"))]
             let panicking = false;
             crate::events::abandoned(self.id, panicking);
+            let id = self.id;
+            self.queue.note(|| JobEvent::Abandoned { id, panicking });
             if self.queue.redelivers() {
                 let item = self.item.take().expect("checked above");
                 self.queue.abandon(self.id, self.attempt, item, panicking);

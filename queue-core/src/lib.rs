@@ -19,6 +19,9 @@
 //!   [`AbandonPolicy::Abandon`] (the default: counted abandoned, item dropped) or
 //!   [`AbandonPolicy::Redeliver`] (back under its id with [`Delivery::attempt`] one higher,
 //!   then a [`DeadLetter`] kept for [`Queue::take_dead_letters`]).
+//! - [`Queue::with_journal`] installs a [`Journal`]: an observer of every [`JobEvent`]
+//!   with its [`JobId`], in causal order per id. [`Record`] (std) is a ready one that
+//!   answers "which ids ended uncertain or abandoned, and which are still in flight?".
 //! - [`Queue::join`] waits until every accepted item has ended and returns the [`Ledger`]:
 //!   `accepted == buffered + in_flight + succeeded + rejected + uncertain + abandoned +
 //!   discarded`.
@@ -177,6 +180,7 @@ mod events;
 mod get;
 mod job_id;
 mod join;
+mod journal;
 mod ledger;
 mod outcome;
 #[cfg(feature = "std")]
@@ -185,6 +189,8 @@ mod policy;
 mod producer;
 mod put;
 mod queue;
+#[cfg(feature = "std")]
+mod record;
 mod redelivery;
 mod registry;
 #[cfg(target_has_atomic = "ptr")]
@@ -206,6 +212,7 @@ pub use crate::error::{
     GetError, GetTimeoutError, JoinTimedOut, PutError, TryGetError, ZeroCapacity,
 };
 pub use crate::job_id::JobId;
+pub use crate::journal::{JobEvent, Journal};
 pub use crate::ledger::Ledger;
 pub use crate::outcome::Outcome;
 pub use crate::policy::{AbandonPolicy, ZeroAttempts};
@@ -213,6 +220,8 @@ pub use crate::policy::{AbandonPolicy, ZeroAttempts};
 pub use crate::producer::OwnedProducer;
 pub use crate::producer::Producer;
 pub use crate::queue::Queue;
+#[cfg(feature = "std")]
+pub use crate::record::{JobState, Record};
 pub use crate::shutdown_within::Closed;
 pub use crate::stream::Deliveries;
 #[cfg(target_has_atomic = "ptr")]
@@ -273,6 +282,9 @@ const _: () = {
     send_sync::<Deliveries<'static, u8>>();
     send_sync::<JobId>();
     send_sync::<Ledger>();
+    send_sync::<JobEvent>();
+    #[cfg(feature = "std")]
+    send_sync::<Record>();
     send_sync::<AbandonPolicy>();
     send_sync::<ZeroAttempts>();
     send_sync::<DeadReason>();

@@ -17,6 +17,7 @@ use crate::error::{PutError, TryGetError, ZeroCapacity};
 use crate::get::Get;
 use crate::job_id::JobId;
 use crate::join::Join;
+use crate::journal::{JobEvent, Journal, Journaled};
 use crate::ledger::{Ledger, Tally};
 use crate::outcome::Outcome;
 use crate::policy::AbandonPolicy;
@@ -133,6 +134,8 @@ pub struct Queue<T> {
     /// under [`AbandonPolicy::Abandon`], so that policy costs one branch on the paths it
     /// touches (an abandonment, an empty pop, an ending that settles the queue).
     redelivery: Option<Box<Redelivery<T>>>,
+    /// The observer of every job event, if one was installed.
+    journal: Option<Journaled>,
 }
 
 impl<T> Queue<T> {
@@ -241,6 +244,69 @@ impl<T> Queue<T> {
             producers: Registry::new(),
             cancellation: Cancellation::new(waiters()),
             redelivery: None,
+            journal: None,
+        }
+    }
+
+    /// Installs `journal`, which from now on sees every [`JobEvent`] of this queue with
+    /// its [`JobId`]; see [`Journal`] for when it is called and what it may do. Consumes
+    /// and returns the queue, so the journal is in place before the queue is shared. A
+    /// second call replaces the first journal.
+    ///
+    /// Without a journal, each event costs the queue one branch.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use queue_core::{JobState, Outcome, Queue, Record};
+    ///
+    /// let record = Arc::new(Record::new());
+    /// let queue = Queue::unbounded().with_journal(Arc::clone(&record));
+    /// let id = queue.try_put("job").unwrap();
+    /// assert_eq!(record.state(id), Some(JobState::Buffered { attempt: 1 }));
+    /// queue.try_get().unwrap().uncertain();
+    /// assert_eq!(record.state(id), Some(JobState::Ended(Outcome::Uncertain)));
+    /// assert_eq!(record.uncertain(), vec![id]);
+    /// ```
+    #[must_use]
+    pub fn with_journal(mut self, journal: impl Journal + 'static) -> Self {
+        self.journal = Some(Journaled::new(Box::new(journal)));
+        self
+    }
+
+    /// How many calls of the installed [`Journal`] panicked (each was caught; the queue
+    /// went on, and that event was lost to the journal). 0 without a journal, and always
+    /// 0 without `std` (where a panic is not caught).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use queue_core::{JobEvent, Journal, Queue};
+    ///
+    /// struct Fragile;
+    /// impl Journal for Fragile {
+    ///     fn record(&self, event: JobEvent) {
+    ///         if let JobEvent::Accepted(_) = event {
+    ///             panic!("disk full");
+    ///         }
+    ///     }
+    /// }
+    /// let queue = Queue::unbounded().with_journal(Fragile);
+    /// queue.try_put(1).unwrap(); // accepted all the same
+    /// assert_eq!(queue.journal_panics(), 1);
+    /// assert_eq!(queue.try_get().unwrap().succeed(), 1);
+    /// ```
+    #[must_use]
+    pub fn journal_panics(&self) -> usize {
+        self.journal.as_ref().map_or(0, Journaled::panics)
+    }
+
+    /// Records an event in the journal, if one is installed. The event is built only then.
+    #[inline(always)]
+    pub(crate) fn note(&self, event: impl FnOnce() -> JobEvent) {
+        if let Some(journal) = &self.journal {
+            journal.record(event());
         }
     }
 
@@ -451,6 +517,8 @@ impl<T> Queue<T> {
             return Err(PutError::Full(item));
         }
         let id = JobId::new(self.tally.issue());
+        // Before the push: once pushed, a getter may record the delivery.
+        self.note(|| JobEvent::Accepted(id));
         match self.buffer.push((id, item)) {
             Ok(()) => {
                 crate::events::accepted(id);
@@ -462,6 +530,7 @@ impl<T> Queue<T> {
                 // Closed: a shutdown ran between the state check and the push. (Full cannot
                 // happen: the slot taken above guarantees room.) The id is never used.
                 // Every count is settled before any waker runs.
+                self.note(|| JobEvent::Revoked(id));
                 let freed = self.free_slots(1);
                 let settled = self.tally.revoke();
                 let putters = freed && self.putters.signal_additional(1);
@@ -755,6 +824,7 @@ impl<T> Queue<T> {
             Err(empty) => return self.take_redelivered(empty, wrap),
         };
         let delivery = wrap(Handout { id, attempt: 1 }, item);
+        self.note(|| JobEvent::Delivered { id, attempt: 1 });
         if let Limit::Buffered(_) = self.limit {
             self.give_back_slots(1);
         }
@@ -775,7 +845,9 @@ impl<T> Queue<T> {
         if let Some((id, attempt, item)) = redelivery.pop() {
             self.tally.deliver();
             crate::events::delivered(id, attempt);
-            return Ok(wrap(Handout { id, attempt }, item));
+            let delivery = wrap(Handout { id, attempt }, item);
+            self.note(|| JobEvent::Delivered { id, attempt });
+            return Ok(delivery);
         }
         match empty {
             // Shut down and empty: final only if nothing can come back, i.e. the lane is
@@ -857,8 +929,12 @@ impl<T> Queue<T> {
             attempt,
             item,
             panicking,
-            // Before the push: once in the lane, another getter may count it in flight.
-            || self.tally.undeliver(),
+            // Before the push: once in the lane, another getter may count it in flight
+            // and record its delivery.
+            |next| {
+                self.tally.undeliver();
+                self.note(|| JobEvent::Redelivered { id, attempt: next });
+            },
             || self.tally.deliver(),
         );
         match fate {
@@ -869,11 +945,20 @@ impl<T> Queue<T> {
             }
             Fate::Exhausted => {
                 crate::events::dead_lettered(id, attempt);
+                self.note(|| JobEvent::DeadLettered {
+                    id,
+                    attempts: attempt,
+                });
                 self.end_delivery(None);
             }
             Fate::Discarded => {
                 crate::events::discarded(id);
                 crate::events::dead_lettered(id, attempt);
+                self.note(|| JobEvent::Discarded(id));
+                self.note(|| JobEvent::DeadLettered {
+                    id,
+                    attempts: attempt,
+                });
                 let settled = self.tally.discard_in_flight();
                 self.ended_one(settled);
             }
@@ -1316,6 +1401,12 @@ impl<T> Queue<T> {
             }
         }
         let count = drained.len();
+        // Before the endings count: a join that returns has them recorded.
+        if self.journal.is_some() {
+            for (id, _) in &drained {
+                self.note(|| JobEvent::Discarded(*id));
+            }
+        }
         let freed = self.free_slots(count);
         let settled = self.tally.discard(count as u64);
         let putters = freed && self.putters.signal_additional(count);

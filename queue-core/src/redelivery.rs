@@ -65,7 +65,7 @@ impl<T> Redelivery<T> {
         attempt: u32,
         item: T,
         panicking: bool,
-        on_redeliver: impl FnOnce(),
+        on_redeliver: impl FnOnce(u32),
         on_refused: impl FnOnce(),
     ) -> Fate {
         if attempt >= self.max_attempts.get() {
@@ -73,7 +73,7 @@ impl<T> Redelivery<T> {
             return Fate::Exhausted;
         }
         let next = attempt + 1;
-        on_redeliver();
+        on_redeliver(next);
         match self.lane.push((id, next, item)) {
             Ok(()) => {
                 // Relaxed: a statistic.
@@ -161,10 +161,10 @@ mod tests {
         let redelivery = limit(2);
         let id = JobId::new(7);
         let mut moved = false;
-        let fate = redelivery.abandon(id, 1, "x", false, || moved = true, || unreachable!());
+        let fate = redelivery.abandon(id, 1, "x", false, |_| moved = true, || unreachable!());
         assert!(matches!(fate, Fate::Redelivered(2)) && moved);
         assert_eq!(redelivery.pop().map(|(id, a, _)| (id, a)), Some((id, 2)));
-        let fate = redelivery.abandon(id, 2, "x", true, || unreachable!(), || unreachable!());
+        let fate = redelivery.abandon(id, 2, "x", true, |_| unreachable!(), || unreachable!());
         assert!(matches!(fate, Fate::Exhausted));
         let dead = redelivery.take_dead();
         assert_eq!((dead[0].id, dead[0].attempts, dead[0].item), (id, 2, "x"));
@@ -182,7 +182,7 @@ mod tests {
             1,
             "y",
             false,
-            || moved = true,
+            |_| moved = true,
             || refused = true,
         );
         assert!(matches!(fate, Fate::Discarded) && moved && refused);
