@@ -170,6 +170,31 @@ impl JobEvent {
 ///   reach the journal nested inside the outer event's call; a journal that puts on every
 ///   event recurses without end, as any re-entrant callback would.
 /// - **Block**: it should not; it runs inside someone else's queue operation.
+///
+/// # Examples
+///
+/// ```
+/// use std::sync::atomic::{AtomicU64, Ordering};
+/// use std::sync::Arc;
+/// use queue_core::{JobEvent, Journal, Queue};
+///
+/// /// Counts final events.
+/// #[derive(Default)]
+/// struct Finals(AtomicU64);
+/// impl Journal for Finals {
+///     fn record(&self, event: JobEvent) {
+///         if event.is_final() {
+///             self.0.fetch_add(1, Ordering::Relaxed);
+///         }
+///     }
+/// }
+///
+/// let finals = Arc::new(Finals::default());
+/// let queue = Queue::unbounded().with_journal(Arc::clone(&finals));
+/// queue.try_put(1).unwrap();
+/// queue.try_get().unwrap().reject();
+/// assert_eq!(finals.0.load(Ordering::Relaxed), 1);
+/// ```
 pub trait Journal: Send + Sync {
     /// Records one event.
     fn record(&self, event: JobEvent);

@@ -693,6 +693,11 @@ impl<T> Queue<T> {
     /// [`GetError::ShutDown`](crate::GetError::ShutDown) once the queue is shut down and its
     /// buffer is empty. Items buffered before a graceful shutdown are still delivered.
     ///
+    /// Under [`AbandonPolicy::Redeliver`], a delivery in flight may still come back, so
+    /// after a graceful shutdown a get on the empty queue waits until nothing is unfinished
+    /// (then `ShutDown`) or a redelivered item arrives. A task that holds a delivery and
+    /// gets again waits on itself: end a delivery before the next get.
+    ///
     /// # Cancel safety
     ///
     /// Cancel-safe: the item is taken out of the buffer only in the poll that returns it,
