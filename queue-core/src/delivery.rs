@@ -6,7 +6,9 @@ use core::ops::{Deref, DerefMut};
 #[cfg(target_has_atomic = "ptr")]
 use alloc::sync::Arc;
 
+use crate::cancel::Cancelled;
 use crate::job_id::JobId;
+use crate::journal::JobEvent;
 use crate::outcome::Outcome;
 use crate::queue::Queue;
 
@@ -17,7 +19,29 @@ use crate::queue::Queue;
 struct Lease<T, Q: Deref<Target = Queue<T>>> {
     queue: Q,
     id: JobId,
+    /// Which delivery of this id this is, from 1 (see `Delivery::attempt`).
+    attempt: u32,
     item: Option<T>,
+}
+
+/// What a get hands a new delivery besides its item: the id, and which delivery of that
+/// id it is (1 unless the item was redelivered).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Handout {
+    pub(crate) id: JobId,
+    pub(crate) attempt: u32,
+}
+
+impl<T, Q: Deref<Target = Queue<T>>> Lease<T, Q> {
+    #[inline]
+    fn new(queue: Q, handout: Handout, item: T) -> Self {
+        Lease {
+            queue,
+            id: handout.id,
+            attempt: handout.attempt,
+            item: Some(item),
+        }
+    }
 }
 
 impl<T, Q: Deref<Target = Queue<T>>> Lease<T, Q> {
@@ -37,6 +61,10 @@ impl<T, Q: Deref<Target = Queue<T>>> Lease<T, Q> {
 
     #[inline]
     fn resolve(mut self, outcome: Outcome) -> T {
+        let id = self.id;
+        // While the item is still in this delivery, and before the ledger counts the
+        // ending (so a join that returns has it recorded).
+        self.queue.note(|| JobEvent::Ended { id, outcome });
         let item = self
             .item
             .take()
@@ -47,6 +75,10 @@ impl<T, Q: Deref<Target = Queue<T>>> Lease<T, Q> {
     }
 
     fn retry(mut self) -> Result<JobId, Self> {
+        let id = self.id;
+        // Before the push (once pushed, a getter may record the next delivery), and while
+        // the item is still in this delivery.
+        self.queue.note(|| JobEvent::Retried(id));
         let item = self
             .item
             .take()
@@ -57,8 +89,9 @@ impl<T, Q: Deref<Target = Queue<T>>> Lease<T, Q> {
                 Ok(self.id)
             }
             Err(item) => {
-                // Back in the delivery before any waker runs.
+                // Back in the delivery before any waker or journal runs.
                 self.item = Some(item);
+                self.queue.note(|| JobEvent::RetryRefused(id));
                 self.queue.wake_signalled();
                 Err(self)
             }
@@ -74,13 +107,63 @@ impl<T, Q: Deref<Target = Queue<T>>> Drop for Lease<T, Q> {
             #[cfg(not(feature = "std"))]
             let panicking = false;
             crate::events::abandoned(self.id, panicking);
-            self.queue.end_delivery(None);
+            let id = self.id;
+            self.queue.note(|| JobEvent::Abandoned { id, panicking });
+            if self.queue.redelivers() {
+                let item = self.item.take().expect("checked above");
+                self.queue.abandon(self.id, self.attempt, item, panicking);
+            } else {
+                self.queue.end_delivery(None);
+            }
         }
     }
 }
 
 macro_rules! delivery_methods {
     ($Type:ident) => {
+        /// Whether cancellation of the queue's in-flight work was requested
+        /// ([`Queue::cancel_in_flight`] or [`Queue::abort`]), before or after this delivery
+        /// was handed out. A request only: the delivery still has to end.
+        ///
+        /// One atomic load; cheap enough to check between steps of a long job.
+        ///
+        /// # Examples
+        ///
+        /// ```
+        /// let queue = queue_core::Queue::unbounded();
+        /// queue.try_put(1).unwrap();
+        /// let job = queue.try_get().unwrap();
+        /// assert!(!job.is_cancelled());
+        /// queue.cancel_in_flight();
+        /// assert!(job.is_cancelled());
+        /// job.uncertain();
+        /// ```
+        #[inline]
+        #[must_use]
+        pub fn is_cancelled(&self) -> bool {
+            self.lease.queue.cancellation().is_requested()
+        }
+
+        /// Blocks the thread until cancellation of the queue's in-flight work is requested
+        /// (returns at once if it already was).
+        ///
+        /// # Examples
+        ///
+        /// ```
+        /// let queue = queue_core::Queue::unbounded();
+        /// queue.try_put(1).unwrap();
+        /// let job = queue.try_get().unwrap();
+        /// std::thread::scope(|s| {
+        ///     s.spawn(|| queue.abort());
+        ///     job.cancelled_blocking();
+        /// });
+        /// job.uncertain();
+        /// ```
+        #[cfg(feature = "std")]
+        pub fn cancelled_blocking(&self) {
+            Cancelled::new(self.lease.queue.cancellation()).wait()
+        }
+
         /// The item's id, as returned by the put that accepted it.
         ///
         /// # Examples
@@ -94,6 +177,31 @@ macro_rules! delivery_methods {
         #[must_use]
         pub fn id(&self) -> JobId {
             self.lease.id
+        }
+
+        /// Which delivery of this id this is: 1 for the first, one more for each
+        /// redelivery under [`AbandonPolicy::Redeliver`](crate::AbandonPolicy::Redeliver).
+        ///
+        /// A [`retry`](Delivery::retry) is the handler's own decision and puts the item
+        /// back through the buffer, which carries no attempt: the retried item comes back
+        /// as attempt 1.
+        ///
+        /// # Examples
+        ///
+        /// ```
+        /// use queue_core::{AbandonPolicy, Queue};
+        ///
+        /// let queue = Queue::unbounded().with_abandon_policy(AbandonPolicy::redeliver(3).unwrap());
+        /// queue.try_put("job").unwrap();
+        /// let first = queue.try_get().unwrap();
+        /// assert_eq!(first.attempt(), 1);
+        /// drop(first); // abandoned: redelivered
+        /// assert_eq!(queue.try_get().unwrap().attempt(), 2);
+        /// ```
+        #[inline]
+        #[must_use]
+        pub fn attempt(&self) -> u32 {
+            self.lease.attempt
         }
 
         /// Ends the delivery with `outcome` and returns the item.
@@ -195,17 +303,41 @@ pub struct Delivery<'a, T> {
 
 impl<'a, T> Delivery<'a, T> {
     #[inline]
-    pub(crate) fn new(queue: &'a Queue<T>, id: JobId, item: T) -> Self {
+    pub(crate) fn new(queue: &'a Queue<T>, handout: Handout, item: T) -> Self {
         Delivery {
-            lease: Lease {
-                queue,
-                id,
-                item: Some(item),
-            },
+            lease: Lease::new(queue, handout, item),
         }
     }
 
     delivery_methods!(Delivery);
+
+    /// A future that resolves once cancellation of the queue's in-flight work is requested
+    /// (at once if it already was); see [`Cancelled`]. Creating it allocates nothing.
+    ///
+    /// It borrows the queue, not the delivery, so a `select!` branch can resolve the
+    /// delivery while the future is still alive.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use futures_lite::future::{block_on, or};
+    ///
+    /// let queue = queue_core::Queue::unbounded();
+    /// queue.try_put(1).unwrap();
+    /// let job = queue.try_get().unwrap();
+    /// std::thread::scope(|s| {
+    ///     s.spawn(|| queue.cancel_in_flight());
+    ///     let stop = job.cancelled();
+    ///     // The handler's work never finishes by itself here.
+    ///     let cancelled = block_on(or(async { stop.await; true }, std::future::pending()));
+    ///     assert!(cancelled);
+    /// });
+    /// job.reject();
+    /// ```
+    #[inline]
+    pub fn cancelled(&self) -> Cancelled<'a> {
+        Cancelled::new(self.lease.queue.cancellation())
+    }
 
     /// Puts the item back in the buffer under the same id; it counts as buffered again.
     ///
@@ -282,17 +414,41 @@ pub struct OwnedDelivery<T> {
 #[cfg(target_has_atomic = "ptr")]
 impl<T> OwnedDelivery<T> {
     #[inline]
-    pub(crate) fn new(queue: Arc<Queue<T>>, id: JobId, item: T) -> Self {
+    pub(crate) fn new(queue: Arc<Queue<T>>, handout: Handout, item: T) -> Self {
         OwnedDelivery {
-            lease: Lease {
-                queue,
-                id,
-                item: Some(item),
-            },
+            lease: Lease::new(queue, handout, item),
         }
     }
 
     delivery_methods!(OwnedDelivery);
+
+    /// A future that resolves once cancellation of the queue's in-flight work is requested
+    /// (at once if it already was); see [`Cancelled`]. Creating it allocates nothing.
+    ///
+    /// It borrows this delivery (which holds the queue), so end the delivery after the
+    /// future is gone: let the `select!` return which branch won, then resolve.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use futures_lite::future::{block_on, or};
+    ///
+    /// let queue = Arc::new(queue_core::Queue::unbounded());
+    /// queue.try_put(1).unwrap();
+    /// let job = queue.try_get_owned().unwrap();
+    /// let handler = std::thread::spawn(move || {
+    ///     let cancelled = block_on(or(async { job.cancelled().await; true }, std::future::pending()));
+    ///     assert!(cancelled);
+    ///     job.uncertain()
+    /// });
+    /// queue.cancel_in_flight();
+    /// assert_eq!(handler.join().unwrap(), 1);
+    /// ```
+    #[inline]
+    pub fn cancelled(&self) -> Cancelled<'_> {
+        Cancelled::new(self.lease.queue.cancellation())
+    }
 
     /// Puts the item back in the buffer under the same id; see [`Delivery::retry`].
     ///

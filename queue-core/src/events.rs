@@ -14,11 +14,25 @@ pub(crate) fn accepted(id: JobId) {
     tracing::trace!(target: "queue_core", id = id.get(), "job accepted");
 }
 
-/// A get delivered the job (`TRACE`).
+/// A get delivered the job, as its delivery number `attempt` (`TRACE`).
 #[inline(always)]
-pub(crate) fn delivered(id: JobId) {
+pub(crate) fn delivered(id: JobId, attempt: u32) {
     #[cfg(feature = "tracing")]
-    tracing::trace!(target: "queue_core", id = id.get(), "job delivered");
+    tracing::trace!(target: "queue_core", id = id.get(), attempt, "job delivered");
+}
+
+/// An abandoned delivery's job went back for delivery number `attempt` (`DEBUG`).
+#[inline(always)]
+pub(crate) fn redelivered(id: JobId, attempt: u32) {
+    #[cfg(feature = "tracing")]
+    tracing::debug!(target: "queue_core", id = id.get(), attempt, "job redelivered");
+}
+
+/// An abandoned delivery's job became a dead letter after `attempts` deliveries (`WARN`).
+#[inline(always)]
+pub(crate) fn dead_lettered(id: JobId, attempts: u32) {
+    #[cfg(feature = "tracing")]
+    tracing::warn!(target: "queue_core", id = id.get(), attempts, "job dead-lettered");
 }
 
 /// A delivery was resolved (`DEBUG`).

@@ -9,8 +9,8 @@ use core::task::{Context, Poll};
 use alloc::sync::Arc;
 
 use crate::delivery::Delivery;
+use crate::delivery::Handout;
 use crate::error::{GetError, TryGetError};
-use crate::job_id::JobId;
 use crate::queue::Queue;
 use crate::wait::{Sleep, Wait};
 
@@ -24,7 +24,7 @@ fn poll_take<T, D>(
     queue: &Queue<T>,
     wait: &mut Wait,
     sleep: &mut Sleep<'_, '_>,
-    wrap: impl Fn(JobId, T) -> D,
+    wrap: impl Fn(Handout, T) -> D,
 ) -> Poll<Result<D, GetError>> {
     wait.poll(queue.getters(), sleep, |turn| attempt(queue, turn, &wrap))
 }
@@ -35,7 +35,7 @@ fn poll_take<T, D>(
 fn attempt<T, D>(
     queue: &Queue<T>,
     turn: bool,
-    wrap: impl Fn(JobId, T) -> D,
+    wrap: impl Fn(Handout, T) -> D,
 ) -> Option<Result<D, GetError>> {
     match queue.take(turn, wrap) {
         Ok(delivery) => Some(Ok(delivery)),

@@ -79,10 +79,16 @@ pub struct Ledger {
     pub rejected: u64,
     /// Deliveries resolved as [`Outcome::Uncertain`].
     pub uncertain: u64,
-    /// Deliveries dropped without an outcome (early return, panic unwinding).
+    /// Deliveries dropped without an outcome (early return, panic unwinding). Under
+    /// [`AbandonPolicy::Redeliver`](crate::AbandonPolicy::Redeliver) only the last allowed
+    /// delivery counts here (the item is then a [`DeadLetter`](crate::DeadLetter)); an
+    /// abandoned delivery that goes back counts as `buffered` again, and the redeliveries
+    /// themselves are counted outside the ledger
+    /// ([`Queue::redeliveries`](crate::Queue::redeliveries)).
     pub abandoned: u64,
     /// Buffered items removed by [`Queue::shutdown_now`](crate::Queue::shutdown_now) and
-    /// handed back to its caller, never processed.
+    /// handed back to its caller, never processed; under the redelivery policy, also
+    /// deliveries abandoned after it (kept as dead letters).
     pub discarded: u64,
 }
 
@@ -269,6 +275,16 @@ impl Tally {
         // Relaxed: a statistic; `end` below orders it.
         self.discarded.fetch_add(n, Ordering::Relaxed);
         self.end(n)
+    }
+
+    /// An in-flight item was discarded (abandoned after an immediate shutdown, under the
+    /// redelivery policy). Returns whether this made the unfinished count zero.
+    #[cold]
+    pub(crate) fn discard_in_flight(&self) -> bool {
+        // Relaxed: a statistic and a gauge; `end` below orders them.
+        self.discarded.fetch_add(1, Ordering::Relaxed);
+        self.in_flight.fetch_sub(1, Ordering::Relaxed);
+        self.end(1)
     }
 
     /// Records `n` endings and tells whether they brought the unfinished count to zero.

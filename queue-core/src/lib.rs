@@ -12,6 +12,17 @@
 //!   unresolved, it counts as abandoned. There is no free-standing `task_done`.
 //! - [`Queue::shutdown`] stops admission and lets consumers drain the buffer;
 //!   [`Queue::shutdown_now`] also drains the buffer and returns the items with their ids.
+//! - [`Queue::cancel_in_flight`] asks the work in flight to stop: every delivery then
+//!   reports [`Delivery::is_cancelled`] and its [`cancelled`](Delivery::cancelled) future
+//!   (for `select!`) resolves. A request, never a forced ending; [`Queue::abort`] does it and
+//!   [`Queue::shutdown_now`] in one call.
+//! - [`Queue::with_abandon_policy`] decides what a delivery dropped unresolved means:
+//!   [`AbandonPolicy::Abandon`] (the default: counted abandoned, item dropped) or
+//!   [`AbandonPolicy::Redeliver`] (back under its id with [`Delivery::attempt`] one higher,
+//!   then a [`DeadLetter`] kept for [`Queue::take_dead_letters`]).
+//! - [`Queue::with_journal`] installs a [`Journal`]: an observer of every [`JobEvent`]
+//!   with its [`JobId`], in causal order per id. [`Record`] (std) is a ready one that
+//!   answers "which ids ended uncertain or abandoned, and which are still in flight?".
 //! - [`Queue::join`] waits until every accepted item has ended and returns the [`Ledger`]:
 //!   `accepted == buffered + in_flight + succeeded + rejected + uncertain + abandoned +
 //!   discarded`.
@@ -133,10 +144,12 @@
 //! | message | level | fields | when |
 //! |---|---|---|---|
 //! | `job accepted` | `TRACE` | `id` | a put accepted the job |
-//! | `job delivered` | `TRACE` | `id` | a get handed it out |
+//! | `job delivered` | `TRACE` | `id`, `attempt` | a get handed it out (`attempt`: 1, or more when redelivered) |
 //! | `job ended` | `DEBUG` | `id`, `outcome` (`succeeded`, `rejected`, `uncertain`) | a delivery was resolved |
 //! | `job abandoned` | `WARN` | `id`, `panicking` | a delivery was dropped unresolved (`panicking`: during a panic) |
 //! | `job retried` | `DEBUG` | `id` | [`Delivery::retry`] put it back |
+//! | `job redelivered` | `DEBUG` | `id`, `attempt` | under [`AbandonPolicy::Redeliver`], an abandoned delivery went back for delivery `attempt` |
+//! | `job dead-lettered` | `WARN` | `id`, `attempts` | under [`AbandonPolicy::Redeliver`], an abandoned delivery became a [`DeadLetter`] (after its `job abandoned`, and after a `job discarded` if an immediate shutdown caused it) |
 //! | `job discarded` | `DEBUG` | `id` | [`Queue::shutdown_now`] drained it and handed it back |
 //! | `queue drained` | `DEBUG` | `discarded` | after the `job discarded` events of one `shutdown_now` |
 //! | `queue shut down` | `DEBUG` | `unfinished` | the first shutdown, either kind |
@@ -163,23 +176,31 @@ extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
 
+mod cancel;
+mod dead_letter;
 mod delivery;
 mod error;
 mod events;
 mod get;
 mod job_id;
 mod join;
+mod journal;
 mod ledger;
 mod outcome;
 #[cfg(feature = "std")]
 mod park;
+mod policy;
 mod producer;
 mod put;
 mod queue;
-// The new engine: built and tested on its own (unit tests, loom models, Miri, the floor
-// count) until the queue is moved onto it, so it is compiled under `cfg(test)` only.
+// `lifecycle`, `ring` and `slots` are the new engine: built and tested on its own (unit
+// tests, loom models, Miri, the floor count) until the queue is moved onto it, so they are
+// compiled under `cfg(test)` only.
 #[cfg(all(test, not(loom)))]
 mod lifecycle;
+#[cfg(feature = "std")]
+mod record;
+mod redelivery;
 mod registry;
 #[cfg(target_has_atomic = "ptr")]
 mod relay;
@@ -198,6 +219,7 @@ mod wait;
 mod waiters;
 mod worker;
 
+pub use crate::dead_letter::{DeadLetter, DeadReason};
 pub use crate::delivery::Delivery;
 #[cfg(target_has_atomic = "ptr")]
 pub use crate::delivery::OwnedDelivery;
@@ -206,12 +228,16 @@ pub use crate::error::{
     ZeroCapacity,
 };
 pub use crate::job_id::JobId;
+pub use crate::journal::{JobEvent, Journal};
 pub use crate::ledger::Ledger;
 pub use crate::outcome::Outcome;
+pub use crate::policy::{AbandonPolicy, ZeroAttempts};
 #[cfg(target_has_atomic = "ptr")]
 pub use crate::producer::OwnedProducer;
 pub use crate::producer::Producer;
 pub use crate::queue::Queue;
+#[cfg(feature = "std")]
+pub use crate::record::{JobState, Record};
 pub use crate::shutdown_until::Closed;
 pub use crate::stream::Deliveries;
 #[cfg(target_has_atomic = "ptr")]
@@ -233,6 +259,7 @@ pub use crate::worker::Worker;
 /// futures_lite::future::block_on(put).unwrap();
 /// ```
 pub mod futures {
+    pub use crate::cancel::Cancelled;
     pub use crate::get::Get;
     #[cfg(target_has_atomic = "ptr")]
     pub use crate::get::GetOwned;
@@ -260,6 +287,7 @@ const _: () = {
     send::<Worker<'static, Cell<u8>>>();
 
     send_sync::<Delivery<'static, u8>>();
+    send_sync::<futures::Cancelled<'static>>();
     send_sync::<futures::Put<'static, u8>>();
     send_sync::<futures::Get<'static, u8>>();
     send_sync::<futures::Join<'static, u8>>();
@@ -270,6 +298,14 @@ const _: () = {
     send_sync::<Deliveries<'static, u8>>();
     send_sync::<JobId>();
     send_sync::<Ledger>();
+    send_sync::<JobEvent>();
+    #[cfg(feature = "std")]
+    send_sync::<Record>();
+    send_sync::<AbandonPolicy>();
+    send_sync::<ZeroAttempts>();
+    send_sync::<DeadReason>();
+    send_sync::<DeadLetter<u8>>();
+    send::<DeadLetter<Cell<u8>>>();
     send_sync::<Outcome>();
     send_sync::<PutError<u8>>();
     send_sync::<TryPutError<u8>>();

@@ -1,5 +1,6 @@
 //! The queue: a buffer of `(JobId, T)`, a ledger, and three classes of waiters.
 
+use alloc::boxed::Box;
 use alloc::vec::Vec;
 use core::fmt;
 use core::future::Future;
@@ -9,15 +10,20 @@ use concurrent_queue::{ConcurrentQueue, PushError};
 #[cfg(target_has_atomic = "ptr")]
 use alloc::sync::Arc;
 
-use crate::delivery::Delivery;
+use crate::cancel::Cancellation;
+use crate::dead_letter::DeadLetter;
+use crate::delivery::{Delivery, Handout};
 use crate::error::{PutError, PutTimeoutError, TryGetError, TryPutError, ZeroCapacity};
 use crate::get::Get;
 use crate::job_id::JobId;
 use crate::join::Join;
+use crate::journal::{JobEvent, Journal, Journaled};
 use crate::ledger::{Ledger, Tally};
 use crate::outcome::Outcome;
+use crate::policy::AbandonPolicy;
 use crate::producer::Producer;
 use crate::put::Put;
+use crate::redelivery::{Fate, Redelivery};
 use crate::registry::Registry;
 #[cfg(target_has_atomic = "ptr")]
 use crate::relay::Deferred;
@@ -122,6 +128,14 @@ pub struct Queue<T> {
     joiners: Waiters,
     /// Live [`Producer`] guards; the last one to leave shuts the queue down.
     producers: Registry,
+    /// Whether in-flight work was asked to stop, and the deliveries waiting to hear it.
+    cancellation: Cancellation,
+    /// The redelivery lane and dead letters, under [`AbandonPolicy::Redeliver`]; `None`
+    /// under [`AbandonPolicy::Abandon`], so that policy costs one branch on the paths it
+    /// touches (an abandonment, an empty pop, an ending that settles the queue).
+    redelivery: Option<Box<Redelivery<T>>>,
+    /// The observer of every job event, if one was installed.
+    journal: Option<Journaled>,
 }
 
 impl<T> Queue<T> {
@@ -228,7 +242,212 @@ impl<T> Queue<T> {
             putters: waiters(),
             joiners: waiters(),
             producers: Registry::new(),
+            cancellation: Cancellation::new(waiters()),
+            redelivery: None,
+            journal: None,
         }
+    }
+
+    /// Installs `journal`, which from now on sees every [`JobEvent`] of this queue with
+    /// its [`JobId`]; see [`Journal`] for when it is called and what it may do. Consumes
+    /// and returns the queue, so the journal is in place before the queue is shared. A
+    /// second call replaces the first journal.
+    ///
+    /// Without a journal, each event costs the queue one branch.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use queue_core::{JobState, Outcome, Queue, Record};
+    ///
+    /// let record = Arc::new(Record::new());
+    /// let queue = Queue::unbounded().with_journal(Arc::clone(&record));
+    /// let id = queue.try_put("job").unwrap();
+    /// assert_eq!(record.state(id), Some(JobState::Buffered { attempt: 1 }));
+    /// queue.try_get().unwrap().uncertain();
+    /// assert_eq!(record.state(id), Some(JobState::Ended(Outcome::Uncertain)));
+    /// assert_eq!(record.uncertain(), vec![id]);
+    /// ```
+    #[must_use]
+    pub fn with_journal(mut self, journal: impl Journal + 'static) -> Self {
+        self.journal = Some(Journaled::new(Box::new(journal)));
+        self
+    }
+
+    /// How many calls of the installed [`Journal`] panicked (each was caught; the queue
+    /// went on, and that event was lost to the journal). 0 without a journal, and always
+    /// 0 without `std` (where a panic is not caught).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use queue_core::{JobEvent, Journal, Queue};
+    ///
+    /// struct Fragile;
+    /// impl Journal for Fragile {
+    ///     fn record(&self, event: JobEvent) {
+    ///         if let JobEvent::Accepted(_) = event {
+    ///             panic!("disk full");
+    ///         }
+    ///     }
+    /// }
+    /// let queue = Queue::unbounded().with_journal(Fragile);
+    /// queue.try_put(1).unwrap(); // accepted all the same
+    /// assert_eq!(queue.journal_panics(), 1);
+    /// assert_eq!(queue.try_get().unwrap().succeed(), 1);
+    /// ```
+    #[must_use]
+    pub fn journal_panics(&self) -> usize {
+        self.journal.as_ref().map_or(0, Journaled::panics)
+    }
+
+    /// Records an event in the journal, if one is installed. The event is built only then.
+    #[inline(always)]
+    pub(crate) fn note(&self, event: impl FnOnce() -> JobEvent) {
+        if let Some(journal) = &self.journal {
+            journal.record(event());
+        }
+    }
+
+    /// Installs what happens to a delivery dropped unresolved (see [`AbandonPolicy`]);
+    /// a queue without one behaves as [`AbandonPolicy::Abandon`]. Consumes and returns the
+    /// queue, so the policy is fixed before the queue is shared.
+    ///
+    /// Under [`AbandonPolicy::Redeliver`], where each state sits:
+    ///
+    /// - a redelivered item is *buffered* again in the [`Ledger`] (it has not ended, and
+    ///   is counted once, under its id); [`len`](Queue::len) counts it. Redeliveries are
+    ///   counted outside the ledger, by [`redeliveries`](Queue::redeliveries);
+    /// - an item whose last attempt was abandoned is *abandoned* in the ledger and kept as
+    ///   a [`DeadLetter`] until [`take_dead_letters`](Queue::take_dead_letters);
+    /// - a delivery abandoned after an immediate shutdown is *discarded* in the ledger and
+    ///   kept as a [`DeadLetter`] with [`DeadReason::ShutDownNow`](crate::DeadReason).
+    ///
+    /// And how it meets shutdown: after a graceful [`shutdown`](Queue::shutdown), a
+    /// redelivered item is still delivered (it was accepted), so a get on a shut-down,
+    /// empty queue returns `ShutDown` only once nothing is unfinished (no delivery in
+    /// flight could come back); until then it waits ([`try_get`](Queue::try_get) says
+    /// `Empty`). After [`shutdown_now`](Queue::shutdown_now), redelivered items still
+    /// buffered are drained with the rest, and a delivery abandoned later is discarded
+    /// into the dead letters.
+    ///
+    /// Redelivered items go to the front of the line only in the sense that a get takes
+    /// them when the buffer is empty: they queue behind the buffered items. They never
+    /// wait for a slot: a bounded buffer can hold, beyond its capacity, as many
+    /// redelivered items as there were deliveries in flight.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use queue_core::{AbandonPolicy, Queue};
+    ///
+    /// let queue = Queue::bounded(8).unwrap().with_abandon_policy(AbandonPolicy::redeliver(2).unwrap());
+    /// let id = queue.try_put("flaky").unwrap();
+    /// drop(queue.try_get().unwrap()); // attempt 1 abandoned
+    /// assert_eq!(queue.ledger().buffered, 1);
+    /// let again = queue.try_get().unwrap();
+    /// assert_eq!((again.id(), again.attempt()), (id, 2));
+    /// again.succeed();
+    /// let ledger = queue.ledger();
+    /// assert_eq!((ledger.accepted, ledger.succeeded, ledger.abandoned), (1, 1, 0));
+    /// assert_eq!(queue.redeliveries(), 1);
+    /// ```
+    #[must_use]
+    pub fn with_abandon_policy(mut self, policy: AbandonPolicy) -> Self {
+        self.redelivery = match policy {
+            AbandonPolicy::Abandon => None,
+            AbandonPolicy::Redeliver { max_attempts } => {
+                Some(Box::new(Redelivery::new(max_attempts)))
+            }
+        };
+        self
+    }
+
+    /// The policy installed with [`with_abandon_policy`](Queue::with_abandon_policy).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use queue_core::{AbandonPolicy, Queue};
+    ///
+    /// assert_eq!(Queue::<u8>::unbounded().abandon_policy(), AbandonPolicy::Abandon);
+    /// let policy = AbandonPolicy::redeliver(4).unwrap();
+    /// assert_eq!(Queue::<u8>::unbounded().with_abandon_policy(policy).abandon_policy(), policy);
+    /// ```
+    #[must_use]
+    pub fn abandon_policy(&self) -> AbandonPolicy {
+        match &self.redelivery {
+            None => AbandonPolicy::Abandon,
+            Some(redelivery) => AbandonPolicy::redeliver(redelivery.max_attempts())
+                .expect("the limit was valid when installed"),
+        }
+    }
+
+    /// Takes the dead letters kept so far (oldest first): items whose last allowed
+    /// delivery was abandoned, or that were abandoned after an immediate shutdown, with
+    /// their ids, attempts and reason. Always empty under [`AbandonPolicy::Abandon`].
+    ///
+    /// [`shutdown_now`](Queue::shutdown_now) returns the buffered items; the dead letters
+    /// stay here, for this call (after `join` returns, every one is here).
+    ///
+    /// Memory: each dead letter holds its item until taken, so the list grows by one entry
+    /// per dead-lettered id and is bounded only by the number of accepted ids. Nothing is
+    /// dropped or refused past any size: take them regularly (or after `join`). Each take
+    /// allocates one `Vec` of the letters taken.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use queue_core::{AbandonPolicy, DeadReason, Queue};
+    ///
+    /// let queue = Queue::unbounded().with_abandon_policy(AbandonPolicy::redeliver(1).unwrap());
+    /// queue.try_put(1).unwrap();
+    /// drop(queue.try_get().unwrap());
+    /// let dead = queue.take_dead_letters();
+    /// assert_eq!(dead.len(), 1);
+    /// assert_eq!(dead[0].reason, DeadReason::Exhausted { panicking: false });
+    /// assert!(queue.take_dead_letters().is_empty());
+    /// assert_eq!(queue.ledger().abandoned, 1);
+    /// ```
+    pub fn take_dead_letters(&self) -> Vec<DeadLetter<T>> {
+        match &self.redelivery {
+            Some(redelivery) => redelivery.take_dead(),
+            None => Vec::new(),
+        }
+    }
+
+    /// How many dead letters wait for [`take_dead_letters`](Queue::take_dead_letters).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let queue = queue_core::Queue::<u8>::unbounded();
+    /// assert_eq!(queue.dead_letters(), 0);
+    /// ```
+    #[must_use]
+    pub fn dead_letters(&self) -> usize {
+        self.redelivery.as_ref().map_or(0, |r| r.dead_len())
+    }
+
+    /// How many times an abandoned delivery was put back for another attempt, under
+    /// [`AbandonPolicy::Redeliver`]. Outside the [`Ledger`], whose identity counts each id
+    /// once.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use queue_core::{AbandonPolicy, Queue};
+    ///
+    /// let queue = Queue::unbounded().with_abandon_policy(AbandonPolicy::redeliver(3).unwrap());
+    /// queue.try_put(()).unwrap();
+    /// drop(queue.try_get().unwrap());
+    /// drop(queue.try_get().unwrap());
+    /// assert_eq!(queue.redeliveries(), 2);
+    /// ```
+    #[must_use]
+    pub fn redeliveries(&self) -> u64 {
+        self.redelivery.as_ref().map_or(0, |r| r.redelivered())
     }
 
     // ----------------------------------------------------------------------------- put
@@ -325,6 +544,8 @@ impl<T> Queue<T> {
             return Err(TryPutError::Full(item));
         }
         let id = JobId::new(self.tally.issue());
+        // Before the push: once pushed, a getter may record the delivery.
+        self.note(|| JobEvent::Accepted(id));
         match self.buffer.push((id, item)) {
             Ok(()) => {
                 crate::events::accepted(id);
@@ -336,11 +557,13 @@ impl<T> Queue<T> {
                 // Closed: a shutdown ran between the state check and the push. (Full cannot
                 // happen: the slot taken above guarantees room.) The id is never used.
                 // Every count is settled before any waker runs.
+                self.note(|| JobEvent::Revoked(id));
                 let freed = self.free_slots(1);
                 let settled = self.tally.revoke();
                 let putters = freed && self.putters.signal_additional(1);
                 let joiners = settled && self.joiners.signal_all();
-                if putters | joiners {
+                let getters = settled && self.settled_getters();
+                if putters | joiners | getters {
                     self.wake_signalled();
                 }
                 Err(TryPutError::ShutDown(item))
@@ -507,6 +730,11 @@ impl<T> Queue<T> {
     /// [`GetError::ShutDown`](crate::GetError::ShutDown) once the queue is shut down and its
     /// buffer is empty. Items buffered before a graceful shutdown are still delivered.
     ///
+    /// Under [`AbandonPolicy::Redeliver`], a delivery in flight may still come back, so
+    /// after a graceful shutdown a get on the empty queue waits until nothing is unfinished
+    /// (then `ShutDown`) or a redelivered item arrives. A task that holds a delivery and
+    /// gets again waits on itself: end a delivery before the next get.
+    ///
     /// # Cancel safety
     ///
     /// Cancel-safe: the item is taken out of the buffer only in the poll that returns it,
@@ -557,7 +785,7 @@ impl<T> Queue<T> {
     /// queue.try_get().unwrap().succeed();
     /// ```
     pub fn try_get(&self) -> Result<Delivery<'_, T>, TryGetError> {
-        self.take(false, |id, item| Delivery::new(self, id, item))
+        self.take(false, |handout, item| Delivery::new(self, handout, item))
     }
 
     /// Delivers an item, blocking the thread until one is buffered.
@@ -649,10 +877,8 @@ impl<T> Queue<T> {
     pub(crate) fn take<D>(
         &self,
         turn: bool,
-        wrap: impl FnOnce(JobId, T) -> D,
+        wrap: impl FnOnce(Handout, T) -> D,
     ) -> Result<D, TryGetError> {
-        // After a shutdown the buffer only drains, and the gate is moot: every getter
-        // takes what is left or learns the end.
         let turns = self.getters.turns();
         if turn {
             // Redeemed before the pop, never after: a turn still counted while its item is
@@ -665,22 +891,52 @@ impl<T> Queue<T> {
         }
         let (id, item) = match self.pop() {
             Ok(entry) => entry,
-            Err(TryGetError::Empty) => {
-                if turn {
+            Err(empty) => {
+                let redelivered = self.take_redelivered(empty, wrap);
+                if turn && redelivered.as_ref().err() == Some(&TryGetError::Empty) {
                     // Nothing to take after all (a try that raced the grant took it): the
                     // getter keeps its turn.
                     turns.grant(1);
                 }
-                return Err(TryGetError::Empty);
+                // A final answer uses the turn up.
+                return redelivered;
             }
-            // A final answer uses the turn up.
-            Err(end) => return Err(end),
         };
-        let delivery = wrap(id, item);
+        let delivery = wrap(Handout { id, attempt: 1 }, item);
+        self.note(|| JobEvent::Delivered { id, attempt: 1 });
         if let Limit::Buffered(_) = self.limit {
             self.give_back_slots(1);
         }
         Ok(delivery)
+    }
+
+    /// The buffer had nothing: a redelivered item, if the policy keeps any. A redelivered
+    /// item holds no slot, so none is given back.
+    #[cold]
+    fn take_redelivered<D>(
+        &self,
+        empty: TryGetError,
+        wrap: impl FnOnce(Handout, T) -> D,
+    ) -> Result<D, TryGetError> {
+        let Some(redelivery) = &self.redelivery else {
+            return Err(empty);
+        };
+        if let Some((id, attempt, item)) = redelivery.pop() {
+            self.tally.deliver();
+            crate::events::delivered(id, attempt);
+            let delivery = wrap(Handout { id, attempt }, item);
+            self.note(|| JobEvent::Delivered { id, attempt });
+            return Ok(delivery);
+        }
+        match empty {
+            // Shut down and empty: final only if nothing can come back, i.e. the lane is
+            // closed (an immediate shutdown) or nothing is unfinished. (Checked after the
+            // lane: an item redelivered before this check is in the lane or was popped.)
+            TryGetError::ShutDown if !redelivery.is_closed() && !self.tally.is_settled() => {
+                Err(TryGetError::Empty)
+            }
+            other => Err(other),
+        }
     }
 
     /// Takes the next item out of the buffer and counts it as in flight; wakes nobody.
@@ -697,7 +953,7 @@ impl<T> Queue<T> {
             Err(_) => return Err(TryGetError::Empty),
         };
         self.tally.deliver();
-        crate::events::delivered(entry.0);
+        crate::events::delivered(entry.0, 1);
         Ok(entry)
     }
 
@@ -708,11 +964,83 @@ impl<T> Queue<T> {
     #[inline]
     pub(crate) fn end_delivery(&self, outcome: Option<Outcome>) {
         let settled = self.tally.resolve(outcome);
+        self.ended_one(settled);
+    }
+
+    /// After one in-flight item ended (`settled`: and nothing is unfinished now): gives
+    /// its slot back and wakes whoever that concerns.
+    #[inline]
+    fn ended_one(&self, settled: bool) {
         let freed = matches!(self.limit, Limit::Unfinished(_)) && self.free_slots(1);
         let putters = freed && self.putters.signal_additional(1);
         let joiners = settled && self.joiners.signal_all();
-        if putters | joiners {
+        let getters = settled && self.settled_getters();
+        if putters | joiners | getters {
             self.wake_signalled();
+        }
+    }
+
+    /// Under the redelivery policy, gets on a shut-down, empty queue wait while something
+    /// is unfinished (it could come back); once settled, they are told. Marks them.
+    #[inline]
+    fn settled_getters(&self) -> bool {
+        self.redelivery.is_some() && self.is_shut_down() && self.getters.signal_all()
+    }
+
+    /// Whether abandoned deliveries are redelivered (the policy is
+    /// [`AbandonPolicy::Redeliver`]).
+    #[inline]
+    pub(crate) fn redelivers(&self) -> bool {
+        self.redelivery.is_some()
+    }
+
+    /// A delivery number `attempt` of `id` was dropped unresolved under the redelivery
+    /// policy: the item goes back into the lane, or into the dead letters, before any
+    /// waker runs.
+    #[cold]
+    pub(crate) fn abandon(&self, id: JobId, attempt: u32, item: T, panicking: bool) {
+        let redelivery = self
+            .redelivery
+            .as_ref()
+            .expect("called only under the redelivery policy");
+        let fate = redelivery.abandon(
+            id,
+            attempt,
+            item,
+            panicking,
+            // Before the push: once in the lane, another getter may count it in flight
+            // and record its delivery.
+            |next| {
+                self.tally.undeliver();
+                self.note(|| JobEvent::Redelivered { id, attempt: next });
+            },
+            || self.tally.deliver(),
+        );
+        match fate {
+            Fate::Redelivered(next) => {
+                crate::events::redelivered(id, next);
+                // Hand-off: one more item for one more getter.
+                self.getters.notify_additional(1);
+            }
+            Fate::Exhausted => {
+                crate::events::dead_lettered(id, attempt);
+                self.note(|| JobEvent::DeadLettered {
+                    id,
+                    attempts: attempt,
+                });
+                self.end_delivery(None);
+            }
+            Fate::Discarded => {
+                crate::events::discarded(id);
+                crate::events::dead_lettered(id, attempt);
+                self.note(|| JobEvent::Discarded(id));
+                self.note(|| JobEvent::DeadLettered {
+                    id,
+                    attempts: attempt,
+                });
+                let settled = self.tally.discard_in_flight();
+                self.ended_one(settled);
+            }
         }
     }
 
@@ -796,8 +1124,8 @@ impl<T> Queue<T> {
     /// ```
     #[cfg(target_has_atomic = "ptr")]
     pub fn try_get_owned(self: &Arc<Self>) -> Result<OwnedDelivery<T>, TryGetError> {
-        self.take(false, |id, item| {
-            OwnedDelivery::new(Arc::clone(self), id, item)
+        self.take(false, |handout, item| {
+            OwnedDelivery::new(Arc::clone(self), handout, item)
         })
     }
 
@@ -1140,12 +1468,28 @@ impl<T> Queue<T> {
     /// assert!(queue.shutdown_now().is_empty());
     /// ```
     pub fn shutdown_now(&self) -> Vec<(JobId, T)> {
+        // Closed before the shutdown wakes the getters, so a getter woken by it sees that
+        // nothing can be redelivered any more.
+        if let Some(redelivery) = &self.redelivery {
+            redelivery.close();
+        }
         self.shutdown();
-        let mut drained = Vec::with_capacity(self.buffer.len());
+        let mut drained = Vec::with_capacity(self.len());
         while let Ok(entry) = self.buffer.pop() {
             drained.push(entry);
         }
+        if let Some(redelivery) = &self.redelivery {
+            while let Some((id, _, item)) = redelivery.pop() {
+                drained.push((id, item));
+            }
+        }
         let count = drained.len();
+        // Before the endings count: a join that returns has them recorded.
+        if self.journal.is_some() {
+            for (id, _) in &drained {
+                self.note(|| JobEvent::Discarded(*id));
+            }
+        }
         let freed = self.free_slots(count);
         let settled = self.tally.discard(count as u64);
         let putters = freed && self.putters.signal_additional(count);
@@ -1157,6 +1501,93 @@ impl<T> Queue<T> {
             crate::events::discarded(*id);
         }
         crate::events::drained(count);
+        drained
+    }
+
+    /// Requests cooperative cancellation of the work in flight: every [`Delivery`] (and
+    /// [`OwnedDelivery`]) then reports [`is_cancelled`](Delivery::is_cancelled), and its
+    /// [`cancelled`](Delivery::cancelled) future resolves.
+    ///
+    /// A request, never a forced ending: each delivery still ends as its handler decides
+    /// (typically [`uncertain`](Delivery::uncertain) or [`reject`](Delivery::reject), or a
+    /// [`retry`](Delivery::retry)), and until then counts as in flight. The buffer and
+    /// admission are untouched: this is not a shutdown (for both at once, see
+    /// [`abort`](Queue::abort)).
+    ///
+    /// The request is permanent: it covers the deliveries in flight now and every delivery
+    /// handed out later (an item still buffered, a retried one), which see it at once.
+    /// Every waiting `cancelled` future is woken, even if some waker panics (the first
+    /// panic then propagates, after every waiter was woken).
+    ///
+    /// Idempotent; returns whether this call made the request.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let queue = queue_core::Queue::unbounded();
+    /// queue.try_put("running").unwrap();
+    /// queue.try_put("later").unwrap();
+    /// let running = queue.try_get().unwrap();
+    /// assert!(!running.is_cancelled());
+    /// assert!(queue.cancel_in_flight());
+    /// assert!(!queue.cancel_in_flight());
+    /// assert!(running.is_cancelled());
+    /// // Handed out after the request: it sees it at once.
+    /// assert!(queue.try_get().unwrap().is_cancelled());
+    /// assert!(!queue.is_shut_down());
+    /// ```
+    pub fn cancel_in_flight(&self) -> bool {
+        let (first, signalled) = self.cancellation.request();
+        if signalled {
+            self.wake_signalled();
+        }
+        first
+    }
+
+    /// Whether cancellation of in-flight work was requested
+    /// ([`cancel_in_flight`](Queue::cancel_in_flight) or [`abort`](Queue::abort)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let queue = queue_core::Queue::<u8>::unbounded();
+    /// assert!(!queue.is_cancel_requested());
+    /// queue.cancel_in_flight();
+    /// assert!(queue.is_cancel_requested());
+    /// ```
+    #[must_use]
+    pub fn is_cancel_requested(&self) -> bool {
+        self.cancellation.is_requested()
+    }
+
+    /// Aborts all work: shuts down immediately, draining the buffer as
+    /// [`shutdown_now`](Queue::shutdown_now) does (and returning the same thing: the
+    /// drained items with their ids, each recorded as discarded), then requests
+    /// cancellation of the deliveries in flight as
+    /// [`cancel_in_flight`](Queue::cancel_in_flight) does.
+    ///
+    /// In-flight deliveries still have to end; [`join`](Queue::join) waits for them, and
+    /// their handlers see [`Delivery::is_cancelled`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use futures_lite::future::block_on;
+    /// use queue_core::Queue;
+    ///
+    /// let queue = Queue::unbounded();
+    /// queue.try_put("running").unwrap();
+    /// let waiting = queue.try_put("waiting").unwrap();
+    /// let running = queue.try_get().unwrap();
+    /// assert_eq!(queue.abort(), vec![(waiting, "waiting")]);
+    /// block_on(running.cancelled());
+    /// running.uncertain();
+    /// let ledger = block_on(queue.join());
+    /// assert_eq!((ledger.uncertain, ledger.discarded), (1, 1));
+    /// ```
+    pub fn abort(&self) -> Vec<(JobId, T)> {
+        let drained = self.shutdown_now();
+        self.cancel_in_flight();
         drained
     }
 
@@ -1322,7 +1753,7 @@ impl<T> Queue<T> {
     /// ```
     #[must_use]
     pub fn ledger(&self) -> Ledger {
-        self.tally.snapshot(self.buffer.len())
+        self.tally.snapshot(self.len())
     }
 
     /// Accepted items that have not ended yet (buffered + in flight): the count
@@ -1373,7 +1804,7 @@ impl<T> Queue<T> {
     /// ```
     #[must_use]
     pub fn len(&self) -> usize {
-        self.buffer.len()
+        self.buffer.len() + self.redelivery.as_ref().map_or(0, |r| r.len())
     }
 
     /// Whether the buffer is empty. That says nothing about work in flight: see
@@ -1390,7 +1821,7 @@ impl<T> Queue<T> {
     /// ```
     #[must_use]
     pub fn is_empty(&self) -> bool {
-        self.buffer.is_empty()
+        self.len() == 0
     }
 
     /// The bound given at construction (buffered items, or unfinished items for
@@ -1419,6 +1850,10 @@ impl<T> Queue<T> {
 
     pub(crate) fn joiners(&self) -> &Waiters {
         &self.joiners
+    }
+
+    pub(crate) fn cancellation(&self) -> &Cancellation {
+        &self.cancellation
     }
 }
 

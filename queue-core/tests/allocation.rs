@@ -64,3 +64,52 @@ fn steady_state_put_get_resolve_does_not_allocate() {
     assert_eq!(after - before, 0, "allocations in steady state");
     assert_eq!(queue.ledger().succeeded, (rounds + 1) * 64);
 }
+
+/// Checking for cancellation allocates nothing: `is_cancelled`, making a `cancelled()`
+/// future, and polling it once the request was made. Only a poll that must wait registers
+/// (and allocates) a listener, which the last part shows the counter would catch.
+#[test]
+fn checking_for_cancellation_does_not_allocate() {
+    use core::future::Future;
+    use core::task::{Context, Waker};
+
+    let queue = Queue::unbounded();
+    queue.try_put(1).unwrap();
+    let job = queue.try_get().unwrap();
+    let mut context = Context::from_waker(Waker::noop());
+    COUNTED.with(|counted| counted.set(true));
+    let before = ALLOCATIONS.load(Ordering::Relaxed);
+    for _ in 0..100 {
+        assert!(!job.is_cancelled());
+        drop(job.cancelled());
+    }
+    queue.cancel_in_flight();
+    for _ in 0..100 {
+        assert!(job.is_cancelled());
+        let mut cancelled = core::pin::pin!(job.cancelled());
+        assert!(cancelled.as_mut().poll(&mut context).is_ready());
+    }
+    let after = ALLOCATIONS.load(Ordering::Relaxed);
+    COUNTED.with(|counted| counted.set(false));
+    assert_eq!(
+        after - before,
+        0,
+        "allocations while checking for cancellation"
+    );
+    job.uncertain();
+
+    // A waiting poll does allocate its listener: the counter sees it.
+    let other = Queue::<u8>::unbounded();
+    other.try_put(1).unwrap();
+    let waiting = other.try_get().unwrap();
+    COUNTED.with(|counted| counted.set(true));
+    let before = ALLOCATIONS.load(Ordering::Relaxed);
+    {
+        let mut cancelled = core::pin::pin!(waiting.cancelled());
+        assert!(cancelled.as_mut().poll(&mut context).is_pending());
+    }
+    let after = ALLOCATIONS.load(Ordering::Relaxed);
+    COUNTED.with(|counted| counted.set(false));
+    assert!(after > before, "a waiting poll registers a listener");
+    waiting.uncertain();
+}

@@ -442,3 +442,79 @@ fn last_producers_leave_vs_waiting_worker() {
         assert!(queue.join_blocking().is_balanced());
     });
 }
+
+/// Cancellation vs a delivery being handed out (and awaiting `cancelled()`): whatever the
+/// interleaving, the handler's `cancelled()` completes (no lost wake-up: loom reports a
+/// handler stuck waiting as a deadlock), and once the request has returned every delivery,
+/// including one handed out later, reports `is_cancelled`.
+#[test]
+fn cancel_in_flight_vs_delivery_handed_out() {
+    loom::model(|| {
+        let queue = Arc::new(Queue::<u8>::unbounded());
+        queue.try_put(1).unwrap();
+        queue.try_put(2).unwrap();
+        let handler = {
+            let queue = Arc::clone(&queue);
+            thread::spawn(move || {
+                let job = queue.try_get_owned().unwrap();
+                let (flag, waker) = flag();
+                let mut cancelled = Box::pin(job.cancelled());
+                drive(&mut cancelled, &flag, &waker);
+                drop(cancelled);
+                assert!(job.is_cancelled());
+                job.uncertain()
+            })
+        };
+        let requester = {
+            let queue = Arc::clone(&queue);
+            thread::spawn(move || queue.cancel_in_flight())
+        };
+        assert!(requester.join().unwrap());
+        // Taken after the request returned (the handler may or may not have taken its own).
+        let later = queue.try_get().unwrap();
+        assert!(later.is_cancelled());
+        let later = later.uncertain();
+        assert_eq!(handler.join().unwrap() + later, 3);
+        let ledger = queue.join_blocking();
+        assert_eq!(ledger.uncertain, 2);
+        assert!(ledger.is_balanced());
+    });
+}
+
+/// Redelivery vs `shutdown_now` vs a waiting getter: an abandoned delivery under
+/// `Redeliver` goes back into the lane while an immediate shutdown drains it. Whatever the
+/// interleaving, the item ends exactly once: taken again by the getter (and resolved),
+/// returned by the drain, or dead-lettered as discarded; the getter never hangs (loom
+/// reports that as a deadlock) and the ledger balances.
+#[test]
+fn redelivery_vs_shutdown_now() {
+    use queue_core::{AbandonPolicy, DeadReason};
+    loom::model(|| {
+        let queue = Arc::new(
+            Queue::<u8>::unbounded().with_abandon_policy(AbandonPolicy::redeliver(3).unwrap()),
+        );
+        let id = queue.try_put(5).unwrap();
+        let held = queue.try_get_owned().unwrap();
+        let abandoner = thread::spawn(move || drop(held));
+        let getter = {
+            let queue = Arc::clone(&queue);
+            thread::spawn(move || queue.get_blocking().ok().map(|job| job.succeed()))
+        };
+        let drained = queue.shutdown_now();
+        abandoner.join().unwrap();
+        let got = getter.join().unwrap();
+        let dead = queue.take_dead_letters();
+        let ledger = queue.join_blocking();
+        let ends = usize::from(got.is_some()) + drained.len() + dead.len();
+        assert_eq!(ends, 1, "the item ends exactly once");
+        if let Some(letter) = dead.first() {
+            assert_eq!((letter.id, letter.reason), (id, DeadReason::ShutDownNow));
+        }
+        if let Some(entry) = drained.first() {
+            assert_eq!(*entry, (id, 5));
+        }
+        assert_eq!(ledger.succeeded, u64::from(got.is_some()));
+        assert_eq!(ledger.discarded, 1 - ledger.succeeded);
+        assert!(ledger.is_balanced());
+    });
+}

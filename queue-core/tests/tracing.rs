@@ -6,7 +6,7 @@
 use std::fmt::Write as _;
 use std::sync::{Arc, Mutex};
 
-use queue_core::{Outcome, Queue};
+use queue_core::{AbandonPolicy, Outcome, Queue};
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
 use tracing::{Event, Level, Metadata, Subscriber};
@@ -76,13 +76,13 @@ fn every_job_event_of_the_table_is_emitted() {
         "TRACE job accepted id=2",
         "TRACE job accepted id=3",
         "TRACE job accepted id=4",
-        "TRACE job delivered id=0",
+        "TRACE job delivered id=0 attempt=1",
         "DEBUG job ended id=0 outcome=succeeded",
-        "TRACE job delivered id=1",
+        "TRACE job delivered id=1 attempt=1",
         "DEBUG job ended id=1 outcome=uncertain",
-        "TRACE job delivered id=2",
+        "TRACE job delivered id=2 attempt=1",
         "WARN job abandoned id=2 panicking=false",
-        "TRACE job delivered id=3",
+        "TRACE job delivered id=3 attempt=1",
         "DEBUG job retried id=3",
         "DEBUG queue shut down unfinished=2",
         "DEBUG job discarded id=4",
@@ -106,4 +106,39 @@ fn the_last_producer_is_reported_before_the_shutdown_it_causes() {
             "DEBUG queue shut down unfinished=0"
         ]
     );
+}
+
+#[test]
+fn redelivery_events_carry_the_attempt() {
+    let lines = captured(|| {
+        let queue = Queue::unbounded().with_abandon_policy(AbandonPolicy::redeliver(2).unwrap());
+        queue.try_put(0).unwrap();
+        queue.try_put(1).unwrap();
+        drop(queue.try_get().unwrap());
+        queue.try_get().unwrap().succeed();
+        drop(queue.try_get().unwrap());
+        let held = queue.try_put(2).map(|_| queue.try_get().unwrap()).unwrap();
+        queue.shutdown_now();
+        drop(held);
+    });
+    let expected = [
+        "TRACE job accepted id=0",
+        "TRACE job accepted id=1",
+        "TRACE job delivered id=0 attempt=1",
+        "WARN job abandoned id=0 panicking=false",
+        "DEBUG job redelivered id=0 attempt=2",
+        "TRACE job delivered id=1 attempt=1",
+        "DEBUG job ended id=1 outcome=succeeded",
+        "TRACE job delivered id=0 attempt=2",
+        "WARN job abandoned id=0 panicking=false",
+        "WARN job dead-lettered id=0 attempts=2",
+        "TRACE job accepted id=2",
+        "TRACE job delivered id=2 attempt=1",
+        "DEBUG queue shut down unfinished=1",
+        "DEBUG queue drained discarded=0",
+        "WARN job abandoned id=2 panicking=false",
+        "DEBUG job discarded id=2",
+        "WARN job dead-lettered id=2 attempts=1",
+    ];
+    assert_eq!(lines, expected);
 }

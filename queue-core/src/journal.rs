@@ -1,0 +1,309 @@
+//! The optional observer of every job event: [`Journal`], the events it sees
+//! ([`JobEvent`]), and the guard that calls it so that its panics cost the queue nothing.
+
+use alloc::boxed::Box;
+use core::fmt;
+
+use crate::job_id::JobId;
+use crate::outcome::Outcome;
+use crate::sync::{AtomicUsize, Ordering};
+
+/// One event in the life of a job, as a [`Journal`] sees it.
+///
+/// A job's events, in the order they happen to it:
+///
+/// ```text
+/// Accepted ─┬─> Delivered ─┬─> Ended                         (final)
+///           │              ├─> Abandoned ─┬─ (Abandon policy: final)
+///           │              │              ├─> Redelivered ──> Delivered ...
+///           │              │              ├─> DeadLettered    (final)
+///           │              │              └─> Redelivered ─> Discarded ─┬─ (drained: final)
+///           │              │                                            └─> DeadLettered
+///           │              ├─> Retried ───> Delivered ...
+///           │              └─> Retried ───> RetryRefused ──> (still in flight)
+///           ├─> Discarded                                    (final: drained)
+///           └─> Revoked                                      (final: the put was refused)
+/// ```
+///
+/// # Examples
+///
+/// ```
+/// use queue_core::JobEvent;
+///
+/// let queue = queue_core::Queue::<u8>::unbounded();
+/// let id = queue.try_put(1).unwrap();
+/// let event = JobEvent::Delivered { id, attempt: 1 };
+/// assert_eq!(event.id(), id);
+/// assert!(!event.is_final());
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum JobEvent {
+    /// A put accepted the job. Recorded just before the item enters the buffer, so that
+    /// no get can record its delivery first.
+    Accepted(JobId),
+    /// A put that had recorded [`Accepted`](JobEvent::Accepted) found the buffer closed by
+    /// a racing shutdown, and handed the item back inside
+    /// [`PutError::ShutDown`](crate::PutError::ShutDown): the id was never accepted.
+    Revoked(JobId),
+    /// A get handed the job out, as its delivery number `attempt` (from 1).
+    Delivered {
+        /// The job.
+        id: JobId,
+        /// Which delivery of this id it is.
+        attempt: u32,
+    },
+    /// The delivery was resolved with `outcome`.
+    Ended {
+        /// The job.
+        id: JobId,
+        /// How it ended.
+        outcome: Outcome,
+    },
+    /// The delivery was dropped unresolved (`panicking`: while its thread panicked). Final
+    /// under [`AbandonPolicy::Abandon`](crate::AbandonPolicy::Abandon); under
+    /// `Redeliver`, `Redelivered` or `DeadLettered` follows.
+    Abandoned {
+        /// The job.
+        id: JobId,
+        /// Whether the delivery was dropped during a panic.
+        panicking: bool,
+    },
+    /// [`Delivery::retry`](crate::Delivery::retry) is putting the job back. Recorded
+    /// before the item re-enters the buffer; if the buffer refuses it,
+    /// [`RetryRefused`](JobEvent::RetryRefused) follows.
+    Retried(JobId),
+    /// The retry was refused (shut down or full); the delivery is still in flight.
+    RetryRefused(JobId),
+    /// Under `Redeliver`, the abandoned job goes back for delivery number `attempt`.
+    /// Recorded before it enters the lane; if an immediate shutdown closed the lane,
+    /// `Discarded` and `DeadLettered` follow.
+    Redelivered {
+        /// The job.
+        id: JobId,
+        /// The delivery number it will be delivered as.
+        attempt: u32,
+    },
+    /// An immediate shutdown drained the job (it is returned to the caller; final), or,
+    /// under `Redeliver`, a delivery abandoned after one could not go back (then
+    /// `DeadLettered` follows).
+    Discarded(JobId),
+    /// Under `Redeliver`, the job became a [`DeadLetter`](crate::DeadLetter) after
+    /// `attempts` deliveries.
+    DeadLettered {
+        /// The job.
+        id: JobId,
+        /// How many times it was delivered.
+        attempts: u32,
+    },
+}
+
+impl JobEvent {
+    /// The job the event is about.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let queue = queue_core::Queue::<u8>::unbounded();
+    /// let id = queue.try_put(1).unwrap();
+    /// assert_eq!(queue_core::JobEvent::Accepted(id).id(), id);
+    /// ```
+    #[must_use]
+    pub fn id(&self) -> JobId {
+        match *self {
+            JobEvent::Accepted(id)
+            | JobEvent::Revoked(id)
+            | JobEvent::Retried(id)
+            | JobEvent::RetryRefused(id)
+            | JobEvent::Discarded(id)
+            | JobEvent::Delivered { id, .. }
+            | JobEvent::Ended { id, .. }
+            | JobEvent::Abandoned { id, .. }
+            | JobEvent::Redelivered { id, .. }
+            | JobEvent::DeadLettered { id, .. } => id,
+        }
+    }
+
+    /// Whether nothing more happens to the job after this event, whatever the policy.
+    /// ([`Abandoned`](JobEvent::Abandoned) is final only under `Abandon`, so it is not
+    /// counted here; a `Discarded` after a `Redelivered` is followed by `DeadLettered`.)
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use queue_core::{JobEvent, Outcome};
+    ///
+    /// let id = queue_core::Queue::<u8>::unbounded().try_put(1).unwrap();
+    /// assert!(JobEvent::Ended { id, outcome: Outcome::Rejected }.is_final());
+    /// assert!(!JobEvent::Accepted(id).is_final());
+    /// ```
+    #[must_use]
+    pub fn is_final(&self) -> bool {
+        matches!(
+            self,
+            JobEvent::Ended { .. } | JobEvent::Revoked(_) | JobEvent::DeadLettered { .. }
+        )
+    }
+}
+
+/// An observer of every [`JobEvent`], installed with
+/// [`Queue::with_journal`](crate::Queue::with_journal).
+///
+/// # When it is called
+///
+/// On the thread that made the change, with no lock of this crate or of event-listener
+/// held, and never while an item is between two owners: a job's events are recorded in
+/// the order they happen to that job (the causal order): `Accepted` before the item enters
+/// the buffer, so before any `Delivered`; `Delivered` once the delivery exists; an ending
+/// before the ledger counts it, so a [`join`](crate::Queue::join) that returns has every
+/// ending recorded. Events of different jobs, recorded by different threads, have no
+/// order among them.
+///
+/// # What it may do
+///
+/// - **Panic**: the panic is caught (with `std`) and counted
+///   ([`Queue::journal_panics`](crate::Queue::journal_panics)); the operation goes on as if
+///   the call had returned, nothing is lost and nobody hangs. That event is lost to the
+///   journal. Without `std` there is no `catch_unwind`: a panicking journal there unwinds
+///   through the queue operation (or aborts, with `panic = "abort"`); do not panic.
+/// - **Call back into the queue** (through a `Weak` it was given, say): it may, since no
+///   lock is held. Those calls record their own events, from inside the outer call, so they
+///   reach the journal nested inside the outer event's call; a journal that puts on every
+///   event recurses without end, as any re-entrant callback would.
+/// - **Block**: it should not; it runs inside someone else's queue operation.
+///
+/// # Examples
+///
+/// ```
+/// use std::sync::atomic::{AtomicU64, Ordering};
+/// use std::sync::Arc;
+/// use queue_core::{JobEvent, Journal, Queue};
+///
+/// /// Counts final events.
+/// #[derive(Default)]
+/// struct Finals(AtomicU64);
+/// impl Journal for Finals {
+///     fn record(&self, event: JobEvent) {
+///         if event.is_final() {
+///             self.0.fetch_add(1, Ordering::Relaxed);
+///         }
+///     }
+/// }
+///
+/// let finals = Arc::new(Finals::default());
+/// let queue = Queue::unbounded().with_journal(Arc::clone(&finals));
+/// queue.try_put(1).unwrap();
+/// queue.try_get().unwrap().reject();
+/// assert_eq!(finals.0.load(Ordering::Relaxed), 1);
+/// ```
+pub trait Journal: Send + Sync {
+    /// Records one event.
+    fn record(&self, event: JobEvent);
+}
+
+#[cfg(target_has_atomic = "ptr")]
+impl<J: Journal + ?Sized> Journal for alloc::sync::Arc<J> {
+    fn record(&self, event: JobEvent) {
+        (**self).record(event);
+    }
+}
+
+/// The queue's installed journal and the count of its panics.
+pub(crate) struct Journaled {
+    journal: Box<dyn Journal>,
+    panics: AtomicUsize,
+}
+
+impl Journaled {
+    pub(crate) fn new(journal: Box<dyn Journal>) -> Self {
+        Journaled {
+            journal,
+            panics: AtomicUsize::new(0),
+        }
+    }
+
+    /// Calls the journal; a panic is caught and counted (with `std`).
+    #[inline(never)]
+    pub(crate) fn record(&self, event: JobEvent) {
+        #[cfg(feature = "std")]
+        {
+            let call = core::panic::AssertUnwindSafe(|| self.journal.record(event));
+            if std::panic::catch_unwind(call).is_err() {
+                // Relaxed: a statistic.
+                self.panics.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        #[cfg(not(feature = "std"))]
+        self.journal.record(event);
+    }
+
+    pub(crate) fn panics(&self) -> usize {
+        // Relaxed: a statistic.
+        self.panics.load(Ordering::Relaxed)
+    }
+}
+
+impl fmt::Debug for Journaled {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Journaled")
+            .field("panics", &self.panics())
+            .finish_non_exhaustive()
+    }
+}
+
+#[cfg(all(test, not(loom), feature = "std"))]
+mod tests {
+    use super::*;
+    use alloc::sync::Arc;
+    use std::sync::Mutex;
+
+    #[derive(Default)]
+    struct Keep(Mutex<alloc::vec::Vec<JobEvent>>);
+    impl Journal for Keep {
+        fn record(&self, event: JobEvent) {
+            if matches!(event, JobEvent::Retried(_)) {
+                panic!("a journal that panics");
+            }
+            self.0.lock().unwrap().push(event);
+        }
+    }
+
+    #[test]
+    fn a_panicking_journal_is_caught_and_counted() {
+        let keep = Arc::new(Keep::default());
+        let journaled = Journaled::new(Box::new(Arc::clone(&keep)));
+        let id = JobId::new(3);
+        journaled.record(JobEvent::Accepted(id));
+        journaled.record(JobEvent::Retried(id));
+        journaled.record(JobEvent::Discarded(id));
+        assert_eq!(journaled.panics(), 1);
+        assert_eq!(
+            *keep.0.lock().unwrap(),
+            [JobEvent::Accepted(id), JobEvent::Discarded(id)]
+        );
+    }
+
+    #[test]
+    fn every_event_names_its_id() {
+        let id = JobId::new(9);
+        for event in [
+            JobEvent::Accepted(id),
+            JobEvent::Revoked(id),
+            JobEvent::Delivered { id, attempt: 2 },
+            JobEvent::Ended {
+                id,
+                outcome: Outcome::Succeeded,
+            },
+            JobEvent::Abandoned {
+                id,
+                panicking: true,
+            },
+            JobEvent::Retried(id),
+            JobEvent::RetryRefused(id),
+            JobEvent::Redelivered { id, attempt: 2 },
+            JobEvent::Discarded(id),
+            JobEvent::DeadLettered { id, attempts: 2 },
+        ] {
+            assert_eq!(event.id(), id);
+        }
+    }
+}

@@ -1,0 +1,106 @@
+//! [`AbandonPolicy`]: what happens to a delivery dropped unresolved.
+
+use core::fmt;
+use core::num::NonZeroU32;
+
+/// What the queue does with a [`Delivery`](crate::Delivery) dropped without an outcome (an
+/// early return, a panicking consumer), installed with
+/// [`Queue::with_abandon_policy`](crate::Queue::with_abandon_policy).
+///
+/// # Examples
+///
+/// ```
+/// use queue_core::AbandonPolicy;
+///
+/// assert_eq!(AbandonPolicy::default(), AbandonPolicy::Abandon);
+/// let policy = AbandonPolicy::redeliver(3).unwrap();
+/// assert_eq!(policy.max_attempts(), Some(3));
+/// assert!(AbandonPolicy::redeliver(0).is_err());
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum AbandonPolicy {
+    /// Counted abandoned in the [`Ledger`](crate::Ledger); the item is dropped with the
+    /// delivery. The default, and the behaviour of a queue without a policy.
+    #[default]
+    Abandon,
+    /// The item goes back into the queue under its id, delivered again with
+    /// [`attempt`](crate::Delivery::attempt) one higher, until `max_attempts` deliveries
+    /// were abandoned; the last one is dead-lettered: counted abandoned, the item kept for
+    /// [`Queue::take_dead_letters`](crate::Queue::take_dead_letters).
+    Redeliver {
+        /// How many deliveries of one id may be abandoned in all; 1 dead-letters on the
+        /// first abandonment.
+        max_attempts: NonZeroU32,
+    },
+}
+
+impl AbandonPolicy {
+    /// [`AbandonPolicy::Redeliver`] with `max_attempts` deliveries in all.
+    ///
+    /// # Errors
+    ///
+    /// [`ZeroAttempts`] if `max_attempts` is 0: an item must be delivered at least once.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use queue_core::{AbandonPolicy, ZeroAttempts};
+    ///
+    /// assert!(matches!(AbandonPolicy::redeliver(2), Ok(AbandonPolicy::Redeliver { .. })));
+    /// assert_eq!(AbandonPolicy::redeliver(0), Err(ZeroAttempts));
+    /// ```
+    pub fn redeliver(max_attempts: u32) -> Result<Self, ZeroAttempts> {
+        NonZeroU32::new(max_attempts)
+            .map(|max_attempts| AbandonPolicy::Redeliver { max_attempts })
+            .ok_or(ZeroAttempts)
+    }
+
+    /// The attempt limit, for [`AbandonPolicy::Redeliver`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use queue_core::AbandonPolicy;
+    ///
+    /// assert_eq!(AbandonPolicy::Abandon.max_attempts(), None);
+    /// assert_eq!(AbandonPolicy::redeliver(5).unwrap().max_attempts(), Some(5));
+    /// ```
+    #[must_use]
+    pub fn max_attempts(&self) -> Option<u32> {
+        match self {
+            AbandonPolicy::Abandon => None,
+            AbandonPolicy::Redeliver { max_attempts } => Some(max_attempts.get()),
+        }
+    }
+}
+
+/// The error of [`AbandonPolicy::redeliver`] for `max_attempts = 0`.
+///
+/// # Examples
+///
+/// ```
+/// let err = queue_core::AbandonPolicy::redeliver(0).unwrap_err();
+/// assert_eq!(err.to_string(), "max_attempts must be at least 1");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ZeroAttempts;
+
+impl fmt::Display for ZeroAttempts {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("max_attempts must be at least 1")
+    }
+}
+
+impl core::error::Error for ZeroAttempts {}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn zero_is_refused_and_one_is_the_smallest_limit() {
+        assert_eq!(AbandonPolicy::redeliver(0), Err(ZeroAttempts));
+        assert_eq!(AbandonPolicy::redeliver(1).unwrap().max_attempts(), Some(1));
+        assert_eq!(AbandonPolicy::default().max_attempts(), None);
+    }
+}

@@ -1,0 +1,246 @@
+//! `AbandonPolicy`: abandoned deliveries redelivered under their id, then dead-lettered;
+//! and `Abandon`, today's behaviour, unchanged.
+// Test programs are std programs; `core::`/`alloc::` paths add nothing here.
+#![allow(clippy::std_instead_of_alloc, clippy::std_instead_of_core)]
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::thread;
+
+use queue_core::{AbandonPolicy, DeadReason, GetError, JobId, Queue, TryGetError, ZeroAttempts};
+
+use common::{assert_pending, expect_ready, within};
+
+fn redelivering<T>(max_attempts: u32) -> Queue<T> {
+    Queue::unbounded().with_abandon_policy(AbandonPolicy::redeliver(max_attempts).unwrap())
+}
+
+/// Runs `handle` on each delivery on its own thread (so a panic unwinds through the
+/// delivery, as in a real worker), until the queue reports `ShutDown`. Returns the
+/// (id, attempt) of every delivery seen.
+fn panicking_worker(queue: &Queue<u32>, poison: u32) -> Vec<(JobId, u32)> {
+    let mut seen = Vec::new();
+    thread::scope(|s| loop {
+        let job = match queue.get_blocking() {
+            Ok(job) => job,
+            Err(GetError::ShutDown) => break,
+        };
+        seen.push((job.id(), job.attempt()));
+        let handler = s.spawn(move || {
+            if *job == poison {
+                panic!("poison item");
+            }
+            job.succeed();
+        });
+        let _ = handler.join();
+    });
+    seen
+}
+
+/// The seed's scenario: a poison item that panics its consumer every time is redelivered
+/// up to the limit, then dead-lettered with its item, id, attempts and reason; the other
+/// items succeed; nothing is lost and nothing counts twice.
+#[test]
+fn a_poison_item_is_redelivered_up_to_the_limit_then_dead_lettered() {
+    let queue = Arc::new(redelivering::<u32>(3));
+    let ids: Vec<JobId> = (0..5).map(|n| queue.try_put(n).unwrap()).collect();
+    queue.shutdown();
+    let seen = within(10, {
+        let queue = Arc::clone(&queue);
+        move || panicking_worker(&queue, 2)
+    });
+    let poison: Vec<u32> = seen
+        .iter()
+        .filter(|(id, _)| *id == ids[2])
+        .map(|(_, attempt)| *attempt)
+        .collect();
+    assert_eq!(poison, [1, 2, 3]);
+    assert_eq!(seen.len(), 4 + 3);
+    let dead = queue.take_dead_letters();
+    assert_eq!(dead.len(), 1);
+    assert_eq!((dead[0].id, dead[0].attempts, dead[0].item), (ids[2], 3, 2));
+    assert_eq!(dead[0].reason, DeadReason::Exhausted { panicking: true });
+    let ledger = queue.ledger();
+    assert_eq!(ledger.accepted, 5);
+    assert_eq!((ledger.succeeded, ledger.abandoned), (4, 1));
+    assert!(ledger.is_balanced());
+    assert_eq!(queue.redeliveries(), 2);
+}
+
+/// Under `Abandon` (the default) a panicking consumer is counted abandoned and its item
+/// dropped, as before: no redelivery, no dead letter.
+#[test]
+fn a_panicking_consumer_under_abandon_stays_as_today() {
+    struct Tracked(Arc<AtomicUsize>);
+    impl Drop for Tracked {
+        fn drop(&mut self) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+    let drops = Arc::new(AtomicUsize::new(0));
+    let queue = Queue::unbounded();
+    assert_eq!(queue.abandon_policy(), AbandonPolicy::Abandon);
+    queue.try_put(Tracked(drops.clone())).unwrap();
+    thread::scope(|s| {
+        let job = queue.try_get().unwrap();
+        assert_eq!(job.attempt(), 1);
+        let handler = s.spawn(move || {
+            let _job = job;
+            panic!("consumer fails");
+        });
+        assert!(handler.join().is_err());
+    });
+    assert_eq!(drops.load(Ordering::SeqCst), 1);
+    assert!(matches!(queue.try_get(), Err(TryGetError::Empty)));
+    assert!(queue.take_dead_letters().is_empty());
+    assert_eq!(queue.redeliveries(), 0);
+    let ledger = queue.ledger();
+    assert_eq!((ledger.abandoned, ledger.in_flight), (1, 0));
+    assert!(ledger.is_balanced());
+}
+
+/// Bad input: `max_attempts = 0` is refused at construction with a clear error.
+#[test]
+fn zero_attempts_is_a_construction_error() {
+    assert_eq!(AbandonPolicy::redeliver(0), Err(ZeroAttempts));
+    assert_eq!(ZeroAttempts.to_string(), "max_attempts must be at least 1");
+}
+
+/// After a graceful shutdown a redelivered item is still delivered: a getter on the
+/// shut-down, empty queue waits while a delivery is in flight, and gets the item when that
+/// delivery is abandoned; once everything ended it gets `ShutDown`.
+#[test]
+fn after_a_graceful_shutdown_a_redelivered_item_is_still_delivered() {
+    let queue = redelivering::<u8>(2);
+    let id = queue.try_put(7).unwrap();
+    let first = queue.try_get().unwrap();
+    queue.shutdown();
+    assert!(matches!(queue.try_get(), Err(TryGetError::Empty)));
+    let mut get = Box::pin(queue.get());
+    assert_pending(&mut get);
+    drop(first);
+    let again = expect_ready(&mut get).unwrap();
+    assert_eq!((again.id(), again.attempt(), *again), (id, 2, 7));
+    drop(get);
+    let mut last = Box::pin(queue.get());
+    assert_pending(&mut last);
+    again.succeed();
+    assert_eq!(expect_ready(&mut last).unwrap_err(), GetError::ShutDown);
+    assert!(matches!(queue.try_get(), Err(TryGetError::ShutDown)));
+    let ledger = queue.ledger();
+    assert_eq!((ledger.succeeded, ledger.abandoned), (1, 0));
+    assert!(ledger.is_balanced());
+}
+
+/// The same across threads with the blocking form: the waiting getter is woken by the
+/// redelivery, and another by the final ending; neither hangs.
+#[test]
+fn blocked_getters_after_a_graceful_shutdown_wake_for_the_redelivery_and_the_end() {
+    let queue = Arc::new(redelivering::<u8>(2));
+    queue.try_put(1).unwrap();
+    let held = queue.try_get_owned().unwrap();
+    queue.shutdown();
+    let getter = {
+        let queue = Arc::clone(&queue);
+        thread::spawn(move || {
+            let job = queue.get_blocking().unwrap();
+            let attempt = job.attempt();
+            job.succeed();
+            (attempt, queue.get_blocking().is_err())
+        })
+    };
+    thread::sleep(std::time::Duration::from_millis(20));
+    drop(held);
+    assert_eq!(within(5, move || getter.join().unwrap()), (2, true));
+}
+
+/// After an immediate shutdown, a redelivered item still buffered is drained and
+/// returned; a delivery abandoned after it is discarded into the dead letters. Getters see
+/// `ShutDown` at once.
+#[test]
+fn after_an_immediate_shutdown_redeliveries_are_returned_as_discarded() {
+    let queue = redelivering::<&str>(3);
+    let a = queue.try_put("a").unwrap();
+    let b = queue.try_put("b").unwrap();
+    drop(queue.try_get().unwrap()); // "a" redelivered, attempt 2
+    let held = queue.try_get().unwrap(); // "b"
+    let mut get = Box::pin(queue.get());
+    assert_eq!(queue.len(), 1);
+    let drained = queue.shutdown_now();
+    assert_eq!(drained, vec![(a, "a")]);
+    assert_eq!(expect_ready(&mut get).unwrap_err(), GetError::ShutDown);
+    drop(held);
+    let dead = queue.take_dead_letters();
+    assert_eq!(dead.len(), 1);
+    assert_eq!((dead[0].id, dead[0].attempts, dead[0].item), (b, 1, "b"));
+    assert_eq!(dead[0].reason, DeadReason::ShutDownNow);
+    let ledger = queue.ledger();
+    assert_eq!(
+        (ledger.discarded, ledger.abandoned, ledger.in_flight),
+        (2, 0, 0)
+    );
+    assert!(ledger.is_balanced());
+    assert!(queue.is_settled());
+}
+
+/// A redelivered item never counts twice: many workers abandoning at random, the ledger
+/// balances with one entry per id, every id ends exactly once (succeeded or
+/// dead-lettered), and the attempts seen per id are 1, 2, ... in order.
+#[test]
+fn redelivery_under_concurrency_counts_each_id_once() {
+    let rounds = common::scaled(400, 40);
+    let queue = Arc::new(redelivering::<usize>(3));
+    let attempts = Arc::new(std::sync::Mutex::new(BTreeMap::<JobId, Vec<u32>>::new()));
+    let workers: Vec<_> = (0..3)
+        .map(|w| {
+            let queue = Arc::clone(&queue);
+            let attempts = Arc::clone(&attempts);
+            thread::spawn(move || {
+                let mut n: usize = w;
+                while let Ok(job) = queue.get_blocking() {
+                    attempts
+                        .lock()
+                        .unwrap()
+                        .entry(job.id())
+                        .or_default()
+                        .push(job.attempt());
+                    n = n.wrapping_mul(31).wrapping_add(7);
+                    if (*job + n) % 3 == 0 {
+                        drop(job);
+                    } else {
+                        job.succeed();
+                    }
+                }
+            })
+        })
+        .collect();
+    for n in 0..rounds {
+        queue.try_put(n).unwrap();
+    }
+    queue.shutdown();
+    for worker in workers {
+        within(20, move || worker.join().unwrap());
+    }
+    let ledger = queue.join_blocking();
+    let dead = queue.take_dead_letters();
+    assert_eq!(ledger.accepted, rounds as u64);
+    assert!(ledger.is_balanced());
+    assert_eq!(ledger.abandoned, dead.len() as u64);
+    assert_eq!(ledger.succeeded + ledger.abandoned, rounds as u64);
+    let attempts = attempts.lock().unwrap();
+    assert_eq!(attempts.len(), rounds);
+    let mut redeliveries = 0;
+    for seen in attempts.values() {
+        let expected: Vec<u32> = (1..=seen.len() as u32).collect();
+        assert_eq!(*seen, expected);
+        redeliveries += seen.len() as u64 - 1;
+    }
+    assert_eq!(queue.redeliveries(), redeliveries);
+    for letter in &dead {
+        assert_eq!(letter.attempts, 3);
+        assert_eq!(attempts[&letter.id].len(), 3);
+    }
+}
