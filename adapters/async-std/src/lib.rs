@@ -166,7 +166,7 @@ pub trait QueueExt<T> {
     /// use std::time::Duration;
     ///
     /// use adapter_async_std::QueueExt;
-    /// use queue_core::{PutError, Queue};
+    /// use queue_core::{PutTimeoutError, Queue};
     ///
     /// # async_std::task::block_on(async {
     /// let queue = Queue::bounded(1).unwrap();

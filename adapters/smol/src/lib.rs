@@ -156,7 +156,7 @@ pub trait QueueExt<T> {
     /// use std::time::Duration;
     ///
     /// use adapter_smol::QueueExt;
-    /// use queue_core::{PutError, Queue};
+    /// use queue_core::{PutTimeoutError, Queue};
     ///
     /// # futures_lite::future::block_on(async {
     /// let queue = Queue::bounded(1).unwrap();

@@ -164,7 +164,7 @@ pub trait QueueExt<T> {
     /// use std::time::Duration;
     ///
     /// use adapter_tokio::QueueExt;
-    /// use queue_core::{PutError, Queue};
+    /// use queue_core::{PutTimeoutError, Queue};
     ///
     /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
     /// let queue = Queue::bounded(1).unwrap();
