@@ -74,6 +74,7 @@ mod drained;
 mod error;
 mod inner;
 mod keys;
+mod latch;
 mod options;
 mod queue;
 mod record;
@@ -91,6 +92,12 @@ pub use crate::error::{
     Error, GetError, JoinError, KeepAliveError, OpenError, PutError, ResolveError,
     ShutdownNowError, TryGetError,
 };
+pub use crate::latch::counter::Counter;
+pub use crate::latch::error::{ClaimError, CreateError, LatchWaitError, Reason, ReportError};
+pub use crate::latch::event::{EventKind, LatchEvent};
+pub use crate::latch::options::{LatchOptions, OnExpiry};
+pub use crate::latch::snapshot::{CounterState, LatchState, Snapshot};
+pub use crate::latch::tracking::TrackingLatch;
 pub use crate::options::{Options, Redelivery};
 pub use crate::queue::Queue;
 pub use crate::record::{Record, Records};
@@ -107,4 +114,8 @@ const _: () = {
     send_sync::<Error>();
     send_sync::<PutError<Vec<u8>>>();
     send_sync::<ResolveError<Bytes>>();
+    send_sync::<TrackingLatch>();
+    send_sync::<Counter>();
+    send_sync::<LatchWaitError>();
+    send_sync::<ReportError>();
 };
