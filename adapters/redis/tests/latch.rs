@@ -38,6 +38,15 @@ fn env(key: &str, value: &str) -> (&'static str, String) {
     (key, value.to_string())
 }
 
+/// Runs `future`, failing the test (not hanging it) if it takes longer than `LIMIT`.
+async fn within<F: core::future::Future>(future: F) -> F::Output {
+    futures_lite::future::or(future, async {
+        sleep(LIMIT).await;
+        panic!("did not finish within {LIMIT:?}");
+    })
+    .await
+}
+
 /// Retries `op` while the server comes back, for up to 5 s.
 async fn retry<T, F, Fut>(mut op: F) -> T
 where
@@ -112,14 +121,14 @@ async fn reports_count_once_and_open(_rt: Rt) {
     let http = latch.claim("http").await.unwrap();
     sleep(Duration::from_millis(20)).await;
     assert_eq!(http.report().await.unwrap(), 0);
-    latch.wait().await.unwrap();
+    within(latch.wait()).await.unwrap();
     latch.wait_until(after(Duration::ZERO)).await.unwrap();
     assert!(latch.pending().await.unwrap().is_empty());
     let took = latch.time_to_open().await.unwrap().expect("opened");
     assert!(took >= Duration::from_millis(100), "{took:?}");
     // Failing an open latch changes nothing.
     assert!(!latch.fail("too late").await.unwrap());
-    latch.wait().await.unwrap();
+    within(latch.wait()).await.unwrap();
 
     let events = latch.events(None, 100).await.unwrap();
     let order: Vec<_> = events
@@ -144,7 +153,7 @@ async fn reports_count_once_and_open(_rt: Rt) {
     assert_eq!(rest, events[6..]);
     // An empty latch starts open.
     let empty = open(&server, "nothing", &[]).await;
-    empty.wait().await.unwrap();
+    within(empty.wait()).await.unwrap();
     assert_eq!(empty.time_to_open().await.unwrap(), Some(Duration::ZERO));
 }
 
@@ -160,7 +169,7 @@ async fn dropped_counter_fails_naming_it(_rt: Rt) {
         counter: "db".into(),
         panicking: false,
     };
-    match latch.wait().await {
+    match within(latch.wait()).await {
         Err(LatchWaitError::Failed(failure)) => {
             assert_eq!(failure, expect);
             assert_eq!(
@@ -190,7 +199,7 @@ async fn dropped_counter_fails_naming_it(_rt: Rt) {
         .fail("disk full")
         .await
         .unwrap());
-    match other.wait().await {
+    match within(other.wait()).await {
         Err(LatchWaitError::Failed(failure)) => {
             assert_eq!(failure.counter(), Some("a"));
             assert_eq!(failure.error(), Some(&Reason::Error("disk full".into())));
@@ -200,7 +209,7 @@ async fn dropped_counter_fails_naming_it(_rt: Rt) {
     }
     let owned = open(&server, "owner", &["a"]).await;
     assert!(owned.fail("cancelled").await.unwrap());
-    match owned.wait().await {
+    match within(owned.wait()).await {
         Err(LatchWaitError::Failed(failure)) => {
             assert_eq!(failure.counter(), None);
             assert_eq!(failure.to_string(), "latch failed: cancelled");
@@ -277,7 +286,10 @@ async fn bad_input(_rt: Rt) {
         Err(CreateError::Redis(Error::Unavailable(_) | Error::Unknown(_))) => {}
         other => panic!("expected a transport error, got {other:?}"),
     }
-    assert!(matches!(latch.wait().await, Err(LatchWaitError::Redis(_))));
+    assert!(matches!(
+        within(latch.wait()).await,
+        Err(LatchWaitError::Redis(_))
+    ));
     assert!(matches!(latch.claim("b").await, Err(ClaimError::Redis(_))));
     let b = match b.report().await {
         Err(ReportError::Redis { counter, error }) => {
@@ -290,7 +302,7 @@ async fn bad_input(_rt: Rt) {
     // Nothing was counted while it was down; the handle that came back reports once.
     assert_eq!(retry(|| latch.pending()).await, ["b"]);
     assert_eq!(report_surely(b).await, 0);
-    latch.wait().await.unwrap();
+    within(latch.wait()).await.unwrap();
 }
 
 /// A server restart (kill -9, then the AOF) in the middle: no report lost, none counted
@@ -331,7 +343,7 @@ async fn server_restart_keeps_every_report(_rt: Rt) {
     };
     server.resume();
     assert_eq!(report_surely(d).await, 0);
-    latch.wait().await.unwrap();
+    within(latch.wait()).await.unwrap();
     let events = retry(|| latch.events(None, 100)).await;
     assert_eq!(kinds(&events, EventKind::Reported), ["a", "b", "c", "d"]);
     assert_eq!(kinds(&events, EventKind::Opened).len(), 1);
@@ -397,7 +409,7 @@ mod processes {
             opened_at >= reported_at,
             "opened at {opened_at}, last report at {reported_at}"
         );
-        latch.wait().await.unwrap();
+        within(latch.wait()).await.unwrap();
         let events = latch.events(None, 100).await.unwrap();
         assert_eq!(kinds(&events, EventKind::Claimed), ["a", "b", "c"]);
         let mut reported = kinds(&events, EventKind::Reported);
@@ -450,7 +462,7 @@ mod processes {
         let killed = Instant::now();
         let killed_ms = now_ms();
         holder.wait().unwrap();
-        let (first, other) = futures_lite::future::zip(latch.wait(), second.wait()).await;
+        let (first, other) = within(futures_lite::future::zip(latch.wait(), second.wait())).await;
         let elapsed = killed.elapsed();
         let expect = Failure::Failed {
             counter: Some("db".into()),
@@ -525,7 +537,7 @@ mod processes {
         };
         assert!(start.elapsed() <= latch_options().get_lease() + Duration::from_millis(100));
         assert_eq!(counter.report().await.unwrap(), 0);
-        latch.wait().await.unwrap();
+        within(latch.wait()).await.unwrap();
         let events = latch.events(None, 100).await.unwrap();
         assert_eq!(kinds(&events, EventKind::Released), ["db"]);
         assert_eq!(kinds(&events, EventKind::Claimed), ["db", "db"]);
