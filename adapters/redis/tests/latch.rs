@@ -190,6 +190,25 @@ async fn dropped_counter_fails_naming_it(_rt: Rt) {
     assert_eq!(kinds(&events, EventKind::Failed), ["db"]);
     assert!(kinds(&events, EventKind::Reported).is_empty());
 
+    // A handle dropped while its thread panics says so.
+    let panicked = open(&server, "panic", &["worker"]).await;
+    let counter = panicked.claim("worker").await.unwrap();
+    let thread = std::thread::spawn(move || {
+        let _counter = counter;
+        panic!("worker crashed");
+    });
+    assert!(thread.join().is_err());
+    panicked.maintain_once().await.unwrap();
+    match within(panicked.wait()).await {
+        Err(LatchWaitError::Failed(failure)) => {
+            assert_eq!(
+                failure.to_string(),
+                "counter `worker` panicked before reporting"
+            )
+        }
+        other => panic!("expected a failure, got {other:?}"),
+    }
+
     // A counter's own failure carries its message; the owner's names no counter.
     let other = open(&server, "fail", &["a", "b"]).await;
     assert!(other

@@ -74,6 +74,10 @@ impl Counter {
     /// Reports: counts the counter once. Returns how many counters are left (0: this
     /// report opened the latch).
     ///
+    /// A report from a handle whose lease expired still counts if no sweep has acted on
+    /// the expiry yet (nobody has seen the counter fail); after a sweep it is refused as
+    /// [`ReportError::Stale`].
+    ///
     /// # Errors
     ///
     /// [`ReportError::Failed`] if the latch had failed (not counted),
