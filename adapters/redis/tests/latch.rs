@@ -349,6 +349,22 @@ async fn server_restart_keeps_every_report(_rt: Rt) {
     assert_eq!(report_surely(counters.next().unwrap()).await, 1);
     assert_eq!(latch.pending().await.unwrap(), ["d"]);
 
+    // A claim whose first reply is lost (the server paused past the response timeout)
+    // is tried again under the same holder and recognized: one claim, one event.
+    let extra = TrackingLatch::open(server.client(), "claims", ["x"], long)
+        .await
+        .unwrap();
+    server.pause();
+    let resume = async {
+        sleep(Duration::from_millis(700)).await;
+        server.resume();
+    };
+    let (claimed, ()) = futures_lite::future::zip(extra.claim("x"), resume).await;
+    let x = claimed.expect("the claim is tried again after its lost reply");
+    let events = extra.events(None, 100).await.unwrap();
+    assert_eq!(kinds(&events, EventKind::Claimed), ["x"]);
+    assert_eq!(x.report().await.unwrap(), 0);
+
     // A lost reply: the server is paused while the report is in flight, so the reply
     // times out; the report ran once the server resumed, and the repeat is recognized.
     let d = counters.next().unwrap();

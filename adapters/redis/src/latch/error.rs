@@ -166,9 +166,9 @@ pub enum ClaimError {
     Name(NameError),
     /// The latch has failed; nothing can be claimed.
     Failed(Failure<Reason>),
-    /// The server could not be reached, refused, or the reply was lost (then the claim may
-    /// have been made: its lease expires unrenewed, and by the [`OnExpiry`] policy the
-    /// latch fails or the counter becomes claimable again).
+    /// The server could not be reached, refused, or the reply of the last of three tries
+    /// was lost (then the claim may have been made: its lease expires unrenewed, and by
+    /// the [`OnExpiry`] policy the latch fails or the counter becomes claimable again).
     ///
     /// [`OnExpiry`]: crate::OnExpiry
     Redis(Error),

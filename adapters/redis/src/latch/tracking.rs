@@ -223,7 +223,9 @@ impl TrackingLatch {
     }
 
     /// Claims the counter `name` for this process, on a lease that
-    /// [`maintain`](TrackingLatch::maintain) renews. Sweeps expired leases first.
+    /// [`maintain`](TrackingLatch::maintain) renews. Sweeps expired leases first. A lost
+    /// reply or a failed connection is tried again (three tries in all, recognized as a
+    /// repeat on the server), so the answer is exact unless the server stays unreachable.
     ///
     /// # Errors
     ///
@@ -242,11 +244,21 @@ impl TrackingLatch {
     /// ```
     pub async fn claim(&self, name: &str) -> Result<Counter, ClaimError> {
         let holder = holder_id();
-        let claimed = self
-            .inner
-            .claim(name, &holder)
-            .await
-            .map_err(ClaimError::Redis)?;
+        // A repeat with the same holder id is recognized, so a lost reply or a failed
+        // connection is tried again here (three tries in all).
+        let mut tries = 0;
+        let claimed = loop {
+            match self.inner.claim(name, &holder).await {
+                Ok(claimed) => break claimed,
+                Err(error @ (Error::Unknown(_) | Error::Unavailable(_))) => {
+                    tries += 1;
+                    if tries >= 3 {
+                        return Err(ClaimError::Redis(error));
+                    }
+                }
+                Err(error) => return Err(ClaimError::Redis(error)),
+            }
+        };
         match claimed {
             Claimed::Ok => Ok(Counter {
                 inner: Arc::clone(&self.inner),
