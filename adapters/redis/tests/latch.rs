@@ -237,6 +237,49 @@ async fn dropped_counter_fails_naming_it(_rt: Rt) {
     }
 }
 
+/// A lease nobody renews (no maintenance future) expires: under `OnExpiry::Fail` the
+/// latch fails naming the counter and its holder, and the late report is not counted;
+/// under `OnExpiry::Reclaim` the counter is released and the old handle is stale.
+async fn unrenewed_lease_expires(_rt: Rt) {
+    let server = server!();
+    let latch = open(&server, "expire", &["db", "web"]).await;
+    let db = latch.claim("db").await.unwrap();
+    sleep(Duration::from_millis(200)).await;
+    assert_eq!(latch.snapshot().await.unwrap().state, LatchState::Waiting);
+    sleep(Duration::from_millis(200)).await;
+    let expect = Failure::Failed {
+        counter: Some("db".into()),
+        error: Reason::LeaseExpired {
+            holder: db.holder().to_string(),
+        },
+    };
+    match within(latch.wait()).await {
+        Err(LatchWaitError::Failed(failure)) => assert_eq!(failure, expect),
+        other => panic!("expected a failure, got {other:?}"),
+    }
+    match db.report().await {
+        Err(ReportError::Failed(failure)) => assert_eq!(failure, expect),
+        other => panic!("expected Failed, got {other:?}"),
+    }
+    assert_eq!(latch.snapshot().await.unwrap().left, 2);
+
+    let options = latch_options().on_expiry(OnExpiry::Reclaim);
+    let reclaim = TrackingLatch::open(server.client(), "release", ["db"], options)
+        .await
+        .unwrap();
+    let old = reclaim.claim("db").await.unwrap();
+    sleep(Duration::from_millis(400)).await;
+    assert_eq!(reclaim.pending().await.unwrap(), ["db"]);
+    assert_eq!(
+        reclaim.snapshot().await.unwrap().counters[0].1,
+        CounterState::Pending
+    );
+    let new = reclaim.claim("db").await.unwrap();
+    assert!(matches!(old.report().await, Err(ReportError::Stale)));
+    assert_eq!(new.report().await.unwrap(), 0);
+    within(reclaim.wait()).await.unwrap();
+}
+
 /// Bad input, each a clear error: bad names, duplicate names, a latch re-created with
 /// other names or another lease, unknown and held counters, and the server down.
 async fn bad_input(_rt: Rt) {
@@ -389,6 +432,7 @@ async fn server_restart_keeps_every_report(_rt: Rt) {
 on_both!(
     reports_count_once_and_open,
     dropped_counter_fails_naming_it,
+    unrenewed_lease_expires,
     bad_input,
     server_restart_keeps_every_report,
 );
