@@ -270,6 +270,28 @@ pub struct StillPending {
 }
 
 impl StillPending {
+    /// The timeout naming `names`, for latches built outside this crate (a latch across
+    /// processes reads its pending counters from a server).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use latch_core::StillPending;
+    ///
+    /// let pending = StillPending::new(["db", "http"]);
+    /// assert_eq!(pending.names(), ["db", "http"]);
+    /// assert_eq!(pending.to_string(), "timed out waiting for: db, http");
+    /// ```
+    pub fn new<I>(names: I) -> Self
+    where
+        I: IntoIterator,
+        I::Item: Into<Cow<'static, str>>,
+    {
+        Self {
+            names: names.into_iter().map(Into::into).collect(),
+        }
+    }
+
     /// The names, in the order the latch was built with.
     pub fn names(&self) -> &[Cow<'static, str>] {
         &self.names

@@ -112,6 +112,34 @@ impl Conn {
         }
     }
 
+    /// Runs one script with `keys` as its KEYS (the latch's scripts, whose keys are not
+    /// the queue's seven).
+    pub(crate) async fn script_with(
+        &self,
+        script: &Script,
+        keys: &[&str],
+        args: &[Vec<u8>],
+    ) -> Result<Value, Error> {
+        let mut con = self.shared().await?;
+        let mut call = script.prepare_invoke();
+        for key in keys {
+            call.key(*key);
+        }
+        for arg in args {
+            call.arg(arg.as_slice());
+        }
+        match call.invoke_async::<Value>(&mut con).await {
+            Ok(value) => Ok(value),
+            Err(error) => {
+                let error = classify(error);
+                if error.is_unknown() {
+                    self.forget_shared();
+                }
+                Err(error)
+            }
+        }
+    }
+
     /// Runs one plain command on the shared connection.
     pub(crate) async fn command(&self, cmd: &redis::Cmd) -> Result<Value, Error> {
         let mut con = self.shared().await?;

@@ -1,5 +1,5 @@
-//! The acknowledgement-counting work queue across processes, on Redis Streams with
-//! consumer groups (Redis ≥ 7.0, or Valkey).
+//! The acknowledgement-counting work queue and the tracking latch across processes, on
+//! Redis Streams with consumer groups (Redis ≥ 7.0, or Valkey).
 //!
 //! The vocabulary is [`queue_core`]'s: a put returns a [`JobId`](queue_core::JobId) or
 //! hands the item back inside a [`PutError`]; a [`Delivery`] ends exactly once as
@@ -26,6 +26,16 @@
 //! instant: `buffered` is the stream's length minus its pending list, `in_flight` the
 //! pending list.
 //!
+//! # The tracking latch
+//!
+//! [`TrackingLatch`] is [`latch_core::TrackingLatch`] across processes: named counters
+//! that any process can [`claim`](TrackingLatch::claim) on a lease, report to and wait on,
+//! with latch-core's [`Failure`](latch_core::Failure),
+//! [`StillPending`](latch_core::StillPending) and [`NameError`](latch_core::NameError). A
+//! handle dropped unreported fails the latch naming itself; a holder process that dies
+//! fails it naming its counter once its lease expires (or, by [`OnExpiry::Reclaim`], frees
+//! the counter for another process). Its keys live under `{latch:NAME}`.
+//!
 //! # Keys
 //!
 //! A queue named `q` uses keys under the hash tag `{q}` (one cluster slot): `{q}:s` (the
@@ -36,7 +46,8 @@
 //!
 //! # Background work
 //!
-//! The crate spawns nothing. [`Queue::maintain`] is a future to run on your runtime: it
+//! The crate spawns nothing. [`Queue::maintain`] (and [`TrackingLatch::maintain`], which
+//! renews counter leases and sends the failures of dropped handles) is a future to run on your runtime: it
 //! refreshes worker heartbeats, ends deliveries dropped unresolved, and sweeps expired
 //! leases. Without it, a dropped delivery still ends when its lease expires, and a
 //! [`Worker`] expires one lease after its last heartbeat. (The `redis` client drives each
@@ -74,6 +85,7 @@ mod drained;
 mod error;
 mod inner;
 mod keys;
+mod latch;
 mod options;
 mod queue;
 mod record;
@@ -91,6 +103,12 @@ pub use crate::error::{
     Error, GetError, JoinError, KeepAliveError, OpenError, PutError, ResolveError,
     ShutdownNowError, TryGetError,
 };
+pub use crate::latch::counter::Counter;
+pub use crate::latch::error::{ClaimError, CreateError, LatchWaitError, Reason, ReportError};
+pub use crate::latch::event::{EventKind, LatchEvent};
+pub use crate::latch::options::{LatchOptions, OnExpiry};
+pub use crate::latch::snapshot::{CounterState, LatchState, Snapshot};
+pub use crate::latch::tracking::TrackingLatch;
 pub use crate::options::{Options, Redelivery};
 pub use crate::queue::Queue;
 pub use crate::record::{Record, Records};
@@ -107,4 +125,8 @@ const _: () = {
     send_sync::<Error>();
     send_sync::<PutError<Vec<u8>>>();
     send_sync::<ResolveError<Bytes>>();
+    send_sync::<TrackingLatch>();
+    send_sync::<Counter>();
+    send_sync::<LatchWaitError>();
+    send_sync::<ReportError>();
 };

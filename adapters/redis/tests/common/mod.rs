@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use adapter_redis::{Bytes, Options, Queue, Redelivery};
 
+pub mod latch_roles;
 pub mod roles;
 
 /// The environment variable that makes the test binary run a child role.
@@ -309,6 +310,11 @@ impl Reader {
             }
         });
         Reader { rx }
+    }
+
+    /// The next line, if one comes within `limit`.
+    pub fn next_within(&self, limit: Duration) -> Option<String> {
+        self.rx.recv_timeout(limit).ok()
     }
 
     /// Lines up to and including the first that starts with `until`; fails after `limit`.
