@@ -34,7 +34,7 @@ use critical_section::Mutex;
 use embassy_executor::Spawner;
 use embassy_time::Duration;
 use latch_core::{CountDownLatch, TrackingLatch, TrackingWaitError};
-use queue_core::{Ledger, PutError, Queue, TryPutError};
+use queue_core::{Ledger, Queue, TryPutError};
 
 /// Ticks until [`BOOT`] opens.
 const BOOT_TICKS: usize = 10;
@@ -145,7 +145,7 @@ fn feed(queue: &Queue<u32>) {
     if next == ITEMS {
         queue.shutdown();
         match queue.try_put(ITEMS) {
-            Err(PutError::ShutDown(item)) => {
+            Err(TryPutError::ShutDown(item)) => {
                 REFUSED_AFTER_SHUTDOWN.store(item, Ordering::Relaxed);
             }
             other => {
@@ -286,15 +286,17 @@ async fn main(spawner: Spawner) {
     };
     hprintln!("ledger: {}", LedgerLine(&ledger));
 
-    let expected = Ledger {
-        accepted: 20,
-        buffered: 0,
-        in_flight: 0,
-        succeeded: 13,
-        rejected: 4,
-        uncertain: 2,
-        abandoned: 1,
-        discarded: 0,
+    let expected = {
+        let mut ledger = Ledger::default();
+        ledger.accepted = 20;
+        ledger.buffered = 0;
+        ledger.in_flight = 0;
+        ledger.succeeded = 13;
+        ledger.rejected = 4;
+        ledger.uncertain = 2;
+        ledger.abandoned = 1;
+        ledger.discarded = 0;
+        ledger
     };
     check(
         ledger == expected,

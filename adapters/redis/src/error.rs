@@ -475,7 +475,9 @@ impl core::error::Error for KeepAliveError {}
 /// use adapter_redis::JoinError;
 /// use queue_core::Ledger;
 ///
-/// let ledger = Ledger { accepted: 1, buffered: 1, ..Ledger::default() };
+/// let mut ledger = Ledger::default();
+/// ledger.accepted = 1;
+/// ledger.buffered = 1;
 /// assert_eq!(JoinError::TimedOut(ledger).to_string(), "timed out with 1 job unfinished");
 /// ```
 #[derive(Debug)]
