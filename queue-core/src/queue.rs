@@ -13,7 +13,9 @@ use alloc::sync::Arc;
 use crate::cancel::Cancellation;
 use crate::dead_letter::DeadLetter;
 use crate::delivery::{Delivery, Handout};
-use crate::error::{PutError, PutTimeoutError, TryGetError, TryPutError, ZeroCapacity};
+#[cfg(feature = "std")]
+use crate::error::PutTimeoutError;
+use crate::error::{PutError, TryGetError, TryPutError, ZeroCapacity};
 use crate::get::Get;
 use crate::job_id::JobId;
 use crate::join::Join;
@@ -633,9 +635,10 @@ impl<T> Queue<T> {
     ///
     /// # Errors
     ///
-    /// As [`put`](Self::put) ([`PutTimeoutError::ShutDown`], [`PutTimeoutError::NoWorkers`]),
-    /// plus [`PutTimeoutError::TimedOut`] with the item if the deadline
-    /// came before room did; a timed-out put accepted nothing.
+    /// As [`put`](Self::put) ([`PutTimeoutError::ShutDown`](crate::PutTimeoutError::ShutDown),
+    /// [`PutTimeoutError::NoWorkers`](crate::PutTimeoutError::NoWorkers)), plus
+    /// [`PutTimeoutError::TimedOut`](crate::PutTimeoutError::TimedOut) with the item if the
+    /// deadline came before room did; a timed-out put accepted nothing.
     ///
     /// # Cancel safety
     ///
