@@ -170,6 +170,28 @@ impl CountDownLatch {
         Wait::new(self)
     }
 
+    /// Like [`wait`](Self::wait), for a latch in an [`Arc`](alloc::sync::Arc): the future
+    /// owns a clone of the `Arc`, so it can move into a spawned `'static` task.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use latch_core::CountDownLatch;
+    ///
+    /// let latch = Arc::new(CountDownLatch::new(1));
+    /// let waiter = std::thread::spawn({
+    ///     let wait = latch.wait_owned();
+    ///     move || futures_lite::future::block_on(wait)
+    /// });
+    /// latch.count_down();
+    /// waiter.join().unwrap();
+    /// ```
+    #[cfg(target_has_atomic = "ptr")]
+    pub fn wait_owned(self: &alloc::sync::Arc<Self>) -> crate::futures::WaitOwned<Self> {
+        crate::futures::WaitOwned::new(self.clone())
+    }
+
     /// Waits until the latch opens or `deadline` completes, whichever is first.
     ///
     /// `deadline` is any future (a runtime's sleep, an embedded timer); the latch is polled
@@ -239,8 +261,8 @@ impl CountDownLatch {
 }
 
 impl Latch for CountDownLatch {
-    type Output<'a> = ();
-    type Timed<'a> = Result<(), TimedOut>;
+    type Output = ();
+    type Timeout = TimedOut;
 }
 
 impl Sealed for CountDownLatch {
@@ -252,15 +274,8 @@ impl Sealed for CountDownLatch {
         debug_assert_eq!(terminal, Terminal::Open, "a count-down latch cannot fail");
     }
 
-    fn in_time<'a>((): <Self as Latch>::Output<'a>) -> <Self as Latch>::Timed<'a>
-    where
-        Self: 'a,
-    {
-        Ok(())
-    }
-
-    fn timed_out(&self) -> Option<<Self as Latch>::Timed<'_>> {
-        Some(Err(TimedOut))
+    fn timed_out(&self) -> Option<<Self as Latch>::Timeout> {
+        Some(TimedOut)
     }
 }
 

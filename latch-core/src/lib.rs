@@ -7,8 +7,8 @@
 //! | type | ends when | waiters get |
 //! |---|---|---|
 //! | [`CountDownLatch`] | the count reaches zero | `()` |
-//! | [`FailableLatch<E>`] | zero, or the first [`fail`](FailableLatch::fail) | `Result<(), &E>` |
-//! | [`TrackingLatch<E>`] | every named counter reported, or one failed or was dropped | `Result<(), &Failure<E>>` |
+//! | [`FailableLatch<E>`] | zero, or the first [`fail`](FailableLatch::fail) | `Result<(), E>` |
+//! | [`TrackingLatch<E>`] | every named counter reported, or one failed or was dropped | `Result<(), Failure<E>>` |
 //!
 //! Every latch can be awaited with a deadline, which is any future ([`Latch::wait_until`]):
 //! the crate names no runtime, and a timed-out wait on a [`TrackingLatch`] names exactly the
@@ -22,16 +22,34 @@
 //! # Examples
 //!
 //! ```
-//! use latch_core::{TrackingLatch, TrackingWaitError};
+//! use latch_core::TrackingLatch;
 //!
-//! let ready = TrackingLatch::<&str>::new(["consumer", "cache-warmer", "http"]).unwrap();
+//! let ready = TrackingLatch::new(["consumer", "cache-warmer", "http"]).unwrap();
 //! ready.count_down_for("consumer").unwrap();
 //! ready.counter("http").unwrap().report();
 //!
-//! // The deadline can be any future: here one that is already done.
-//! let error = futures_lite::future::block_on(ready.wait_until(async {})).unwrap_err();
-//! assert!(matches!(&error, TrackingWaitError::TimedOut(p) if p.names() == ["cache-warmer"]));
-//! assert_eq!(error.to_string(), "timed out waiting for: cache-warmer");
+//! // The deadline can be any future: here one that is already done. A timed wait gives
+//! // `Ok(how the latch ended)` or `Err(the timeout)`, like `tokio::time::timeout`.
+//! let pending = futures_lite::future::block_on(ready.wait_until(async {})).unwrap_err();
+//! assert_eq!(pending.names(), ["cache-warmer"]);
+//! assert_eq!(pending.to_string(), "timed out waiting for: cache-warmer");
+//! ```
+//!
+//! Errors are owned, so `?` carries them into `anyhow::Error` or a boxed error:
+//!
+//! ```
+//! use std::error::Error;
+//! use latch_core::TrackingLatch;
+//!
+//! async fn gate(ready: &TrackingLatch<String>) -> Result<(), Box<dyn Error + Send + Sync>> {
+//!     ready.wait_until(async {}).await??; // the timeout, then the failure
+//!     Ok(())
+//! }
+//!
+//! let ready = TrackingLatch::new_failable(["db"]).unwrap();
+//! ready.fail(String::from("db: connection refused")).unwrap();
+//! let error = futures_lite::future::block_on(gate(&ready)).unwrap_err();
+//! assert_eq!(error.to_string(), "latch failed: db: connection refused");
 //! ```
 //!
 //! # Wakers, observers and deadlines: what user code may do
@@ -124,10 +142,10 @@ mod wait_until;
 
 pub use count_down::CountDownLatch;
 pub use counter::Counter;
+#[cfg(target_has_atomic = "ptr")]
+pub use counter::OwnedCounter;
 pub use diagnostics::CountDownEvent;
-pub use error::{
-    CountTooLarge, Failure, NameError, StillPending, TimedOut, TrackingWaitError, WaitError,
-};
+pub use error::{CountTooLarge, Failure, NameError, StillPending, TimedOut};
 pub use failable::FailableLatch;
 pub use latch::Latch;
 pub use raw::MAX_COUNT;
@@ -136,6 +154,8 @@ pub use tracking::TrackingLatch;
 /// The named futures the latches return.
 pub mod futures {
     pub use crate::wait::Wait;
+    #[cfg(target_has_atomic = "ptr")]
+    pub use crate::wait::WaitOwned;
     pub use crate::wait_until::WaitUntil;
 }
 
@@ -148,6 +168,10 @@ fn assert_auto_traits() {
     send_sync::<FailableLatch<alloc::string::String>>();
     send_sync::<TrackingLatch<alloc::string::String>>();
     send_sync::<Counter<'static, alloc::string::String>>();
+    #[cfg(target_has_atomic = "ptr")]
+    send_sync::<OwnedCounter<alloc::string::String>>();
+    #[cfg(target_has_atomic = "ptr")]
+    send_sync::<futures::WaitOwned<TrackingLatch<alloc::string::String>>>();
     send_sync::<futures::Wait<'static, CountDownLatch>>();
     send_sync::<futures::Wait<'static, TrackingLatch<alloc::string::String>>>();
     send::<futures::WaitUntil<'static, FailableLatch<()>, core::future::Ready<()>>>();
