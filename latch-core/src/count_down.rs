@@ -145,7 +145,50 @@ impl CountDownLatch {
     /// ```
     #[inline]
     pub fn count_down(&self) -> bool {
-        self.raw.count_down_then(|_| ())
+        self.raw.count_down_then(|remaining| {
+            #[cfg(feature = "tracing")]
+            crate::trace::count_down(self.raw.label, remaining);
+            let _ = remaining;
+        })
+    }
+
+    /// Names this latch in its `tracing` events (the `label` field, under the `tracing`
+    /// feature) and its `Debug` output.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use latch_core::CountDownLatch;
+    ///
+    /// let latch = CountDownLatch::new(3).with_label("shards-loaded");
+    /// assert_eq!(latch.label(), "shards-loaded");
+    /// ```
+    #[cfg(not(loom))]
+    #[must_use = "returns the latch with the label set"]
+    pub const fn with_label(mut self, label: &'static str) -> Self {
+        self.raw.label = label;
+        self
+    }
+
+    /// Names this latch in its `tracing` events and `Debug` output.
+    #[cfg(loom)]
+    #[must_use = "returns the latch with the label set"]
+    pub fn with_label(mut self, label: &'static str) -> Self {
+        self.raw.label = label;
+        self
+    }
+
+    /// The label set by [`with_label`](Self::with_label); empty if none was.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use latch_core::CountDownLatch;
+    ///
+    /// assert_eq!(CountDownLatch::new(1).label(), "");
+    /// ```
+    pub fn label(&self) -> &'static str {
+        self.raw.label
     }
 
     /// Waits until the latch opens.
@@ -281,8 +324,12 @@ impl Sealed for CountDownLatch {
 
 impl fmt::Debug for CountDownLatch {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("CountDownLatch")
-            .field("count", &self.count())
+        let mut f = f.debug_struct("CountDownLatch");
+        // The label shows only once set, so unlabelled latches print as before.
+        if !self.label().is_empty() {
+            f.field("label", &self.label());
+        }
+        f.field("count", &self.count())
             .field("open", &self.is_open())
             .finish()
     }

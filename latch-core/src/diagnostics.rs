@@ -89,15 +89,16 @@ impl CountDownEvent<'_> {
         self.elapsed
     }
 
-    /// Emits this count-down as a `tracing` event.
+    /// Emits this count-down as a `tracing` event of the latch called `label`.
     #[cfg(feature = "tracing")]
-    pub(crate) fn trace(&self) {
+    pub(crate) fn trace(&self, label: &'static str) {
         #[cfg(feature = "std")]
         let elapsed_us = u64::try_from(self.elapsed.as_micros()).unwrap_or(u64::MAX);
         #[cfg(not(feature = "std"))]
         let elapsed_us: Option<u64> = None;
         tracing::debug!(
             target: "latch_core",
+            label,
             counter = self.counter,
             remaining = self.remaining,
             elapsed_us,
@@ -106,6 +107,7 @@ impl CountDownEvent<'_> {
         if self.opened() {
             tracing::info!(
                 target: "latch_core",
+                label,
                 counter = self.counter,
                 time_to_open_us = elapsed_us,
                 "latch opened"

@@ -160,7 +160,50 @@ impl<E> FailableLatch<E> {
     /// ```
     #[inline]
     pub fn count_down(&self) -> bool {
-        self.raw.count_down_then(|_| ())
+        self.raw.count_down_then(|remaining| {
+            #[cfg(feature = "tracing")]
+            crate::trace::count_down(self.raw.label, remaining);
+            let _ = remaining;
+        })
+    }
+
+    /// Names this latch in its `tracing` events (the `label` field, under the `tracing`
+    /// feature) and its `Debug` output.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use latch_core::FailableLatch;
+    ///
+    /// let latch = FailableLatch::<()>::new(3).with_label("shards-loaded");
+    /// assert_eq!(latch.label(), "shards-loaded");
+    /// ```
+    #[cfg(not(loom))]
+    #[must_use = "returns the latch with the label set"]
+    pub const fn with_label(mut self, label: &'static str) -> Self {
+        self.raw.label = label;
+        self
+    }
+
+    /// Names this latch in its `tracing` events and `Debug` output.
+    #[cfg(loom)]
+    #[must_use = "returns the latch with the label set"]
+    pub fn with_label(mut self, label: &'static str) -> Self {
+        self.raw.label = label;
+        self
+    }
+
+    /// The label set by [`with_label`](Self::with_label); empty if none was.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use latch_core::FailableLatch;
+    ///
+    /// assert_eq!(FailableLatch::<()>::new(1).label(), "");
+    /// ```
+    pub fn label(&self) -> &'static str {
+        self.raw.label
     }
 
     /// The state machine underneath, for the types built on this one.
@@ -191,6 +234,15 @@ impl<E> FailableLatch<E> {
     /// assert_eq!(latch.error(), Some(&"first"));
     /// ```
     pub fn fail(&self, error: E) -> Result<(), E> {
+        self.fail_quietly(error)?;
+        #[cfg(feature = "tracing")]
+        crate::trace::failed(self.raw.label, "failed", None, core::any::type_name::<E>());
+        Ok(())
+    }
+
+    /// [`fail`](Self::fail) without its `tracing` event, for the types built on this one,
+    /// which emit their own.
+    pub(crate) fn fail_quietly(&self, error: E) -> Result<(), E> {
         let mut error = Some(error);
         self.raw.fail_with(|| {
             if let Some(error) = error.take() {
@@ -357,8 +409,12 @@ impl<E: Clone> Sealed for FailableLatch<E> {
 
 impl<E> fmt::Debug for FailableLatch<E> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("FailableLatch")
-            .field("count", &self.count())
+        let mut f = f.debug_struct("FailableLatch");
+        // The label shows only once set, so unlabelled latches print as before.
+        if !self.label().is_empty() {
+            f.field("label", &self.label());
+        }
+        f.field("count", &self.count())
             .field("status", &self.raw.status().as_str())
             .finish()
     }

@@ -95,8 +95,19 @@
 //!   by a critical section. Embedded users want this feature.
 //! - `portable-atomic`: atomics from `portable-atomic`, for targets without compare-and-swap
 //!   such as `thumbv6m-none-eabi` (combine with `critical-section`).
-//! - `tracing`: each count-down of a [`TrackingLatch`] becomes a `DEBUG` event, its opening
-//!   an `INFO` event with the time-to-open, and its failure a `WARN` event.
+//! - `tracing`: every latch emits `tracing` events (target `latch_core`), carrying the
+//!   label set with `with_label` (e.g. [`CountDownLatch::with_label`]):
+//!
+//!   | event | level | fields |
+//!   |---|---|---|
+//!   | `latch count-down` | `DEBUG` | `label`, `remaining`; tracking: `counter`, `elapsed_us` |
+//!   | `latch opened` | `INFO` | `label`; tracking: `counter`, `time_to_open_us` |
+//!   | `latch failed` | `WARN` | `label`, `reason`, `error_type`; tracking: `counter` |
+//!
+//!   `reason` is `failed`, `counter failed`, `abandoned` (a counter dropped without
+//!   reporting) or `panicked` (dropped while its thread panicked). The error value itself
+//!   is not formatted: the latches put no `Display` bound on `E` (`error_type` names it).
+//!   Events are emitted before the waiters they concern wake.
 //!
 //! Without `std` the crate needs `alloc` (a global allocator): event-listener allocates its
 //! waiter list the first time a waiter registers.
@@ -136,6 +147,8 @@ mod latch;
 mod notify;
 mod raw;
 mod sync;
+#[cfg(feature = "tracing")]
+mod trace;
 mod tracking;
 mod wait;
 mod wait_until;

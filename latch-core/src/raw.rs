@@ -98,6 +98,8 @@ pub struct RawLatch {
     /// Woken once, with [`notify_all`](crate::notify::notify_all), by the transition to
     /// open or failed.
     event: Event,
+    /// The user's name for this latch, in its `tracing` events and `Debug`; empty if unset.
+    pub(crate) label: &'static str,
 }
 
 impl RawLatch {
@@ -126,6 +128,7 @@ impl RawLatch {
             Self {
                 state: AtomicUsize::new(BIAS + (count << SHIFT)),
                 event: Event::new(),
+                label: "",
             }
         }
     }
@@ -238,8 +241,12 @@ impl RawLatch {
 impl fmt::Debug for RawLatch {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let state = self.state.load(Ordering::Acquire);
-        f.debug_struct("RawLatch")
-            .field("count", &count_of(state))
+        let mut f = f.debug_struct("RawLatch");
+        // The label shows only once set, so unlabelled latches print as before.
+        if !self.label.is_empty() {
+            f.field("label", &self.label);
+        }
+        f.field("count", &count_of(state))
             .field("status", &status_of(state).as_str())
             .finish()
     }

@@ -171,6 +171,36 @@ impl<E> TrackingLatch<E> {
         })
     }
 
+    /// Names this latch in its `tracing` events (the `label` field, under the `tracing`
+    /// feature) and its `Debug` output.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use latch_core::TrackingLatch;
+    ///
+    /// let ready = TrackingLatch::new(["db", "http"]).unwrap().with_label("readiness");
+    /// assert_eq!(ready.label(), "readiness");
+    /// ```
+    #[must_use = "returns the latch with the label set"]
+    pub fn with_label(mut self, label: &'static str) -> Self {
+        self.latch = self.latch.with_label(label);
+        self
+    }
+
+    /// The label set by [`with_label`](Self::with_label); empty if none was.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use latch_core::TrackingLatch;
+    ///
+    /// assert_eq!(TrackingLatch::new(["a"]).unwrap().label(), "");
+    /// ```
+    pub fn label(&self) -> &'static str {
+        self.latch.label()
+    }
+
     /// Calls `observer` on every count-down, with the counter's name, the count remaining
     /// and (under `std`) the time since the latch was built. It runs on the counting thread,
     /// before the waiters that the last count-down releases wake.
@@ -449,10 +479,25 @@ impl<E> TrackingLatch<E> {
     /// Fails the latch with `failure`; hands it back if the latch had already ended.
     pub(crate) fn fail_because(&self, failure: Failure<E>) -> Result<(), Failure<E>> {
         #[cfg(feature = "tracing")]
-        let counter = failure.counter().map(ToString::to_string);
-        self.latch.fail(failure)?;
+        let (reason, counter) = (
+            match &failure {
+                Failure::Failed { counter: None, .. } => "failed",
+                Failure::Failed { .. } => "counter failed",
+                Failure::Abandoned {
+                    panicking: false, ..
+                } => "abandoned",
+                Failure::Abandoned { .. } => "panicked",
+            },
+            failure.counter().map(ToString::to_string),
+        );
+        self.latch.fail_quietly(failure)?;
         #[cfg(feature = "tracing")]
-        tracing::warn!(counter = counter.as_deref(), "latch failed");
+        crate::trace::failed(
+            self.label(),
+            reason,
+            counter.as_deref(),
+            core::any::type_name::<E>(),
+        );
         Ok(())
     }
 
@@ -519,7 +564,7 @@ impl<E> TrackingLatch<E> {
             elapsed,
         };
         #[cfg(feature = "tracing")]
-        event.trace();
+        event.trace(self.label());
         if let Some(observer) = &self.observer {
             observer(&event);
         }
@@ -680,8 +725,12 @@ impl<E: Clone> Sealed for TrackingLatch<E> {
 
 impl<E> fmt::Debug for TrackingLatch<E> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("TrackingLatch")
-            .field("count", &self.count())
+        let mut f = f.debug_struct("TrackingLatch");
+        // The label shows only once set, so unlabelled latches print as before.
+        if !self.label().is_empty() {
+            f.field("label", &self.label());
+        }
+        f.field("count", &self.count())
             .field("status", &self.latch.raw_latch().status().as_str())
             .field("pending", &self.pending())
             .finish()
