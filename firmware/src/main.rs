@@ -33,7 +33,7 @@ use cortex_m_semihosting::hprintln;
 use critical_section::Mutex;
 use embassy_executor::Spawner;
 use embassy_time::Duration;
-use latch_core::{CountDownLatch, TrackingLatch, TrackingWaitError};
+use latch_core::{CountDownLatch, TrackingLatch};
 use queue_core::{Ledger, Queue, TryPutError};
 
 /// Ticks until [`BOOT`] opens.
@@ -55,9 +55,6 @@ const JOIN_TIMEOUT_MS: u64 = 1_000;
 /// A run still going at this tick has hung; the interrupt ends it as a failure.
 const WATCHDOG_TICK: u64 = 10_000;
 
-/// Failure type of the tracking latches (nothing in this firmware fails them).
-type Fault = &'static str;
-
 /// Opens after [`BOOT_TICKS`] SysTick interrupts.
 static BOOT: CountDownLatch = CountDownLatch::new(BOOT_TICKS);
 
@@ -67,9 +64,9 @@ static PRODUCED: CountDownLatch = CountDownLatch::new(1);
 /// Everything the interrupt and the tasks share that cannot be built in a `static`.
 struct Shared {
     /// Counters `timer` (reported by the interrupt) and `consumer` (by the consumer task).
-    ready: TrackingLatch<Fault>,
+    ready: TrackingLatch,
     /// Counters `timer` and `sensor`; no one reports `sensor`, so a timed wait names it.
-    stalled: TrackingLatch<Fault>,
+    stalled: TrackingLatch,
     queue: Queue<u32>,
 }
 
@@ -110,7 +107,7 @@ fn SysTick() {
 }
 
 /// Reports `name` from the interrupt. An error here (unknown name) is a bug: fail the run.
-fn report(latch: &TrackingLatch<Fault>, name: &str) {
+fn report(latch: &TrackingLatch, name: &str) {
     if let Err(error) = latch.count_down_for(name) {
         hprintln!("firmware: FAIL: count_down_for({}): {}", name, error);
         board::exit(false);
@@ -255,10 +252,10 @@ async fn main(spawner: Spawner) {
         .wait_timeout(Duration::from_millis(STALL_TIMEOUT_MS))
         .await
     {
-        Err(TrackingWaitError::TimedOut(pending)) => {
+        Err(pending) => {
             hprintln!("tracking: timed out waiting for {}", Names(pending.names()));
         }
-        other => check(false, format_args!("stalled latch: {:?}", other)),
+        Ok(ended) => check(false, format_args!("stalled latch ended: {:?}", ended)),
     }
 
     // 4. The queue: wait for the producer to finish and shut down, then join (with a

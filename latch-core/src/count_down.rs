@@ -145,7 +145,50 @@ impl CountDownLatch {
     /// ```
     #[inline]
     pub fn count_down(&self) -> bool {
-        self.raw.count_down_then(|_| ())
+        self.raw.count_down_then(|remaining| {
+            #[cfg(feature = "tracing")]
+            crate::trace::count_down(self.raw.label, remaining);
+            let _ = remaining;
+        })
+    }
+
+    /// Names this latch in its `tracing` events (the `label` field, under the `tracing`
+    /// feature) and its `Debug` output.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use latch_core::CountDownLatch;
+    ///
+    /// let latch = CountDownLatch::new(3).with_label("shards-loaded");
+    /// assert_eq!(latch.label(), "shards-loaded");
+    /// ```
+    #[cfg(not(loom))]
+    #[must_use = "returns the latch with the label set"]
+    pub const fn with_label(mut self, label: &'static str) -> Self {
+        self.raw.label = label;
+        self
+    }
+
+    /// Names this latch in its `tracing` events and `Debug` output.
+    #[cfg(loom)]
+    #[must_use = "returns the latch with the label set"]
+    pub fn with_label(mut self, label: &'static str) -> Self {
+        self.raw.label = label;
+        self
+    }
+
+    /// The label set by [`with_label`](Self::with_label); empty if none was.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use latch_core::CountDownLatch;
+    ///
+    /// assert_eq!(CountDownLatch::new(1).label(), "");
+    /// ```
+    pub fn label(&self) -> &'static str {
+        self.raw.label
     }
 
     /// Waits until the latch opens.
@@ -168,6 +211,28 @@ impl CountDownLatch {
     /// ```
     pub fn wait(&self) -> Wait<'_, Self> {
         Wait::new(self)
+    }
+
+    /// Like [`wait`](Self::wait), for a latch in an [`Arc`](alloc::sync::Arc): the future
+    /// owns a clone of the `Arc`, so it can move into a spawned `'static` task.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use latch_core::CountDownLatch;
+    ///
+    /// let latch = Arc::new(CountDownLatch::new(1));
+    /// let waiter = std::thread::spawn({
+    ///     let wait = latch.wait_owned();
+    ///     move || futures_lite::future::block_on(wait)
+    /// });
+    /// latch.count_down();
+    /// waiter.join().unwrap();
+    /// ```
+    #[cfg(target_has_atomic = "ptr")]
+    pub fn wait_owned(self: &alloc::sync::Arc<Self>) -> crate::futures::WaitOwned<Self> {
+        crate::futures::WaitOwned::new(self.clone())
     }
 
     /// Waits until the latch opens or `deadline` completes, whichever is first.
@@ -239,8 +304,8 @@ impl CountDownLatch {
 }
 
 impl Latch for CountDownLatch {
-    type Output<'a> = ();
-    type Timed<'a> = Result<(), TimedOut>;
+    type Output = ();
+    type Timeout = TimedOut;
 }
 
 impl Sealed for CountDownLatch {
@@ -252,22 +317,19 @@ impl Sealed for CountDownLatch {
         debug_assert_eq!(terminal, Terminal::Open, "a count-down latch cannot fail");
     }
 
-    fn in_time<'a>((): <Self as Latch>::Output<'a>) -> <Self as Latch>::Timed<'a>
-    where
-        Self: 'a,
-    {
-        Ok(())
-    }
-
-    fn timed_out(&self) -> Option<<Self as Latch>::Timed<'_>> {
-        Some(Err(TimedOut))
+    fn timed_out(&self) -> Option<<Self as Latch>::Timeout> {
+        Some(TimedOut)
     }
 }
 
 impl fmt::Debug for CountDownLatch {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("CountDownLatch")
-            .field("count", &self.count())
+        let mut f = f.debug_struct("CountDownLatch");
+        // The label shows only once set, so unlabelled latches print as before.
+        if !self.label().is_empty() {
+            f.field("label", &self.label());
+        }
+        f.field("count", &self.count())
             .field("open", &self.is_open())
             .finish()
     }

@@ -13,7 +13,7 @@
 /// ```
 /// use latch_core::TrackingLatch;
 ///
-/// let latch = TrackingLatch::<()>::new(["only"]).unwrap().on_count_down(|event| {
+/// let latch = TrackingLatch::new(["only"]).unwrap().on_count_down(|event| {
 ///     assert_eq!(event.counter(), "only");
 ///     assert_eq!(event.remaining(), 0);
 ///     assert!(event.opened());
@@ -35,7 +35,7 @@ impl CountDownEvent<'_> {
     ///
     /// ```
     /// # use latch_core::TrackingLatch;
-    /// let latch = TrackingLatch::<()>::new(["db"]).unwrap()
+    /// let latch = TrackingLatch::new(["db"]).unwrap()
     ///     .on_count_down(|event| assert_eq!(event.counter(), "db"));
     /// latch.count_down_for("db").unwrap();
     /// ```
@@ -49,7 +49,7 @@ impl CountDownEvent<'_> {
     ///
     /// ```
     /// # use latch_core::TrackingLatch;
-    /// let latch = TrackingLatch::<()>::new(["a", "b"]).unwrap()
+    /// let latch = TrackingLatch::new(["a", "b"]).unwrap()
     ///     .on_count_down(|event| assert_eq!(event.remaining(), 1));
     /// latch.count_down_for("a").unwrap();
     /// ```
@@ -63,7 +63,7 @@ impl CountDownEvent<'_> {
     ///
     /// ```
     /// # use latch_core::TrackingLatch;
-    /// let latch = TrackingLatch::<()>::new(["a", "b"]).unwrap()
+    /// let latch = TrackingLatch::new(["a", "b"]).unwrap()
     ///     .on_count_down(|event| assert_eq!(event.opened(), event.counter() == "b"));
     /// latch.count_down_for("a").unwrap();
     /// latch.count_down_for("b").unwrap();
@@ -80,7 +80,7 @@ impl CountDownEvent<'_> {
     /// ```
     /// # use latch_core::TrackingLatch;
     /// use std::time::Duration;
-    /// let latch = TrackingLatch::<()>::new(["a"]).unwrap()
+    /// let latch = TrackingLatch::new(["a"]).unwrap()
     ///     .on_count_down(|event| assert!(event.elapsed() < Duration::from_secs(60)));
     /// latch.count_down_for("a").unwrap();
     /// ```
@@ -89,15 +89,16 @@ impl CountDownEvent<'_> {
         self.elapsed
     }
 
-    /// Emits this count-down as a `tracing` event.
+    /// Emits this count-down as a `tracing` event of the latch called `label`.
     #[cfg(feature = "tracing")]
-    pub(crate) fn trace(&self) {
+    pub(crate) fn trace(&self, label: &'static str) {
         #[cfg(feature = "std")]
         let elapsed_us = u64::try_from(self.elapsed.as_micros()).unwrap_or(u64::MAX);
         #[cfg(not(feature = "std"))]
         let elapsed_us: Option<u64> = None;
         tracing::debug!(
             target: "latch_core",
+            label,
             counter = self.counter,
             remaining = self.remaining,
             elapsed_us,
@@ -106,6 +107,7 @@ impl CountDownEvent<'_> {
         if self.opened() {
             tracing::info!(
                 target: "latch_core",
+                label,
                 counter = self.counter,
                 time_to_open_us = elapsed_us,
                 "latch opened"

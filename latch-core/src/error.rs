@@ -6,7 +6,8 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt;
 
-/// A wait whose deadline came before the latch opened.
+/// The timeout of a [`CountDownLatch`](crate::CountDownLatch) or
+/// [`FailableLatch`](crate::FailableLatch): the deadline came before the latch ended.
 ///
 /// # Examples
 ///
@@ -23,53 +24,6 @@ pub struct TimedOut;
 impl fmt::Display for TimedOut {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("timed out waiting for the latch to open")
-    }
-}
-
-/// How a timed wait on a [`FailableLatch`](crate::FailableLatch) ended without the latch
-/// opening.
-///
-/// # Examples
-///
-/// ```
-/// use latch_core::{FailableLatch, WaitError};
-///
-/// let latch = FailableLatch::new(2);
-/// latch.fail("disk full").unwrap();
-/// let result = futures_lite::future::block_on(latch.wait_until(async {}));
-/// assert_eq!(result, Err(WaitError::Failed(&"disk full")));
-/// ```
-#[derive(PartialEq, Eq)]
-pub enum WaitError<'a, E> {
-    /// The latch failed with this error.
-    Failed(&'a E),
-    /// The deadline came first.
-    TimedOut,
-}
-
-impl<E> Clone for WaitError<'_, E> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-
-impl<E> Copy for WaitError<'_, E> {}
-
-impl<E> fmt::Debug for WaitError<'_, E> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Failed(_) => f.write_str("Failed(..)"),
-            Self::TimedOut => f.write_str("TimedOut"),
-        }
-    }
-}
-
-impl<E: fmt::Display> fmt::Display for WaitError<'_, E> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Failed(error) => write!(f, "latch failed: {error}"),
-            Self::TimedOut => fmt::Display::fmt(&TimedOut, f),
-        }
     }
 }
 
@@ -107,17 +61,19 @@ impl fmt::Display for CountTooLarge {
 }
 
 /// A counter name that a [`TrackingLatch`](crate::TrackingLatch) cannot take.
+/// Non-exhaustive: a `match` needs a wildcard arm.
 ///
 /// # Examples
 ///
 /// ```
 /// use latch_core::{NameError, TrackingLatch};
 ///
-/// let error = TrackingLatch::<()>::new(["a", "b", "a"]).unwrap_err();
+/// let error = TrackingLatch::new(["a", "b", "a"]).unwrap_err();
 /// assert_eq!(error, NameError::Duplicate("a".into()));
 /// assert_eq!(error.to_string(), "duplicate counter name `a`");
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum NameError {
     /// The same name was given twice at construction.
     Duplicate(String),
@@ -140,20 +96,25 @@ impl fmt::Display for NameError {
     }
 }
 
-/// Why a [`TrackingLatch`](crate::TrackingLatch) failed.
+/// Why a [`TrackingLatch`](crate::TrackingLatch) failed: what its waiters get.
+///
+/// Non-exhaustive, so that a new way to fail is not a breaking change: a `match` needs a
+/// wildcard arm (or use [`counter`](Self::counter) and [`error`](Self::error)); the
+/// variants themselves can still be built and matched field by field.
 ///
 /// # Examples
 ///
 /// ```
 /// use latch_core::{Failure, TrackingLatch};
 ///
-/// let latch = TrackingLatch::<&str>::new(["db"]).unwrap();
+/// let latch = TrackingLatch::new(["db"]).unwrap();
 /// drop(latch.counter("db").unwrap()); // dropped without reporting
 /// let failure = futures_lite::future::block_on(latch.wait()).unwrap_err();
 /// assert_eq!(failure.counter(), Some("db"));
 /// assert!(matches!(failure, Failure::Abandoned { .. }));
 /// ```
 #[derive(Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Failure<E> {
     /// A counter (or, with `counter: None`, the latch's owner) failed with an error.
     Failed {
@@ -247,20 +208,18 @@ impl<E: fmt::Display> fmt::Display for Failure<E> {
     }
 }
 
-/// The counters that had not reported when a deadline passed.
+/// The timeout of a [`TrackingLatch`](crate::TrackingLatch): the counters whose count-down
+/// had not landed when the deadline passed, at least one. It prints for every error type
+/// `E`, since it holds none.
 ///
 /// # Examples
 ///
 /// ```
-/// use latch_core::{TrackingLatch, TrackingWaitError};
+/// use latch_core::TrackingLatch;
 ///
-/// let latch = TrackingLatch::<()>::new(["shard-1", "shard-2"]).unwrap();
+/// let latch = TrackingLatch::new(["shard-1", "shard-2"]).unwrap();
 /// latch.count_down_for("shard-1").unwrap();
-/// let Err(TrackingWaitError::TimedOut(pending)) =
-///     futures_lite::future::block_on(latch.wait_until(async {}))
-/// else {
-///     unreachable!()
-/// };
+/// let pending = futures_lite::future::block_on(latch.wait_until(async {})).unwrap_err();
 /// assert_eq!(pending.names(), ["shard-2"]);
 /// assert_eq!(pending.to_string(), "timed out waiting for: shard-2");
 /// ```
@@ -293,6 +252,15 @@ impl StillPending {
     }
 
     /// The names, in the order the latch was built with.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use latch_core::TrackingLatch;
+    /// let latch = TrackingLatch::new(["a", "b"]).unwrap();
+    /// let pending = latch.wait_blocking_timeout(std::time::Duration::ZERO).unwrap_err();
+    /// assert_eq!(pending.names(), ["a", "b"]);
+    /// ```
     pub fn names(&self) -> &[Cow<'static, str>] {
         &self.names
     }
@@ -311,51 +279,8 @@ impl fmt::Display for StillPending {
     }
 }
 
-/// How a timed wait on a [`TrackingLatch`](crate::TrackingLatch) ended without the latch
-/// opening.
-///
-/// # Examples
-///
-/// ```
-/// use latch_core::{TrackingLatch, TrackingWaitError};
-///
-/// let latch = TrackingLatch::new(["cache"]).unwrap();
-/// latch.counter("cache").unwrap().fail("cold").unwrap();
-/// match futures_lite::future::block_on(latch.wait_until(async {})) {
-///     Err(TrackingWaitError::Failed(failure)) => assert_eq!(failure.counter(), Some("cache")),
-///     other => panic!("{other:?}"),
-/// }
-/// ```
-#[derive(PartialEq, Eq)]
-pub enum TrackingWaitError<'a, E> {
-    /// The latch failed.
-    Failed(&'a Failure<E>),
-    /// The deadline came first; these counters had not reported.
-    TimedOut(StillPending),
-}
-
-impl<E> fmt::Debug for TrackingWaitError<'_, E> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Failed(failure) => f.debug_tuple("Failed").field(failure).finish(),
-            Self::TimedOut(pending) => f.debug_tuple("TimedOut").field(pending).finish(),
-        }
-    }
-}
-
-impl<E: fmt::Display> fmt::Display for TrackingWaitError<'_, E> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Failed(failure) => fmt::Display::fmt(failure, f),
-            Self::TimedOut(pending) => fmt::Display::fmt(pending, f),
-        }
-    }
-}
-
 impl core::error::Error for TimedOut {}
-impl<E: fmt::Display> core::error::Error for WaitError<'_, E> {}
 impl core::error::Error for CountTooLarge {}
 impl core::error::Error for NameError {}
 impl<E: fmt::Display> core::error::Error for Failure<E> {}
 impl core::error::Error for StillPending {}
-impl<E: fmt::Display> core::error::Error for TrackingWaitError<'_, E> {}

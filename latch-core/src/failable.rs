@@ -5,7 +5,9 @@ use core::fmt;
 
 use once_cell::race::OnceBox;
 
-use crate::error::{CountTooLarge, WaitError};
+use crate::error::{CountTooLarge, TimedOut};
+#[cfg(target_has_atomic = "ptr")]
+use crate::futures::WaitOwned;
 use crate::futures::{Wait, WaitUntil};
 use crate::latch::{sealed::Sealed, Latch};
 use crate::raw::{RawLatch, Terminal};
@@ -14,8 +16,9 @@ use crate::raw::{RawLatch, Terminal};
 /// first error, so a crashed counter cannot leave waiters blocked forever.
 ///
 /// The latch ends exactly once, open or failed. Failures after it opened, and every failure
-/// after the first, are refused and hand their error back. Waiters see `Err(&E)`; the error
-/// is stored once (in a box, on the failure path only) and lent to every waiter.
+/// after the first, are refused and hand their error back. The error is stored once (in a
+/// box, on the failure path only), [`error`](Self::error) lends it, and every waiter gets
+/// its own clone (`E: Clone`; fail with an `Arc<YourError>` for one that is not).
 ///
 /// Counting and waiting work as on [`CountDownLatch`](crate::CountDownLatch); prefer a task
 /// tracker or a join set when the counted events are the completions of tasks you own, and a
@@ -31,7 +34,7 @@ use crate::raw::{RawLatch, Terminal};
 /// latch.fail("shard 2: connection refused").unwrap();
 /// assert_eq!(
 ///     futures_lite::future::block_on(latch.wait()),
-///     Err(&"shard 2: connection refused")
+///     Err("shard 2: connection refused")
 /// );
 /// ```
 pub struct FailableLatch<E> {
@@ -157,7 +160,55 @@ impl<E> FailableLatch<E> {
     /// ```
     #[inline]
     pub fn count_down(&self) -> bool {
-        self.raw.count_down_then(|_| ())
+        self.raw.count_down_then(|remaining| {
+            #[cfg(feature = "tracing")]
+            crate::trace::count_down(self.raw.label, remaining);
+            let _ = remaining;
+        })
+    }
+
+    /// Names this latch in its `tracing` events (the `label` field, under the `tracing`
+    /// feature) and its `Debug` output.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use latch_core::FailableLatch;
+    ///
+    /// let latch = FailableLatch::<()>::new(3).with_label("shards-loaded");
+    /// assert_eq!(latch.label(), "shards-loaded");
+    /// ```
+    #[cfg(not(loom))]
+    #[must_use = "returns the latch with the label set"]
+    pub const fn with_label(mut self, label: &'static str) -> Self {
+        self.raw.label = label;
+        self
+    }
+
+    /// Names this latch in its `tracing` events and `Debug` output.
+    #[cfg(loom)]
+    #[must_use = "returns the latch with the label set"]
+    pub fn with_label(mut self, label: &'static str) -> Self {
+        self.raw.label = label;
+        self
+    }
+
+    /// The label set by [`with_label`](Self::with_label); empty if none was.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use latch_core::FailableLatch;
+    ///
+    /// assert_eq!(FailableLatch::<()>::new(1).label(), "");
+    /// ```
+    pub fn label(&self) -> &'static str {
+        self.raw.label
+    }
+
+    /// The state machine underneath, for the types built on this one.
+    pub(crate) fn raw_latch(&self) -> &RawLatch {
+        &self.raw
     }
 
     /// Counts down, running `then(remaining)` before any waiter wakes if this call counted.
@@ -183,6 +234,15 @@ impl<E> FailableLatch<E> {
     /// assert_eq!(latch.error(), Some(&"first"));
     /// ```
     pub fn fail(&self, error: E) -> Result<(), E> {
+        self.fail_quietly(error)?;
+        #[cfg(feature = "tracing")]
+        crate::trace::failed(self.raw.label, "failed", None, core::any::type_name::<E>());
+        Ok(())
+    }
+
+    /// [`fail`](Self::fail) without its `tracing` event, for the types built on this one,
+    /// which emit their own.
+    pub(crate) fn fail_quietly(&self, error: E) -> Result<(), E> {
         let mut error = Some(error);
         self.raw.fail_with(|| {
             if let Some(error) = error.take() {
@@ -196,6 +256,20 @@ impl<E> FailableLatch<E> {
         }
     }
 
+    /// The stored error; only called once `FAILED` is seen.
+    fn stored_error(&self) -> &E {
+        self.error
+            .get()
+            .expect("`FAILED` is published only after the error is stored")
+    }
+}
+
+/// The waits: each waiter gets its own clone of the error, so the error is owned and, for
+/// an `E: 'static`, `'static` (`?` into `anyhow::Error` or a boxed error works). A clone per
+/// waiter, on the failure path only, keeps the latch free of reference counting, which
+/// targets without atomic compare-and-swap (`thumbv6m`) lack; for an error that is costly
+/// to clone, or not `Clone`, fail with an `Arc<YourError>`.
+impl<E: Clone> FailableLatch<E> {
     /// Waits until the latch opens (`Ok`) or fails (`Err` with the first error).
     ///
     /// # Cancel safety
@@ -215,14 +289,37 @@ impl<E> FailableLatch<E> {
         Wait::new(self)
     }
 
-    /// Waits until the latch opens or fails, or `deadline` (any future) completes.
+    /// Like [`wait`](Self::wait), for a latch in an [`Arc`](alloc::sync::Arc): the future
+    /// owns a clone of the `Arc`, for a spawned `'static` task.
     ///
-    /// A failure that happens before the deadline fires wins over the timeout.
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use latch_core::FailableLatch;
+    ///
+    /// let latch = Arc::new(FailableLatch::new(1));
+    /// let waiter = std::thread::spawn({
+    ///     let wait = latch.wait_owned();
+    ///     move || futures_lite::future::block_on(wait)
+    /// });
+    /// latch.fail("shard 3 is gone").unwrap();
+    /// assert_eq!(waiter.join().unwrap(), Err("shard 3 is gone"));
+    /// ```
+    #[cfg(target_has_atomic = "ptr")]
+    pub fn wait_owned(self: &alloc::sync::Arc<Self>) -> WaitOwned<Self> {
+        WaitOwned::new(self.clone())
+    }
+
+    /// Waits until the latch opens or fails, or `deadline` (any future) completes: `Ok`
+    /// with how the latch ended, `Err(TimedOut)` if the deadline came first.
+    ///
+    /// A failure that happens before the deadline fires (or during its last poll) wins
+    /// over the timeout.
     ///
     /// # Errors
     ///
-    /// [`WaitError::Failed`] with the first error, or [`WaitError::TimedOut`]; a timed-out
-    /// wait changes nothing.
+    /// [`TimedOut`] if the deadline came first; a timed-out wait changes nothing.
     ///
     /// # Cancel safety
     ///
@@ -231,11 +328,14 @@ impl<E> FailableLatch<E> {
     /// # Examples
     ///
     /// ```
-    /// use latch_core::{FailableLatch, WaitError};
+    /// use latch_core::{FailableLatch, TimedOut};
     ///
-    /// let latch = FailableLatch::<()>::new(1);
+    /// let latch = FailableLatch::new(1);
     /// let result = futures_lite::future::block_on(latch.wait_until(async {}));
-    /// assert_eq!(result, Err(WaitError::TimedOut));
+    /// assert_eq!(result, Err(TimedOut));
+    /// latch.fail("down").unwrap();
+    /// let result = futures_lite::future::block_on(latch.wait_until(async {}));
+    /// assert_eq!(result, Ok(Err("down")));
     /// ```
     pub fn wait_until<D: core::future::Future>(&self, deadline: D) -> WaitUntil<'_, Self, D> {
         WaitUntil::new(self, deadline)
@@ -254,10 +354,10 @@ impl<E> FailableLatch<E> {
     ///
     /// let latch = FailableLatch::new(1);
     /// latch.fail("boom").unwrap();
-    /// assert_eq!(latch.wait_blocking(), Err(&"boom"));
+    /// assert_eq!(latch.wait_blocking(), Err("boom"));
     /// ```
     #[cfg(feature = "std")]
-    pub fn wait_blocking(&self) -> Result<(), &E> {
+    pub fn wait_blocking(&self) -> Result<(), E> {
         self.wait().block()
     }
 
@@ -265,74 +365,56 @@ impl<E> FailableLatch<E> {
     ///
     /// # Errors
     ///
-    /// [`WaitError::Failed`] or [`WaitError::TimedOut`]; a timed-out wait changes nothing.
+    /// [`TimedOut`] if the timeout passed first; a timed-out wait changes nothing.
     ///
     /// # Examples
     ///
     /// ```
     /// use std::time::Duration;
-    /// use latch_core::{FailableLatch, WaitError};
+    /// use latch_core::{FailableLatch, TimedOut};
     ///
     /// let latch = FailableLatch::<()>::new(1);
-    /// assert_eq!(
-    ///     latch.wait_blocking_timeout(Duration::from_millis(5)),
-    ///     Err(WaitError::TimedOut)
-    /// );
+    /// assert_eq!(latch.wait_blocking_timeout(Duration::from_millis(5)), Err(TimedOut));
     /// ```
     #[cfg(feature = "std")]
     pub fn wait_blocking_timeout(
         &self,
         timeout: core::time::Duration,
-    ) -> Result<(), WaitError<'_, E>> {
+    ) -> Result<Result<(), E>, TimedOut> {
         self.wait().block_for(timeout)
     }
-
-    fn stored_error(&self) -> &E {
-        self.error
-            .get()
-            .expect("`FAILED` is published only after the error is stored")
-    }
 }
 
-impl<E> Latch for FailableLatch<E> {
-    type Output<'a>
-        = Result<(), &'a E>
-    where
-        E: 'a;
-    type Timed<'a>
-        = Result<(), WaitError<'a, E>>
-    where
-        E: 'a;
+impl<E: Clone> Latch for FailableLatch<E> {
+    type Output = Result<(), E>;
+    type Timeout = TimedOut;
 }
 
-impl<E> Sealed for FailableLatch<E> {
+impl<E: Clone> Sealed for FailableLatch<E> {
     fn raw(&self) -> &RawLatch {
-        &self.raw
+        self.raw_latch()
     }
 
-    fn output(&self, terminal: Terminal) -> <Self as Latch>::Output<'_> {
+    fn output(&self, terminal: Terminal) -> <Self as Latch>::Output {
         match terminal {
             Terminal::Open => Ok(()),
-            Terminal::Failed => Err(self.stored_error()),
+            Terminal::Failed => Err(self.stored_error().clone()),
         }
     }
 
-    fn in_time<'a>(output: <Self as Latch>::Output<'a>) -> <Self as Latch>::Timed<'a>
-    where
-        Self: 'a,
-    {
-        output.map_err(WaitError::Failed)
-    }
-
-    fn timed_out(&self) -> Option<<Self as Latch>::Timed<'_>> {
-        Some(Err(WaitError::TimedOut))
+    fn timed_out(&self) -> Option<<Self as Latch>::Timeout> {
+        Some(TimedOut)
     }
 }
 
 impl<E> fmt::Debug for FailableLatch<E> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("FailableLatch")
-            .field("count", &self.count())
+        let mut f = f.debug_struct("FailableLatch");
+        // The label shows only once set, so unlabelled latches print as before.
+        if !self.label().is_empty() {
+            f.field("label", &self.label());
+        }
+        f.field("count", &self.count())
             .field("status", &self.raw.status().as_str())
             .finish()
     }

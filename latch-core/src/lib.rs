@@ -7,8 +7,8 @@
 //! | type | ends when | waiters get |
 //! |---|---|---|
 //! | [`CountDownLatch`] | the count reaches zero | `()` |
-//! | [`FailableLatch<E>`] | zero, or the first [`fail`](FailableLatch::fail) | `Result<(), &E>` |
-//! | [`TrackingLatch<E>`] | every named counter reported, or one failed or was dropped | `Result<(), &Failure<E>>` |
+//! | [`FailableLatch<E>`] | zero, or the first [`fail`](FailableLatch::fail) | `Result<(), E>` |
+//! | [`TrackingLatch<E>`] | every named counter reported, or one failed or was dropped | `Result<(), Failure<E>>` |
 //!
 //! Every latch can be awaited with a deadline, which is any future ([`Latch::wait_until`]):
 //! the crate names no runtime, and a timed-out wait on a [`TrackingLatch`] names exactly the
@@ -22,16 +22,34 @@
 //! # Examples
 //!
 //! ```
-//! use latch_core::{TrackingLatch, TrackingWaitError};
+//! use latch_core::TrackingLatch;
 //!
-//! let ready = TrackingLatch::<&str>::new(["consumer", "cache-warmer", "http"]).unwrap();
+//! let ready = TrackingLatch::new(["consumer", "cache-warmer", "http"]).unwrap();
 //! ready.count_down_for("consumer").unwrap();
 //! ready.counter("http").unwrap().report();
 //!
-//! // The deadline can be any future: here one that is already done.
-//! let error = futures_lite::future::block_on(ready.wait_until(async {})).unwrap_err();
-//! assert!(matches!(&error, TrackingWaitError::TimedOut(p) if p.names() == ["cache-warmer"]));
-//! assert_eq!(error.to_string(), "timed out waiting for: cache-warmer");
+//! // The deadline can be any future: here one that is already done. A timed wait gives
+//! // `Ok(how the latch ended)` or `Err(the timeout)`, like `tokio::time::timeout`.
+//! let pending = futures_lite::future::block_on(ready.wait_until(async {})).unwrap_err();
+//! assert_eq!(pending.names(), ["cache-warmer"]);
+//! assert_eq!(pending.to_string(), "timed out waiting for: cache-warmer");
+//! ```
+//!
+//! Errors are owned, so `?` carries them into `anyhow::Error` or a boxed error:
+//!
+//! ```
+//! use std::error::Error;
+//! use latch_core::TrackingLatch;
+//!
+//! async fn gate(ready: &TrackingLatch<String>) -> Result<(), Box<dyn Error + Send + Sync>> {
+//!     ready.wait_until(async {}).await??; // the timeout, then the failure
+//!     Ok(())
+//! }
+//!
+//! let ready = TrackingLatch::new_failable(["db"]).unwrap();
+//! ready.fail(String::from("db: connection refused")).unwrap();
+//! let error = futures_lite::future::block_on(gate(&ready)).unwrap_err();
+//! assert_eq!(error.to_string(), "latch failed: db: connection refused");
 //! ```
 //!
 //! # Wakers, observers and deadlines: what user code may do
@@ -77,8 +95,19 @@
 //!   by a critical section. Embedded users want this feature.
 //! - `portable-atomic`: atomics from `portable-atomic`, for targets without compare-and-swap
 //!   such as `thumbv6m-none-eabi` (combine with `critical-section`).
-//! - `tracing`: each count-down of a [`TrackingLatch`] becomes a `DEBUG` event, its opening
-//!   an `INFO` event with the time-to-open, and its failure a `WARN` event.
+//! - `tracing`: every latch emits `tracing` events (target `latch_core`), carrying the
+//!   label set with `with_label` (e.g. [`CountDownLatch::with_label`]):
+//!
+//!   | event | level | fields |
+//!   |---|---|---|
+//!   | `latch count-down` | `DEBUG` | `label`, `remaining`; tracking: `counter`, `elapsed_us` |
+//!   | `latch opened` | `INFO` | `label`; tracking: `counter`, `time_to_open_us` |
+//!   | `latch failed` | `WARN` | `label`, `reason`, `error_type`; tracking: `counter` |
+//!
+//!   `reason` is `failed`, `counter failed`, `abandoned` (a counter dropped without
+//!   reporting) or `panicked` (dropped while its thread panicked). The error value itself
+//!   is not formatted: the latches put no `Display` bound on `E` (`error_type` names it).
+//!   Events are emitted before the waiters they concern wake.
 //! - `alloc` (default, implied by `std`): the latches above, on event-listener. Without it
 //!   (`default-features = false`) the crate needs no global allocator and offers only the
 //!   [`fixed`] tier: [`FixedLatch`], [`FixedFailableLatch`] and [`FixedTrackingLatch`], `const`
@@ -134,6 +163,8 @@ mod notify;
 mod raw;
 #[cfg_attr(not(feature = "alloc"), allow(unused_imports))] // `AtomicU8` serves the tracking latch
 mod sync;
+#[cfg(all(feature = "alloc", feature = "tracing"))]
+mod trace;
 #[cfg(feature = "alloc")]
 mod tracking;
 #[cfg(feature = "alloc")]
@@ -145,12 +176,12 @@ mod wait_until;
 pub use count_down::CountDownLatch;
 #[cfg(feature = "alloc")]
 pub use counter::Counter;
+#[cfg(all(feature = "alloc", target_has_atomic = "ptr"))]
+pub use counter::OwnedCounter;
 #[cfg(feature = "alloc")]
 pub use diagnostics::CountDownEvent;
 #[cfg(feature = "alloc")]
-pub use error::{
-    CountTooLarge, Failure, NameError, StillPending, TimedOut, TrackingWaitError, WaitError,
-};
+pub use error::{CountTooLarge, Failure, NameError, StillPending, TimedOut};
 #[cfg(feature = "alloc")]
 pub use failable::FailableLatch;
 pub use fixed::{FixedFailableLatch, FixedLatch, FixedTrackingLatch};
@@ -165,6 +196,8 @@ pub use tracking::TrackingLatch;
 #[cfg(feature = "alloc")]
 pub mod futures {
     pub use crate::wait::Wait;
+    #[cfg(target_has_atomic = "ptr")]
+    pub use crate::wait::WaitOwned;
     pub use crate::wait_until::WaitUntil;
 }
 
@@ -178,6 +211,10 @@ fn assert_auto_traits() {
     send_sync::<FailableLatch<alloc::string::String>>();
     send_sync::<TrackingLatch<alloc::string::String>>();
     send_sync::<Counter<'static, alloc::string::String>>();
+    #[cfg(target_has_atomic = "ptr")]
+    send_sync::<OwnedCounter<alloc::string::String>>();
+    #[cfg(target_has_atomic = "ptr")]
+    send_sync::<futures::WaitOwned<TrackingLatch<alloc::string::String>>>();
     send_sync::<futures::Wait<'static, CountDownLatch>>();
     send_sync::<futures::Wait<'static, TrackingLatch<alloc::string::String>>>();
     send::<futures::WaitUntil<'static, FailableLatch<()>, core::future::Ready<()>>>();

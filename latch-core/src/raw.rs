@@ -12,6 +12,7 @@ use event_listener::{Event, EventListener};
 use event_listener_strategy::{EventListenerFuture, Strategy};
 
 use crate::error::CountTooLarge;
+use crate::latch::{sealed::Sealed, Latch};
 use crate::sync::{AtomicUsize, Ordering};
 
 /// Some waiter has registered a listener, so the terminal transition must notify.
@@ -97,6 +98,8 @@ pub struct RawLatch {
     /// Woken once, with [`notify_all`](crate::notify::notify_all), by the transition to
     /// open or failed.
     event: Event,
+    /// The user's name for this latch, in its `tracing` events and `Debug`; empty if unset.
+    pub(crate) label: &'static str,
 }
 
 impl RawLatch {
@@ -125,6 +128,7 @@ impl RawLatch {
             Self {
                 state: AtomicUsize::new(BIAS + (count << SHIFT)),
                 event: Event::new(),
+                label: "",
             }
         }
     }
@@ -232,21 +236,17 @@ impl RawLatch {
         // `WAITING` and notifies); Acquire as in `terminal` if the latch already ended.
         terminal_of(self.state.fetch_or(WAITING, Ordering::AcqRel))
     }
-
-    /// The wait future over this latch.
-    pub(crate) fn wait(&self) -> RawWait<'_> {
-        RawWait {
-            latch: self,
-            listener: None,
-        }
-    }
 }
 
 impl fmt::Debug for RawLatch {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let state = self.state.load(Ordering::Acquire);
-        f.debug_struct("RawLatch")
-            .field("count", &count_of(state))
+        let mut f = f.debug_struct("RawLatch");
+        // The label shows only once set, so unlabelled latches print as before.
+        if !self.label.is_empty() {
+            f.field("label", &self.label);
+        }
+        f.field("count", &count_of(state))
             .field("status", &status_of(state).as_str())
             .finish()
     }
@@ -294,17 +294,62 @@ fn terminal_of(state: usize) -> Option<Terminal> {
     }
 }
 
-/// The wait loop, written once: every async, blocking and timed wait drives this future
-/// with its own [`Strategy`].
-pub(crate) struct RawWait<'a> {
-    latch: &'a RawLatch,
+/// How a wait reaches its latch: a borrow for [`Wait`](crate::futures::Wait), an `Arc` for
+/// [`WaitOwned`](crate::futures::WaitOwned).
+pub(crate) trait LatchRef: Unpin {
+    /// The latch type waited on.
+    type Latch: Latch;
+
+    /// The latch.
+    fn latch(&self) -> &Self::Latch;
+}
+
+impl<L: Latch> LatchRef for &L {
+    type Latch = L;
+
+    #[inline]
+    fn latch(&self) -> &L {
+        self
+    }
+}
+
+#[cfg(target_has_atomic = "ptr")]
+impl<L: Latch> LatchRef for alloc::sync::Arc<L> {
+    type Latch = L;
+
+    #[inline]
+    fn latch(&self) -> &L {
+        self
+    }
+}
+
+/// The wait loop, written once: every async, blocking and timed wait, borrowed or owned,
+/// drives this future with its own [`Strategy`].
+pub(crate) struct RawWait<H: LatchRef> {
+    handle: H,
     listener: Option<EventListener>,
 }
 
-impl RawWait<'_> {
+impl<H: LatchRef> RawWait<H> {
+    /// A wait on `handle`'s latch that has not registered yet.
+    #[inline]
+    pub(crate) fn new(handle: H) -> Self {
+        Self {
+            handle,
+            listener: None,
+        }
+    }
+
     /// The latch this future waits on.
+    #[inline]
+    pub(crate) fn typed(&self) -> &H::Latch {
+        self.handle.latch()
+    }
+
+    /// The state machine this future waits on.
+    #[inline]
     pub(crate) fn latch(&self) -> &RawLatch {
-        self.latch
+        self.handle.latch().raw()
     }
 
     /// Gives up the listener, if any: a wait that has finished holds no listener, so it
@@ -320,7 +365,7 @@ impl RawWait<'_> {
     }
 }
 
-impl Drop for RawWait<'_> {
+impl<H: LatchRef> Drop for RawWait<H> {
     #[inline]
     fn drop(&mut self) {
         // A waker may drop a pending wait of the latch that is waking it (an inline-polled
@@ -329,7 +374,7 @@ impl Drop for RawWait<'_> {
     }
 }
 
-impl EventListenerFuture for RawWait<'_> {
+impl<H: LatchRef> EventListenerFuture for RawWait<H> {
     type Output = Terminal;
 
     #[inline]
@@ -341,7 +386,7 @@ impl EventListenerFuture for RawWait<'_> {
         let this = self.get_mut();
         loop {
             // Fast path: an ended latch answers with one load and no allocation.
-            if let Some(terminal) = this.latch.terminal() {
+            if let Some(terminal) = this.latch().terminal() {
                 // `release` checks first, so the common first-poll case skips the drop glue.
                 this.release();
                 return Poll::Ready(terminal);
@@ -351,8 +396,8 @@ impl EventListenerFuture for RawWait<'_> {
                 // `WAITING` with a read-modify-write. If the terminal transition comes
                 // first in the word's order, `register` sees it and we return; if it comes
                 // later, it sees `WAITING` and notifies every listener, this one included.
-                this.listener = Some(this.latch.event.listen());
-                if let Some(terminal) = this.latch.register() {
+                this.listener = Some(this.latch().event.listen());
+                if let Some(terminal) = this.latch().register() {
                     this.release();
                     return Poll::Ready(terminal);
                 }
@@ -364,7 +409,7 @@ impl EventListenerFuture for RawWait<'_> {
     }
 }
 
-impl fmt::Debug for RawWait<'_> {
+impl<H: LatchRef> fmt::Debug for RawWait<H> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Wait").finish_non_exhaustive()
     }

@@ -4,12 +4,17 @@ use alloc::borrow::Cow;
 use alloc::boxed::Box;
 use alloc::string::ToString;
 use alloc::vec::Vec;
+use core::convert::Infallible;
 use core::fmt;
 
 use crate::counter::Counter;
+#[cfg(target_has_atomic = "ptr")]
+use crate::counter::OwnedCounter;
 use crate::diagnostics::CountDownEvent;
-use crate::error::{Failure, NameError, StillPending, TrackingWaitError};
+use crate::error::{Failure, NameError, StillPending};
 use crate::failable::FailableLatch;
+#[cfg(target_has_atomic = "ptr")]
+use crate::futures::WaitOwned;
 use crate::futures::{Wait, WaitUntil};
 use crate::latch::{sealed::Sealed, Latch};
 use crate::raw::{RawLatch, Terminal};
@@ -54,7 +59,7 @@ type Observer = Box<dyn Fn(&CountDownEvent<'_>) + Send + Sync>;
 /// use std::sync::Arc;
 /// use latch_core::TrackingLatch;
 ///
-/// let ready = Arc::new(TrackingLatch::<String>::new(["consumer", "cache-warmer", "http"]).unwrap());
+/// let ready = Arc::new(TrackingLatch::new(["consumer", "cache-warmer", "http"]).unwrap());
 /// for name in ["consumer", "cache-warmer", "http"] {
 ///     let counter = ready.counter_owned(name).unwrap();
 ///     std::thread::spawn(move || {
@@ -65,7 +70,7 @@ type Observer = Box<dyn Fn(&CountDownEvent<'_>) + Send + Sync>;
 /// futures_lite::future::block_on(ready.wait()).unwrap();
 /// assert!(ready.pending().is_empty());
 /// ```
-pub struct TrackingLatch<E> {
+pub struct TrackingLatch<E = Infallible> {
     latch: FailableLatch<Failure<E>>,
     counters: Box<[Slot]>,
     /// Indices into `counters`, sorted by name, for lookup and duplicate detection.
@@ -83,8 +88,13 @@ struct Slot {
     state: AtomicU8,
 }
 
-impl<E> TrackingLatch<E> {
-    /// A latch that opens once every named counter has reported. An empty list starts open.
+impl TrackingLatch {
+    /// A latch that opens once every named counter has reported; an empty list starts
+    /// open. Only a [`Counter`] dropped without reporting can fail it
+    /// ([`Failure::Abandoned`]), so it needs no error type (it is
+    /// [`Infallible`](core::convert::Infallible)) and no turbofish; use
+    /// [`new_failable`](TrackingLatch::new_failable) for a latch that also fails with an
+    /// error of yours.
     ///
     /// # Errors
     ///
@@ -96,12 +106,39 @@ impl<E> TrackingLatch<E> {
     /// ```
     /// use latch_core::{NameError, TrackingLatch};
     ///
-    /// let latch = TrackingLatch::<()>::new(["a", "b"]).unwrap();
+    /// let latch = TrackingLatch::new(["a", "b"]).unwrap();
     /// assert_eq!(latch.count(), 2);
-    /// let dup = TrackingLatch::<()>::new([String::from("x"), String::from("x")]);
+    /// let dup = TrackingLatch::new([String::from("x"), String::from("x")]);
     /// assert_eq!(dup.unwrap_err(), NameError::Duplicate("x".into()));
     /// ```
     pub fn new<I>(names: I) -> Result<Self, NameError>
+    where
+        I: IntoIterator,
+        I::Item: Into<Cow<'static, str>>,
+    {
+        Self::new_failable(names)
+    }
+}
+
+impl<E> TrackingLatch<E> {
+    /// Like [`new`](TrackingLatch::new), for a latch that can also fail with an error of
+    /// type `E` ([`fail`](Self::fail), [`Counter::fail`]); `E` is usually inferred from
+    /// those calls.
+    ///
+    /// # Errors
+    ///
+    /// [`NameError::Duplicate`] if a name appears twice.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use latch_core::TrackingLatch;
+    ///
+    /// let latch = TrackingLatch::new_failable(["db", "cache"]).unwrap();
+    /// latch.fail("config missing").unwrap();
+    /// assert_eq!(latch.failure().unwrap().error(), Some(&"config missing"));
+    /// ```
+    pub fn new_failable<I>(names: I) -> Result<Self, NameError>
     where
         I: IntoIterator,
         I::Item: Into<Cow<'static, str>>,
@@ -134,6 +171,36 @@ impl<E> TrackingLatch<E> {
         })
     }
 
+    /// Names this latch in its `tracing` events (the `label` field, under the `tracing`
+    /// feature) and its `Debug` output.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use latch_core::TrackingLatch;
+    ///
+    /// let ready = TrackingLatch::new(["db", "http"]).unwrap().with_label("readiness");
+    /// assert_eq!(ready.label(), "readiness");
+    /// ```
+    #[must_use = "returns the latch with the label set"]
+    pub fn with_label(mut self, label: &'static str) -> Self {
+        self.latch = self.latch.with_label(label);
+        self
+    }
+
+    /// The label set by [`with_label`](Self::with_label); empty if none was.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use latch_core::TrackingLatch;
+    ///
+    /// assert_eq!(TrackingLatch::new(["a"]).unwrap().label(), "");
+    /// ```
+    pub fn label(&self) -> &'static str {
+        self.latch.label()
+    }
+
     /// Calls `observer` on every count-down, with the counter's name, the count remaining
     /// and (under `std`) the time since the latch was built. It runs on the counting thread,
     /// before the waiters that the last count-down releases wake.
@@ -146,7 +213,7 @@ impl<E> TrackingLatch<E> {
     ///
     /// let log = Arc::new(Mutex::new(Vec::new()));
     /// let sink = log.clone();
-    /// let latch = TrackingLatch::<()>::new(["db", "cache"])
+    /// let latch = TrackingLatch::new(["db", "cache"])
     ///     .unwrap()
     ///     .on_count_down(move |event| {
     ///         sink.lock().unwrap().push((event.counter().to_owned(), event.remaining()));
@@ -173,7 +240,7 @@ impl<E> TrackingLatch<E> {
     /// ```
     /// use latch_core::TrackingLatch;
     ///
-    /// let latch = TrackingLatch::<()>::new(["a", "b"]).unwrap();
+    /// let latch = TrackingLatch::new(["a", "b"]).unwrap();
     /// latch.count_down_for("a").unwrap();
     /// assert_eq!(latch.count(), 1);
     /// ```
@@ -188,7 +255,7 @@ impl<E> TrackingLatch<E> {
     /// ```
     /// use latch_core::TrackingLatch;
     ///
-    /// let latch = TrackingLatch::<()>::new(["a"]).unwrap();
+    /// let latch = TrackingLatch::new(["a"]).unwrap();
     /// latch.count_down_for("a").unwrap();
     /// assert!(latch.is_open());
     /// ```
@@ -203,7 +270,7 @@ impl<E> TrackingLatch<E> {
     /// ```
     /// use latch_core::TrackingLatch;
     ///
-    /// let latch = TrackingLatch::new(["a"]).unwrap();
+    /// let latch = TrackingLatch::new_failable(["a"]).unwrap();
     /// latch.fail("config missing").unwrap();
     /// assert_eq!(latch.failure().unwrap().error(), Some(&"config missing"));
     /// ```
@@ -218,7 +285,7 @@ impl<E> TrackingLatch<E> {
     /// ```
     /// use latch_core::TrackingLatch;
     ///
-    /// let latch = TrackingLatch::<()>::new(["b", "a"]).unwrap();
+    /// let latch = TrackingLatch::new(["b", "a"]).unwrap();
     /// assert_eq!(latch.names().collect::<Vec<_>>(), ["b", "a"]);
     /// ```
     pub fn names(&self) -> impl Iterator<Item = &str> {
@@ -234,7 +301,7 @@ impl<E> TrackingLatch<E> {
     /// ```
     /// use latch_core::TrackingLatch;
     ///
-    /// let latch = TrackingLatch::<()>::new(["a", "b", "c"]).unwrap();
+    /// let latch = TrackingLatch::new(["a", "b", "c"]).unwrap();
     /// latch.count_down_for("b").unwrap();
     /// assert_eq!(latch.pending(), ["a", "c"]);
     /// ```
@@ -254,7 +321,7 @@ impl<E> TrackingLatch<E> {
     /// ```
     /// use latch_core::{NameError, TrackingLatch};
     ///
-    /// let latch = TrackingLatch::<()>::new(["a", "b"]).unwrap();
+    /// let latch = TrackingLatch::new(["a", "b"]).unwrap();
     /// assert_eq!(latch.count_down_for("a"), Ok(true));
     /// assert_eq!(latch.count_down_for("a"), Ok(false)); // duplicate: harmless
     /// assert_eq!(latch.count_down_for("z"), Err(NameError::Unknown("z".into())));
@@ -277,7 +344,7 @@ impl<E> TrackingLatch<E> {
     /// ```
     /// use latch_core::{NameError, TrackingLatch};
     ///
-    /// let latch = TrackingLatch::<()>::new(["http"]).unwrap();
+    /// let latch = TrackingLatch::new(["http"]).unwrap();
     /// let http = latch.counter("http").unwrap();
     /// assert_eq!(latch.counter("http").unwrap_err(), NameError::Claimed("http".into()));
     /// http.report();
@@ -285,10 +352,11 @@ impl<E> TrackingLatch<E> {
     /// ```
     pub fn counter(&self, name: &str) -> Result<Counter<'_, E>, NameError> {
         let index = self.claim(name)?;
-        Ok(Counter::borrowed(self, index))
+        Ok(Counter::new(self, index))
     }
 
-    /// Like [`counter`](Self::counter), for handles that move into `'static` tasks.
+    /// Like [`counter`](Self::counter), for a latch in an [`Arc`](alloc::sync::Arc): the
+    /// [`OwnedCounter`] holds a clone of the `Arc`, so it moves into `'static` tasks.
     ///
     /// # Errors
     ///
@@ -300,7 +368,7 @@ impl<E> TrackingLatch<E> {
     /// use std::sync::Arc;
     /// use latch_core::TrackingLatch;
     ///
-    /// let latch = Arc::new(TrackingLatch::<()>::new(["worker"]).unwrap());
+    /// let latch = Arc::new(TrackingLatch::new(["worker"]).unwrap());
     /// let worker = latch.counter_owned("worker").unwrap();
     /// std::thread::spawn(move || worker.report()).join().unwrap();
     /// assert!(latch.is_open());
@@ -309,12 +377,9 @@ impl<E> TrackingLatch<E> {
     pub fn counter_owned(
         self: &alloc::sync::Arc<Self>,
         name: &str,
-    ) -> Result<Counter<'static, E>, NameError>
-    where
-        E: 'static,
-    {
+    ) -> Result<OwnedCounter<E>, NameError> {
         let index = self.claim(name)?;
-        Ok(Counter::owned(self.clone(), index))
+        Ok(OwnedCounter::new(self.clone(), index))
     }
 
     /// Fails the latch without naming a counter, releasing every waiter.
@@ -328,7 +393,7 @@ impl<E> TrackingLatch<E> {
     /// ```
     /// use latch_core::TrackingLatch;
     ///
-    /// let latch = TrackingLatch::new(["a"]).unwrap();
+    /// let latch = TrackingLatch::new_failable(["a"]).unwrap();
     /// assert_eq!(latch.fail("shutting down"), Ok(()));
     /// assert_eq!(latch.fail("again"), Err("again"));
     /// ```
@@ -349,7 +414,7 @@ impl<E> TrackingLatch<E> {
     /// ```
     /// use latch_core::TrackingLatch;
     ///
-    /// let latch = TrackingLatch::<()>::new(["a"]).unwrap();
+    /// let latch = TrackingLatch::new(["a"]).unwrap();
     /// assert_eq!(latch.time_to_open(), None);
     /// latch.count_down_for("a").unwrap();
     /// assert!(latch.time_to_open().is_some());
@@ -358,96 +423,6 @@ impl<E> TrackingLatch<E> {
     pub fn time_to_open(&self) -> Option<core::time::Duration> {
         // A stamp left by a count-down that lost the latch to a failure is not a time-to-open.
         self.time_to_open.get().copied().filter(|_| self.is_open())
-    }
-
-    /// Waits until every counter has reported (`Ok`) or the latch fails (`Err`).
-    ///
-    /// # Cancel safety
-    ///
-    /// Dropping the future changes nothing.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use latch_core::TrackingLatch;
-    ///
-    /// let latch = TrackingLatch::<()>::new(["a"]).unwrap();
-    /// latch.count_down_for("a").unwrap();
-    /// assert!(futures_lite::future::block_on(latch.wait()).is_ok());
-    /// ```
-    pub fn wait(&self) -> Wait<'_, Self> {
-        Wait::new(self)
-    }
-
-    /// Waits until the latch opens or fails, or `deadline` (any future) completes.
-    ///
-    /// # Errors
-    ///
-    /// [`TrackingWaitError::Failed`], or [`TrackingWaitError::TimedOut`] naming exactly the
-    /// counters still pending when the deadline fired. A timed-out wait changes nothing.
-    ///
-    /// # Cancel safety
-    ///
-    /// Dropping the future changes nothing.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use latch_core::{TrackingLatch, TrackingWaitError};
-    ///
-    /// let latch = TrackingLatch::<String>::new(["shard-6", "shard-7"]).unwrap();
-    /// latch.count_down_for("shard-6").unwrap();
-    /// let error = futures_lite::future::block_on(latch.wait_until(async {})).unwrap_err();
-    /// assert_eq!(error.to_string(), "timed out waiting for: shard-7");
-    /// ```
-    pub fn wait_until<D: core::future::Future>(&self, deadline: D) -> WaitUntil<'_, Self, D> {
-        WaitUntil::new(self, deadline)
-    }
-
-    /// Blocks the thread until the latch opens or fails.
-    ///
-    /// # Errors
-    ///
-    /// The [`Failure`], if the latch failed.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use latch_core::TrackingLatch;
-    ///
-    /// let latch = TrackingLatch::<()>::new(["a"]).unwrap();
-    /// std::thread::scope(|s| {
-    ///     s.spawn(|| latch.count_down_for("a").unwrap());
-    ///     latch.wait_blocking().unwrap();
-    /// });
-    /// ```
-    #[cfg(feature = "std")]
-    pub fn wait_blocking(&self) -> Result<(), &Failure<E>> {
-        self.wait().block()
-    }
-
-    /// Blocks the thread until the latch opens or fails, or `timeout` passes.
-    ///
-    /// # Errors
-    ///
-    /// As for [`wait_until`](Self::wait_until).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use latch_core::TrackingLatch;
-    ///
-    /// let latch = TrackingLatch::<String>::new(["slow"]).unwrap();
-    /// let error = latch.wait_blocking_timeout(Duration::from_millis(5)).unwrap_err();
-    /// assert_eq!(error.to_string(), "timed out waiting for: slow");
-    /// ```
-    #[cfg(feature = "std")]
-    pub fn wait_blocking_timeout(
-        &self,
-        timeout: core::time::Duration,
-    ) -> Result<(), TrackingWaitError<'_, E>> {
-        self.wait().block_for(timeout)
     }
 
     /// The name of counter `index`.
@@ -485,6 +460,16 @@ impl<E> TrackingLatch<E> {
         counted
     }
 
+    /// Fails the latch with `error`, naming counter `index`; hands `error` back if the
+    /// latch had already ended.
+    pub(crate) fn counter_failed(&self, index: usize, error: E) -> Result<(), E> {
+        self.fail_because(Failure::Failed {
+            counter: Some(self.name(index).clone()),
+            error,
+        })
+        .map_err(Failure::into_error)
+    }
+
     /// Whether counter `index` has reported.
     pub(crate) fn has_reported(&self, index: usize) -> bool {
         // Relaxed: a stale `false` only costs a failure that the latch then refuses.
@@ -494,10 +479,25 @@ impl<E> TrackingLatch<E> {
     /// Fails the latch with `failure`; hands it back if the latch had already ended.
     pub(crate) fn fail_because(&self, failure: Failure<E>) -> Result<(), Failure<E>> {
         #[cfg(feature = "tracing")]
-        let counter = failure.counter().map(ToString::to_string);
-        self.latch.fail(failure)?;
+        let (reason, counter) = (
+            match &failure {
+                Failure::Failed { counter: None, .. } => "failed",
+                Failure::Failed { .. } => "counter failed",
+                Failure::Abandoned {
+                    panicking: false, ..
+                } => "abandoned",
+                Failure::Abandoned { .. } => "panicked",
+            },
+            failure.counter().map(ToString::to_string),
+        );
+        self.latch.fail_quietly(failure)?;
         #[cfg(feature = "tracing")]
-        tracing::warn!(counter = counter.as_deref(), "latch failed");
+        crate::trace::failed(
+            self.label(),
+            reason,
+            counter.as_deref(),
+            core::any::type_name::<E>(),
+        );
         Ok(())
     }
 
@@ -564,10 +564,130 @@ impl<E> TrackingLatch<E> {
             elapsed,
         };
         #[cfg(feature = "tracing")]
-        event.trace();
+        event.trace(self.label());
         if let Some(observer) = &self.observer {
             observer(&event);
         }
+    }
+}
+
+/// The waits: each waiter gets its own clone of the [`Failure`] (so `E: Clone`), owned and,
+/// for an `E: 'static`, `'static`; see [`FailableLatch`]'s waits for why a clone and not a
+/// shared reference count.
+impl<E: Clone> TrackingLatch<E> {
+    /// Waits until every counter has reported (`Ok`) or the latch fails (`Err`).
+    ///
+    /// # Cancel safety
+    ///
+    /// Dropping the future changes nothing.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use latch_core::TrackingLatch;
+    ///
+    /// let latch = TrackingLatch::new(["a"]).unwrap();
+    /// latch.count_down_for("a").unwrap();
+    /// assert!(futures_lite::future::block_on(latch.wait()).is_ok());
+    /// ```
+    pub fn wait(&self) -> Wait<'_, Self> {
+        Wait::new(self)
+    }
+
+    /// Like [`wait`](Self::wait), for a latch in an [`Arc`](alloc::sync::Arc): the future
+    /// owns a clone of the `Arc`, for a spawned `'static` task.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use latch_core::TrackingLatch;
+    ///
+    /// let ready = Arc::new(TrackingLatch::new(["http"]).unwrap());
+    /// let gate = std::thread::spawn({
+    ///     let wait = ready.wait_owned();
+    ///     move || futures_lite::future::block_on(wait).is_ok()
+    /// });
+    /// ready.count_down_for("http").unwrap();
+    /// assert!(gate.join().unwrap());
+    /// ```
+    #[cfg(target_has_atomic = "ptr")]
+    pub fn wait_owned(self: &alloc::sync::Arc<Self>) -> WaitOwned<Self> {
+        WaitOwned::new(self.clone())
+    }
+
+    /// Waits until the latch opens or fails, or `deadline` (any future) completes: `Ok`
+    /// with how the latch ended, `Err` with the counters still pending if the deadline came
+    /// first.
+    ///
+    /// # Errors
+    ///
+    /// [`StillPending`], naming exactly the counters whose count-down had not landed when
+    /// the deadline fired (at least one: a latch that ended meanwhile reports how). A
+    /// timed-out wait changes nothing.
+    ///
+    /// # Cancel safety
+    ///
+    /// Dropping the future changes nothing.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use latch_core::TrackingLatch;
+    ///
+    /// let latch = TrackingLatch::new(["shard-6", "shard-7"]).unwrap();
+    /// latch.count_down_for("shard-6").unwrap();
+    /// let pending = futures_lite::future::block_on(latch.wait_until(async {})).unwrap_err();
+    /// assert_eq!(pending.to_string(), "timed out waiting for: shard-7");
+    /// ```
+    pub fn wait_until<D: core::future::Future>(&self, deadline: D) -> WaitUntil<'_, Self, D> {
+        WaitUntil::new(self, deadline)
+    }
+
+    /// Blocks the thread until the latch opens or fails.
+    ///
+    /// # Errors
+    ///
+    /// The [`Failure`], if the latch failed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use latch_core::TrackingLatch;
+    ///
+    /// let latch = TrackingLatch::new(["a"]).unwrap();
+    /// std::thread::scope(|s| {
+    ///     s.spawn(|| latch.count_down_for("a").unwrap());
+    ///     latch.wait_blocking().unwrap();
+    /// });
+    /// ```
+    #[cfg(feature = "std")]
+    pub fn wait_blocking(&self) -> Result<(), Failure<E>> {
+        self.wait().block()
+    }
+
+    /// Blocks the thread until the latch opens or fails, or `timeout` passes.
+    ///
+    /// # Errors
+    ///
+    /// As for [`wait_until`](Self::wait_until).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use latch_core::TrackingLatch;
+    ///
+    /// let latch = TrackingLatch::new(["slow"]).unwrap();
+    /// let pending = latch.wait_blocking_timeout(Duration::from_millis(5)).unwrap_err();
+    /// assert_eq!(pending.to_string(), "timed out waiting for: slow");
+    /// ```
+    #[cfg(feature = "std")]
+    pub fn wait_blocking_timeout(
+        &self,
+        timeout: core::time::Duration,
+    ) -> Result<Result<(), Failure<E>>, StillPending> {
+        self.wait().block_for(timeout)
     }
 }
 
@@ -581,46 +701,37 @@ impl<E> Failure<E> {
     }
 }
 
-impl<E> Latch for TrackingLatch<E> {
-    type Output<'a>
-        = Result<(), &'a Failure<E>>
-    where
-        E: 'a;
-    type Timed<'a>
-        = Result<(), TrackingWaitError<'a, E>>
-    where
-        E: 'a;
+impl<E: Clone> Latch for TrackingLatch<E> {
+    type Output = Result<(), Failure<E>>;
+    type Timeout = StillPending;
 }
 
-impl<E> Sealed for TrackingLatch<E> {
+impl<E: Clone> Sealed for TrackingLatch<E> {
     fn raw(&self) -> &RawLatch {
-        self.latch.raw()
+        self.latch.raw_latch()
     }
 
-    fn output(&self, terminal: Terminal) -> <Self as Latch>::Output<'_> {
+    fn output(&self, terminal: Terminal) -> <Self as Latch>::Output {
         self.latch.output(terminal)
     }
 
-    fn in_time<'a>(output: <Self as Latch>::Output<'a>) -> <Self as Latch>::Timed<'a>
-    where
-        Self: 'a,
-    {
-        output.map_err(TrackingWaitError::Failed)
-    }
-
-    fn timed_out(&self) -> Option<<Self as Latch>::Timed<'_>> {
+    fn timed_out(&self) -> Option<<Self as Latch>::Timeout> {
         // Empty only if every counter's count-down has landed, so the latch has opened or
         // is failing (a count-down was refused); either way it is no timeout.
         let pending = self.still_pending();
-        (!pending.names.is_empty()).then_some(Err(TrackingWaitError::TimedOut(pending)))
+        (!pending.names.is_empty()).then_some(pending)
     }
 }
 
 impl<E> fmt::Debug for TrackingLatch<E> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("TrackingLatch")
-            .field("count", &self.count())
-            .field("status", &self.raw().status().as_str())
+        let mut f = f.debug_struct("TrackingLatch");
+        // The label shows only once set, so unlabelled latches print as before.
+        if !self.label().is_empty() {
+            f.field("label", &self.label());
+        }
+        f.field("count", &self.count())
+            .field("status", &self.latch.raw_latch().status().as_str())
             .field("pending", &self.pending())
             .finish()
     }

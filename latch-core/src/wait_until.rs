@@ -10,7 +10,8 @@ use crate::wait::Wait;
 
 pin_project_lite::pin_project! {
     /// The future returned by `wait_until(deadline)` on any latch; it resolves to
-    /// [`Latch::Timed`].
+    /// `Result<L::Output, L::Timeout>`: `Ok` with how the latch ended, `Err` with the
+    /// timeout ([`Latch::Output`], [`Latch::Timeout`]).
     ///
     /// The latch is polled before the deadline, and checked once more after the deadline
     /// fires (even if the deadline's own poll ended it), so a latch that has ended by then
@@ -53,13 +54,13 @@ impl<'a, L: Latch, D> WaitUntil<'a, L, D> {
     }
 }
 
-impl<'a, L: Latch, D: Future> Future for WaitUntil<'a, L, D> {
-    type Output = L::Timed<'a>;
+impl<L: Latch, D: Future> Future for WaitUntil<'_, L, D> {
+    type Output = Result<L::Output, L::Timeout>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.project();
-        if let Poll::Ready(output) = this.wait.poll_latch(cx) {
-            return Poll::Ready(L::in_time(output));
+        if let Poll::Ready(output) = this.wait.raw().poll_output(cx) {
+            return Poll::Ready(Ok(output));
         }
         if !*this.expired {
             core::task::ready!(this.deadline.poll(cx));
@@ -67,7 +68,7 @@ impl<'a, L: Latch, D: Future> Future for WaitUntil<'a, L, D> {
         }
         // The deadline's poll may itself have ended the latch (or another thread did,
         // meanwhile): look again before calling it a timeout.
-        this.wait.poll_expired()
+        this.wait.raw().poll_expired()
     }
 }
 

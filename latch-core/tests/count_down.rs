@@ -372,12 +372,18 @@ fn blocking_and_async_waits_agree() {
 
 #[test]
 fn generic_code_waits_through_the_latch_trait() {
-    async fn wait_any<L: Latch>(latch: &L) -> L::Output<'_> {
+    async fn wait_any<L: Latch>(latch: &L) -> L::Output {
         Latch::wait(latch).await
     }
+    /// Generic code tells a timeout from how the latch ended by the outer `Result`.
+    async fn timed_out<L: Latch>(latch: &L) -> bool {
+        Latch::wait_until(latch, async {}).await.is_err()
+    }
     let latch = CountDownLatch::new(1);
+    assert!(block_on(timed_out(&latch)));
     latch.count_down();
     block_on(wait_any(&latch));
+    assert!(!block_on(timed_out(&latch)));
 }
 
 /// Plain writes a counter made before counting down are visible to the waiter it released.

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use common::{poll_once, scaled, sleep};
 use futures_lite::future::block_on;
-use latch_core::{FailableLatch, WaitError};
+use latch_core::{FailableLatch, TimedOut};
 
 /// Seed: "make one shard raise; every waiter receives the error within one loop iteration."
 #[test]
@@ -25,7 +25,7 @@ fn seed_failing_shard_reaches_every_waiter() {
     for waiter in &mut waiters {
         assert_eq!(
             poll_once(waiter),
-            Poll::Ready(Err(&"shard 2 failed: connection reset"))
+            Poll::Ready(Err("shard 2 failed: connection reset"))
         );
     }
 }
@@ -38,15 +38,16 @@ fn failure_reaches_blocked_threads() {
             let latch = latch.clone();
             thread::spawn(move || {
                 if i % 2 == 0 {
-                    latch.wait_blocking().map_err(|e: &String| e.clone())
+                    latch.wait_blocking()
                 } else {
-                    block_on(latch.wait()).map_err(Clone::clone)
+                    block_on(latch.wait())
                 }
             })
         })
         .collect();
     thread::sleep(Duration::from_millis(10));
     latch.fail(String::from("boom")).unwrap();
+    // Each waiter owns its clone of the error.
     for waiter in waiters {
         assert_eq!(waiter.join().unwrap(), Err(String::from("boom")));
     }
@@ -111,7 +112,7 @@ fn racing_failures_and_count_downs_end_exactly_once() {
             .filter(|&c| c)
             .count();
         let accepted: Vec<_> = fails.iter().filter(|r| r.is_ok()).collect();
-        let wait = block_on(latch.wait()).map_err(|error| *error);
+        let wait = block_on(latch.wait());
         match wait {
             Ok(()) => {
                 assert_eq!(counted, 2);
@@ -141,7 +142,7 @@ fn failure_wins_over_a_later_deadline() {
         })
     };
     let result = block_on(latch.wait_until(sleep(Duration::from_secs(60))));
-    assert_eq!(result, Err(WaitError::Failed(&"down")));
+    assert_eq!(result, Ok(Err("down")));
     failer.join().unwrap();
 }
 
@@ -150,11 +151,11 @@ fn timed_out_wait_changes_nothing() {
     let latch = FailableLatch::<()>::new(2);
     assert_eq!(
         block_on(latch.wait_until(sleep(Duration::from_millis(5)))),
-        Err(WaitError::TimedOut)
+        Err(TimedOut)
     );
     assert_eq!(
         latch.wait_blocking_timeout(Duration::from_millis(5)),
-        Err(WaitError::TimedOut)
+        Err(TimedOut)
     );
     assert_eq!(latch.count(), 2);
     assert_eq!(latch.error(), None);
@@ -169,10 +170,44 @@ fn errors_format_without_debug_bounds() {
         format!("{latch:?}"),
         "FailableLatch { count: 1, status: \"failed\" }"
     );
-    let error = block_on(latch.wait_until(async {})).unwrap_err();
-    assert_eq!(format!("{error:?}"), "Failed(..)");
-    let displayed = FailableLatch::new(1);
-    displayed.fail("disk full").unwrap();
-    let error = block_on(displayed.wait_until(async {})).unwrap_err();
-    assert_eq!(error.to_string(), "latch failed: disk full");
+    // Waiting needs `Clone` (each waiter gets its own error), not `Debug` or `Display`.
+    #[derive(Clone)]
+    struct Silent;
+    let timeout = block_on(FailableLatch::<Silent>::new(1).wait_until(async {}));
+    assert_eq!(timeout.err(), Some(TimedOut));
+}
+
+/// The error a waiter gets is owned and `'static`: `?` carries it into a boxed error (or
+/// `anyhow::Error`) from a latch the function only borrows.
+#[test]
+fn failure_propagates_with_question_mark() {
+    #[derive(Clone, Debug)]
+    struct Refused;
+    impl std::fmt::Display for Refused {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("connection refused")
+        }
+    }
+    impl std::error::Error for Refused {}
+
+    type BoxError = Box<dyn std::error::Error + Send + Sync>;
+    async fn started(latch: &FailableLatch<Refused>) -> Result<(), BoxError> {
+        latch.wait().await?;
+        Ok(())
+    }
+    async fn started_in_time(latch: &FailableLatch<Refused>) -> Result<(), BoxError> {
+        latch.wait_until(async {}).await??;
+        Ok(())
+    }
+    let latch = FailableLatch::new(1);
+    latch.fail(Refused).unwrap();
+    let error = block_on(started(&latch)).unwrap_err();
+    assert_eq!(error.to_string(), "connection refused");
+    let error = block_on(started_in_time(&latch)).unwrap_err();
+    assert_eq!(error.to_string(), "connection refused");
+    let timed_out = block_on(started_in_time(&FailableLatch::new(1))).unwrap_err();
+    assert_eq!(
+        timed_out.to_string(),
+        "timed out waiting for the latch to open"
+    );
 }

@@ -12,7 +12,7 @@ use loom::future::block_on;
 use loom::sync::Arc;
 use loom::thread;
 
-use latch_core::{CountDownLatch, FailableLatch, Failure, TrackingLatch, TrackingWaitError};
+use latch_core::{CountDownLatch, FailableLatch, Failure, TrackingLatch};
 
 /// Two counters race a waiter: the waiter always wakes (no lost wake-up) and sees zero.
 #[test]
@@ -90,7 +90,7 @@ fn fail_races_count_down_and_wait() {
             let latch = latch.clone();
             thread::spawn(move || latch.count_down())
         };
-        let seen = block_on(latch.wait()).map_err(|e| *e);
+        let seen = block_on(latch.wait());
         let failed = failer.join().unwrap();
         let counted = counter.join().unwrap();
         match seen {
@@ -136,12 +136,12 @@ fn extra_count_down_never_reopens() {
 fn handle_drop_races_wait() {
     loom::model(|| {
         // A std `Arc`: the handles hold one, and its count needs no modelling.
-        let latch = std::sync::Arc::new(TrackingLatch::<()>::new(["a", "b"]).unwrap());
+        let latch = std::sync::Arc::new(TrackingLatch::new(["a", "b"]).unwrap());
         let a = latch.counter_owned("a").unwrap();
         let b = latch.counter_owned("b").unwrap();
         let dropper = thread::spawn(move || drop(a));
         let reporter = thread::spawn(move || b.report());
-        let outcome = block_on(latch.wait()).map_err(Clone::clone);
+        let outcome = block_on(latch.wait());
         assert_eq!(
             outcome,
             Err(Failure::Abandoned {
@@ -159,7 +159,7 @@ fn handle_drop_races_wait() {
 #[test]
 fn deadline_re_check_races_the_last_reports() {
     loom::model(|| {
-        let latch = std::sync::Arc::new(TrackingLatch::<()>::new(["a", "b"]).unwrap());
+        let latch = std::sync::Arc::new(TrackingLatch::new(["a", "b"]).unwrap());
         let reporters: Vec<_> = ["a", "b"]
             .into_iter()
             .map(|name| {
@@ -168,9 +168,9 @@ fn deadline_re_check_races_the_last_reports() {
             })
             .collect();
         match block_on(latch.wait_until(core::future::ready(()))) {
-            Ok(()) => assert!(latch.is_open()),
-            Err(TrackingWaitError::TimedOut(pending)) => assert!(!pending.names().is_empty()),
-            Err(TrackingWaitError::Failed(_)) => unreachable!("nobody fails this latch"),
+            Ok(Ok(())) => assert!(latch.is_open()),
+            Ok(Err(failure)) => unreachable!("nobody fails this latch: {failure:?}"),
+            Err(pending) => assert!(!pending.names().is_empty()),
         }
         reporters
             .into_iter()
@@ -184,7 +184,7 @@ fn deadline_re_check_races_the_last_reports() {
 #[test]
 fn deadline_re_check_races_a_failure() {
     loom::model(|| {
-        let latch = std::sync::Arc::new(TrackingLatch::new(["a"]).unwrap());
+        let latch = std::sync::Arc::new(TrackingLatch::new_failable(["a"]).unwrap());
         let reporter = {
             let latch = latch.clone();
             thread::spawn(move || latch.count_down_for("a").unwrap())
@@ -197,14 +197,12 @@ fn deadline_re_check_races_a_failure() {
         let counted = reporter.join().unwrap();
         let failed = failer.join().unwrap();
         match outcome {
-            Ok(()) => assert!(counted && failed.is_err()),
-            Err(TrackingWaitError::Failed(failure)) => {
+            Ok(Ok(())) => assert!(counted && failed.is_err()),
+            Ok(Err(failure)) => {
                 assert_eq!(failure.error(), Some(&7));
                 assert!(!counted && failed.is_ok());
             }
-            Err(TrackingWaitError::TimedOut(pending)) => {
-                assert_eq!(pending.names(), ["a"]);
-            }
+            Err(pending) => assert_eq!(pending.names(), ["a"]),
         }
     });
 }

@@ -17,9 +17,7 @@ use std::time::Duration;
 
 use common::{deadline_that, poll_once, poll_with, within, CountingWaker, PanickingWaker};
 use futures_lite::future::block_on;
-use latch_core::{
-    CountDownLatch, FailableLatch, Latch, TimedOut, TrackingLatch, TrackingWaitError, WaitError,
-};
+use latch_core::{CountDownLatch, FailableLatch, Latch, TimedOut, TrackingLatch};
 
 /// How long a victim may stay blocked before the test calls it a hang.
 const HANG: u64 = 5;
@@ -57,7 +55,7 @@ fn timed_out_failable_wait_holds_no_listener() {
 
 #[test]
 fn timed_out_tracking_wait_holds_no_listener() {
-    finished_timed_wait_is_not_woken(&TrackingLatch::<()>::new(["a"]).unwrap(), |latch| {
+    finished_timed_wait_is_not_woken(&TrackingLatch::new(["a"]).unwrap(), |latch| {
         latch.count_down_for("a").unwrap();
     });
 }
@@ -77,30 +75,31 @@ fn deadline_that_opens_the_latch_is_no_timeout() {
 fn deadline_that_fails_the_latch_reports_the_failure() {
     let latch = FailableLatch::new(1);
     let result = block_on(latch.wait_until(deadline_that(|| latch.fail("late").unwrap())));
-    assert_eq!(result, Err(WaitError::Failed(&"late")));
+    assert_eq!(result, Ok(Err("late")));
 }
 
 #[test]
 fn deadline_that_reports_the_last_counter_is_no_timeout() {
-    let latch = TrackingLatch::<String>::new(["a", "b"]).unwrap();
+    let latch = TrackingLatch::<String>::new_failable(["a", "b"]).unwrap();
     latch.count_down_for("a").unwrap();
     let result = block_on(latch.wait_until(deadline_that(|| {
         latch.count_down_for("b").unwrap();
     })));
     match result {
-        Ok(()) => {}
-        Err(error) => panic!("an open latch reported `{error}`"),
+        Ok(Ok(())) => {}
+        Ok(Err(failure)) => panic!("{failure}"),
+        Err(pending) => panic!("an open latch reported `{pending}`"),
     }
 }
 
 #[test]
 fn tracking_timeout_names_the_counter_still_pending() {
-    let latch = TrackingLatch::<String>::new(["a", "b", "c"]).unwrap();
+    let latch = TrackingLatch::<String>::new_failable(["a", "b", "c"]).unwrap();
     let result = block_on(latch.wait_until(deadline_that(|| {
         latch.count_down_for("a").unwrap();
         latch.count_down_for("c").unwrap();
     })));
-    let Err(TrackingWaitError::TimedOut(pending)) = result else {
+    let Err(pending) = result else {
         panic!("expected a timeout, got {result:?}");
     };
     assert_eq!(pending.names(), ["b"]);
@@ -111,7 +110,7 @@ fn tracking_timeout_names_the_counter_still_pending() {
 #[test]
 fn racing_tracking_timeouts_always_name_someone() {
     for _ in 0..common::scaled(200, 4) {
-        let latch = Arc::new(TrackingLatch::<String>::new(["a", "b"]).unwrap());
+        let latch = Arc::new(TrackingLatch::<String>::new_failable(["a", "b"]).unwrap());
         let reporters: Vec<_> = ["a", "b"]
             .into_iter()
             .map(|name| {
@@ -121,14 +120,14 @@ fn racing_tracking_timeouts_always_name_someone() {
             .collect();
         loop {
             match block_on(latch.wait_until(std::future::ready(()))) {
-                Ok(()) => {
+                Ok(Ok(())) => {
                     assert!(latch.is_open());
                     break;
                 }
-                Err(TrackingWaitError::TimedOut(pending)) => {
+                Ok(Err(failure)) => panic!("{failure}"),
+                Err(pending) => {
                     assert!(!pending.names().is_empty(), "a timeout named nobody");
                 }
-                Err(TrackingWaitError::Failed(failure)) => panic!("{failure}"),
             }
         }
         reporters
@@ -212,7 +211,7 @@ fn panicking_waker_on_failure_leaves_no_waiter_asleep() {
 
 #[test]
 fn panicking_waker_on_tracking_opening_leaves_no_waiter_asleep() {
-    panicking_waker_first(TrackingLatch::<()>::new(["a"]).unwrap(), |latch| {
+    panicking_waker_first(TrackingLatch::new(["a"]).unwrap(), |latch| {
         latch.count_down_for("a").unwrap();
     });
 }
@@ -239,7 +238,7 @@ fn two_panicking_wakers_leave_no_waiter_asleep() {
 #[test]
 fn panicking_observer_on_opening_leaves_no_waiter_asleep() {
     let latch = Arc::new(
-        TrackingLatch::<()>::new(["a", "b"])
+        TrackingLatch::new(["a", "b"])
             .unwrap()
             .on_count_down(|event| assert!(!event.opened(), "observer panicked")),
     );
@@ -421,7 +420,7 @@ fn timed_out_is_reported_by_a_plain_deadline() {
 /// A waker that looks at the tracking latch from inside the opening's notification, before
 /// the last `count_down_for` has returned: the latch is open, and nobody is pending.
 struct PendingProbe {
-    latch: Arc<TrackingLatch<()>>,
+    latch: Arc<TrackingLatch>,
     seen: Mutex<Option<(bool, Vec<String>)>>,
 }
 
@@ -434,7 +433,7 @@ impl Wake for PendingProbe {
 
 #[test]
 fn woken_waiter_finds_nobody_pending() {
-    let latch = Arc::new(TrackingLatch::<()>::new(["a", "b"]).unwrap());
+    let latch = Arc::new(TrackingLatch::new(["a", "b"]).unwrap());
     let probe = Arc::new(PendingProbe {
         latch: latch.clone(),
         seen: Mutex::new(None),

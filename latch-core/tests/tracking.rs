@@ -12,21 +12,17 @@ use std::time::Duration;
 
 use common::{poll_once, sleep};
 use futures_lite::future::block_on;
-use latch_core::{Failure, NameError, TrackingLatch, TrackingWaitError};
+use latch_core::{Failure, NameError, StillPending, TrackingLatch};
 
-fn names(error: &TrackingWaitError<'_, String>) -> Vec<String> {
-    match error {
-        TrackingWaitError::TimedOut(pending) => {
-            pending.names().iter().map(|n| n.to_string()).collect()
-        }
-        TrackingWaitError::Failed(failure) => panic!("expected a timeout, got {failure:?}"),
-    }
+fn names(pending: &StillPending) -> Vec<String> {
+    pending.names().iter().map(|n| n.to_string()).collect()
 }
 
 /// Seed: "stall one shard; the timeout error lists exactly that shard."
 #[test]
 fn seed_stalled_shard_is_named_by_the_timeout() {
-    let latch = Arc::new(TrackingLatch::<String>::new(["shard-1", "shard-2", "shard-3"]).unwrap());
+    let latch =
+        Arc::new(TrackingLatch::<String>::new_failable(["shard-1", "shard-2", "shard-3"]).unwrap());
     let shards: Vec<_> = ["shard-1", "shard-3"]
         .into_iter()
         .map(|name| {
@@ -56,8 +52,9 @@ fn seed_stalled_shard_is_named_by_the_timeout() {
 /// reports, and a startup timeout names it."
 #[test]
 fn seed_readiness_gating() {
-    let ready =
-        Arc::new(TrackingLatch::<String>::new(["consumer", "cache-warmer", "http"]).unwrap());
+    let ready = Arc::new(
+        TrackingLatch::<String>::new_failable(["consumer", "cache-warmer", "http"]).unwrap(),
+    );
     let http = ready.counter_owned("http").unwrap();
     ready.counter("consumer").unwrap().report();
     ready.count_down_for("cache-warmer").unwrap();
@@ -71,7 +68,7 @@ fn seed_readiness_gating() {
     });
     assert_eq!(
         block_on(ready.wait_until(sleep(Duration::from_secs(60)))),
-        Ok(())
+        Ok(Ok(()))
     );
     assert!(ready.is_open());
     component.join().unwrap();
@@ -81,7 +78,7 @@ fn seed_readiness_gating() {
 /// never opens. Named counters catch both."
 #[test]
 fn seed_count_mismatches_are_caught_by_names() {
-    let latch = TrackingLatch::<()>::new(["a", "b", "c"]).unwrap();
+    let latch = TrackingLatch::new(["a", "b", "c"]).unwrap();
     for name in ["a", "b", "d"] {
         let _ = latch.count_down_for(name);
     }
@@ -96,19 +93,19 @@ fn seed_count_mismatches_are_caught_by_names() {
 #[test]
 fn duplicate_names_are_refused_at_construction() {
     assert_eq!(
-        TrackingLatch::<()>::new(["x", "y", "x"]).unwrap_err(),
+        TrackingLatch::new(["x", "y", "x"]).unwrap_err(),
         NameError::Duplicate("x".into())
     );
     let owned: Vec<String> = vec!["p".into(), "q".into(), "q".into()];
     assert_eq!(
-        TrackingLatch::<()>::new(owned).unwrap_err().to_string(),
+        TrackingLatch::new(owned).unwrap_err().to_string(),
         "duplicate counter name `q`"
     );
 }
 
 #[test]
 fn duplicate_reports_are_harmless() {
-    let latch = TrackingLatch::<()>::new(["a", "b"]).unwrap();
+    let latch = TrackingLatch::new(["a", "b"]).unwrap();
     assert_eq!(latch.count_down_for("a"), Ok(true));
     assert_eq!(latch.count_down_for("a"), Ok(false));
     assert_eq!(latch.count(), 1);
@@ -117,7 +114,7 @@ fn duplicate_reports_are_harmless() {
 
 #[test]
 fn unknown_name_counts_nothing() {
-    let latch = TrackingLatch::<()>::new(["a"]).unwrap();
+    let latch = TrackingLatch::new(["a"]).unwrap();
     assert_eq!(
         latch.count_down_for("b").unwrap_err().to_string(),
         "unknown counter name `b`"
@@ -131,7 +128,7 @@ fn unknown_name_counts_nothing() {
 
 #[test]
 fn one_handle_per_name() {
-    let latch = TrackingLatch::<()>::new(["a", "b"]).unwrap();
+    let latch = TrackingLatch::new(["a", "b"]).unwrap();
     let a = latch.counter("a").unwrap();
     assert_eq!(
         latch.counter("a").unwrap_err(),
@@ -148,7 +145,7 @@ fn one_handle_per_name() {
 
 #[test]
 fn empty_latch_starts_open() {
-    let latch = TrackingLatch::<()>::new(Vec::<String>::new()).unwrap();
+    let latch = TrackingLatch::new(Vec::<String>::new()).unwrap();
     assert!(latch.is_open());
     assert_eq!(block_on(latch.wait()), Ok(()));
 }
@@ -156,7 +153,7 @@ fn empty_latch_starts_open() {
 /// A handle dropped without reporting (an early return) fails the latch, naming it.
 #[test]
 fn dropped_handle_fails_the_latch_by_name() {
-    let latch = TrackingLatch::<String>::new(["db", "cache"]).unwrap();
+    let latch = TrackingLatch::<String>::new_failable(["db", "cache"]).unwrap();
     let mut waiter = latch.wait();
     assert!(poll_once(&mut waiter).is_pending());
     fn start(counter: latch_core::Counter<'_, String>, config_ok: bool) -> Result<(), String> {
@@ -172,7 +169,7 @@ fn dropped_handle_fails_the_latch_by_name() {
         panic!("the waiter was not released by the dropped handle");
     };
     assert_eq!(
-        *failure,
+        failure,
         Failure::Abandoned {
             counter: "cache".into(),
             panicking: false
@@ -188,10 +185,10 @@ fn dropped_handle_fails_the_latch_by_name() {
 /// on another thread, does not hang.
 #[test]
 fn panicking_counter_fails_the_latch_by_name() {
-    let latch = Arc::new(TrackingLatch::<String>::new(["consumer", "http"]).unwrap());
+    let latch = Arc::new(TrackingLatch::<String>::new_failable(["consumer", "http"]).unwrap());
     let waiter = {
         let latch = latch.clone();
-        thread::spawn(move || latch.wait_blocking().map_err(Clone::clone))
+        thread::spawn(move || latch.wait_blocking())
     };
     latch.counter("consumer").unwrap().report();
     let http = latch.counter_owned("http").unwrap();
@@ -211,7 +208,7 @@ fn panicking_counter_fails_the_latch_by_name() {
 
 #[test]
 fn handle_drop_after_failure_or_opening_changes_nothing() {
-    let latch = TrackingLatch::<&str>::new(["a", "b"]).unwrap();
+    let latch = TrackingLatch::<&str>::new_failable(["a", "b"]).unwrap();
     let a = latch.counter("a").unwrap();
     let b = latch.counter("b").unwrap();
     assert_eq!(b.fail("b broke"), Ok(()));
@@ -219,7 +216,7 @@ fn handle_drop_after_failure_or_opening_changes_nothing() {
     assert_eq!(latch.failure().unwrap().counter(), Some("b"));
     assert_eq!(latch.failure().unwrap().error(), Some(&"b broke"));
 
-    let opened = TrackingLatch::<()>::new(["a"]).unwrap();
+    let opened = TrackingLatch::new(["a"]).unwrap();
     let a = opened.counter("a").unwrap();
     opened.count_down_for("a").unwrap(); // reported by name, not through the handle
     drop(a);
@@ -228,7 +225,7 @@ fn handle_drop_after_failure_or_opening_changes_nothing() {
 
 #[test]
 fn counter_fail_after_end_hands_the_error_back() {
-    let latch = TrackingLatch::<i32>::new(["a", "b"]).unwrap();
+    let latch = TrackingLatch::<i32>::new_failable(["a", "b"]).unwrap();
     let a = latch.counter("a").unwrap();
     latch.fail(1).unwrap();
     assert_eq!(a.fail(2), Err(2));
@@ -238,7 +235,7 @@ fn counter_fail_after_end_hands_the_error_back() {
 
 #[test]
 fn unwinding_through_a_borrowed_handle_fails_the_latch() {
-    let latch = TrackingLatch::<()>::new(["job"]).unwrap();
+    let latch = TrackingLatch::new(["job"]).unwrap();
     let outcome = catch_unwind(AssertUnwindSafe(|| {
         let _job = latch.counter("job").unwrap();
         panic!("job crashed");
@@ -259,7 +256,7 @@ fn unwinding_through_a_borrowed_handle_fails_the_latch() {
 fn seed_diagnostic_hook() {
     let log = Arc::new(Mutex::new(Vec::new()));
     let sink = log.clone();
-    let latch = TrackingLatch::<()>::new(["fast", "slow"])
+    let latch = TrackingLatch::new(["fast", "slow"])
         .unwrap()
         .on_count_down(move |event| {
             sink.lock().unwrap().push((
@@ -283,7 +280,7 @@ fn seed_diagnostic_hook() {
 
 #[test]
 fn time_to_open_is_set_before_waiters_wake() {
-    let latch = Arc::new(TrackingLatch::<()>::new(["a"]).unwrap());
+    let latch = Arc::new(TrackingLatch::new(["a"]).unwrap());
     let waiter = {
         let latch = latch.clone();
         thread::spawn(move || {
@@ -298,7 +295,7 @@ fn time_to_open_is_set_before_waiters_wake() {
 
 #[test]
 fn failed_latch_keeps_pending_and_count() {
-    let latch = TrackingLatch::<&str>::new(["a", "b", "c"]).unwrap();
+    let latch = TrackingLatch::<&str>::new_failable(["a", "b", "c"]).unwrap();
     latch.count_down_for("a").unwrap();
     latch.fail("abort").unwrap();
     assert_eq!(latch.count_down_for("b"), Ok(false));
@@ -309,4 +306,77 @@ fn failed_latch_keeps_pending_and_count() {
         format!("{latch:?}"),
         "TrackingLatch { count: 2, status: \"failed\", pending: [\"c\"] }"
     );
+}
+
+/// The timeout holds no `E`, so it prints (and is an error) whatever the latch's error
+/// type: here none at all, and `()`, which has no `Display`.
+#[test]
+fn timeout_prints_for_every_error_type() {
+    let never_failed = TrackingLatch::new(["a"]).unwrap();
+    let pending = block_on(never_failed.wait_until(async {})).unwrap_err();
+    assert_eq!(pending.to_string(), "timed out waiting for: a");
+    let unit = TrackingLatch::<()>::new_failable(["b"]).unwrap();
+    let pending = block_on(unit.wait_until(async {})).unwrap_err();
+    let boxed: Box<dyn std::error::Error + Send + Sync> = Box::new(pending);
+    assert_eq!(boxed.to_string(), "timed out waiting for: b");
+}
+
+/// `?` carries both the timeout and the failure out of a function that only borrows the
+/// latch, into a boxed error.
+#[test]
+fn timeout_and_failure_propagate_with_question_mark() {
+    type BoxError = Box<dyn std::error::Error + Send + Sync>;
+    async fn gate(ready: &TrackingLatch<String>) -> Result<(), BoxError> {
+        ready.wait_until(async {}).await??;
+        Ok(())
+    }
+    let ready = TrackingLatch::new_failable(["db", "http"]).unwrap();
+    let error = block_on(gate(&ready)).unwrap_err();
+    assert_eq!(error.to_string(), "timed out waiting for: db, http");
+    ready
+        .counter("db")
+        .unwrap()
+        .fail(String::from("refused"))
+        .unwrap();
+    let error = block_on(gate(&ready)).unwrap_err();
+    assert_eq!(error.to_string(), "counter `db` failed: refused");
+}
+
+/// Owned handles and owned waits move into `'static` threads; the latch needs no turbofish.
+#[test]
+fn owned_counters_and_waits_move_into_threads() {
+    let ready = Arc::new(TrackingLatch::new(["consumer", "http"]).unwrap());
+    let gate = thread::spawn({
+        let wait = ready.wait_owned();
+        move || block_on(wait)
+    });
+    let reporters: Vec<_> = ["consumer", "http"]
+        .into_iter()
+        .map(|name| {
+            let counter = ready.counter_owned(name).unwrap();
+            thread::spawn(move || {
+                assert_eq!(counter.name(), name);
+                counter.report()
+            })
+        })
+        .collect();
+    assert!(reporters.into_iter().all(|r| r.join().unwrap()));
+    assert_eq!(gate.join().unwrap(), Ok(()));
+    assert!(ready.pending().is_empty());
+}
+
+/// A dropped owned counter fails the latch naming it, as a borrowed one does.
+#[test]
+fn dropped_owned_counter_fails_the_latch() {
+    let ready = Arc::new(TrackingLatch::new(["worker"]).unwrap());
+    drop(ready.counter_owned("worker").unwrap());
+    let failure = block_on(ready.wait_owned()).unwrap_err();
+    assert_eq!(failure.counter(), Some("worker"));
+    assert!(matches!(
+        failure,
+        Failure::Abandoned {
+            panicking: false,
+            ..
+        }
+    ));
 }

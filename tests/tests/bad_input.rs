@@ -21,18 +21,18 @@ fn pending<F: Future>(future: std::pin::Pin<&mut F>) -> bool {
 
 #[test]
 fn duplicate_counter_names_are_refused_naming_the_duplicate() {
-    let error = TrackingLatch::<()>::new(["db", "cache", "http", "cache"]).unwrap_err();
+    let error = TrackingLatch::new(["db", "cache", "http", "cache"]).unwrap_err();
     assert_eq!(error, NameError::Duplicate("cache".into()));
     assert_eq!(error.to_string(), "duplicate counter name `cache`");
-    let error = TrackingLatch::<()>::new(vec![String::from("x"); 3]).unwrap_err();
+    let error = TrackingLatch::new(vec![String::from("x"); 3]).unwrap_err();
     assert_eq!(error, NameError::Duplicate("x".into()));
     // Names differing only in case are distinct.
-    assert!(TrackingLatch::<()>::new(["a", "A"]).is_ok());
+    assert!(TrackingLatch::new(["a", "A"]).is_ok());
 }
 
 #[test]
 fn unknown_counter_names_are_refused_and_change_nothing() {
-    let latch = TrackingLatch::<()>::new(["db", "cache"]).unwrap();
+    let latch = TrackingLatch::new(["db", "cache"]).unwrap();
     latch.count_down_for("db").unwrap();
     let mut wait = pin!(latch.wait());
     assert!(pending(wait.as_mut()));

@@ -23,9 +23,7 @@ use std::time::Duration;
 use async_executor::Executor;
 use async_io::Timer;
 use futures_lite::future::block_on;
-use latch_core::{
-    CountDownLatch, FailableLatch, Failure, TrackingLatch, TrackingWaitError, WaitError,
-};
+use latch_core::{CountDownLatch, FailableLatch, Failure, TrackingLatch};
 use reliability::{derive_seed, env_u64, quiet_injected_panics, scaled, SeedReport, INJECTED};
 
 fn seeds(base: u64, default_runs: u64) -> Vec<u64> {
@@ -164,20 +162,13 @@ fn failures_race_count_downs() {
                 let kind = WAITERS[rng.usize(0..WAITERS.len())];
                 let timeout = short(&mut rng);
                 let latch = &latch;
+                // `None`: timed out (the outer `Err` of a timed wait).
                 waiters.push(s.spawn(move || -> Option<Result<(), u64>> {
                     match kind {
-                        Waiter::BlockingTimeout => match latch.wait_blocking_timeout(timeout) {
-                            Ok(()) => Some(Ok(())),
-                            Err(WaitError::Failed(error)) => Some(Err(*error)),
-                            Err(WaitError::TimedOut) => None,
-                        },
-                        Waiter::Until => match block_on(latch.wait_until(Timer::after(timeout))) {
-                            Ok(()) => Some(Ok(())),
-                            Err(WaitError::Failed(error)) => Some(Err(*error)),
-                            Err(WaitError::TimedOut) => None,
-                        },
-                        Waiter::Blocking => Some(latch.wait_blocking().map_err(|e| *e)),
-                        _ => Some(block_on(latch.wait()).map_err(|e| *e)),
+                        Waiter::BlockingTimeout => latch.wait_blocking_timeout(timeout).ok(),
+                        Waiter::Until => block_on(latch.wait_until(Timer::after(timeout))).ok(),
+                        Waiter::Blocking => Some(latch.wait_blocking()),
+                        _ => Some(block_on(latch.wait())),
                     }
                 }));
             }
@@ -209,10 +200,7 @@ fn failures_race_count_downs() {
                 .collect();
             // Every thread is done only at the end of the scope, but each waiter that
             // returned in time already saw the terminal state, which never changes.
-            let expected = match block_on(latch.wait()) {
-                Ok(()) => Ok(()),
-                Err(error) => Err(*error),
-            };
+            let expected = block_on(latch.wait());
             for result in results.into_iter().flatten() {
                 assert_eq!(result, expected);
             }
@@ -266,7 +254,7 @@ fn tracking_run(seed: u64) {
     let mut rng = fastrand::Rng::with_seed(seed);
     let n = rng.usize(1..=scaled(24, 4) as usize);
     let names: Vec<String> = (0..n).map(|i| format!("c{i}")).collect();
-    let latch = Arc::new(TrackingLatch::<String>::new(names.clone()).unwrap());
+    let latch = Arc::new(TrackingLatch::<String>::new_failable(names.clone()).unwrap());
     let stalled: BTreeSet<String> = names
         .iter()
         .filter(|_| rng.u8(0..3) == 0)
@@ -316,19 +304,9 @@ fn tracking_run(seed: u64) {
                 let wait = latch.wait_until(reported.wait());
                 let result = if on_executor {
                     // The borrowed latch outlives the executor's run, which stops below.
-                    block_on(executor.spawn(async move {
-                        match wait.await {
-                            Ok(()) => Ok(()),
-                            Err(TrackingWaitError::TimedOut(p)) => Err(Some(p)),
-                            Err(TrackingWaitError::Failed(_)) => Err(None),
-                        }
-                    }))
+                    block_on(executor.spawn(wait))
                 } else {
-                    match block_on(wait) {
-                        Ok(()) => Ok(()),
-                        Err(TrackingWaitError::TimedOut(p)) => Err(Some(p)),
-                        Err(TrackingWaitError::Failed(_)) => Err(None),
-                    }
+                    block_on(wait)
                 };
                 (w, result)
             }));
@@ -339,12 +317,11 @@ fn tracking_run(seed: u64) {
         for _ in 0..rng.usize(1..=4) {
             let blocking = rng.bool();
             untimed.push(s.spawn(move || {
-                let result = if blocking {
+                if blocking {
                     latch.wait_blocking()
                 } else {
                     block_on(latch.wait())
-                };
-                result.map_err(|failure| failure as *const Failure<String> as usize)
+                }
             }));
         }
 
@@ -394,12 +371,12 @@ fn tracking_run(seed: u64) {
         for thread in timed {
             let (w, result) = thread.join().expect("a timed waiter failed");
             if stalled.is_empty() {
-                assert_eq!(result, Ok(()), "timed waiter {w}");
+                assert_eq!(result, Ok(Ok(())), "timed waiter {w}");
                 continue;
             }
             let pending = match result {
-                Err(Some(pending)) => pending,
-                other => panic!("timed waiter {w}: expected a timeout, got {other:?}"),
+                Err(pending) => pending,
+                Ok(ended) => panic!("timed waiter {w}: expected a timeout, got {ended:?}"),
             };
             let named: Vec<&str> = pending.names().iter().map(|n| &**n).collect();
             let named_set: BTreeSet<String> = named.iter().map(|n| n.to_string()).collect();
@@ -450,9 +427,13 @@ fn tracking_run(seed: u64) {
                     }
                     other => panic!("unexpected failure {other:?}"),
                 }
-                // Every waiter got this very failure, not a copy or another one.
-                let stored = failure as *const Failure<String> as usize;
-                assert!(results.iter().all(|r| *r == Err(stored)), "{results:?}");
+                // Every waiter got this failure, not another one: each waiter owns a clone
+                // of the stored failure, and the failures a run can produce all differ (each
+                // names its own counter, and a `Fail` error names it too).
+                assert!(
+                    results.iter().all(|r| r.as_ref() == Err(failure)),
+                    "{results:?}"
+                );
             }
         }
         stop.count_down();
@@ -464,7 +445,7 @@ fn tracking_run(seed: u64) {
 #[test]
 fn handle_dropped_during_unwinding_fails_the_latch() {
     quiet_injected_panics();
-    let latch = Arc::new(TrackingLatch::<String>::new(["loader", "index", "http"]).unwrap());
+    let latch = Arc::new(TrackingLatch::new(["loader", "index", "http"]).unwrap());
     latch.count_down_for("http").unwrap();
     let executor = Executor::new();
     let stop = CountDownLatch::new(1);

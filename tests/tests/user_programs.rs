@@ -154,3 +154,234 @@ fn a_tokio_service_with_spawned_handlers_drains_when_its_producers_drop() {
     assert_eq!((ledger.accepted, ledger.succeeded), (60, 60));
     assert!(ledger.is_balanced());
 }
+
+/// What a runtime-generic library writes to treat every latch alike: how a latch's wait
+/// ended, as a `Result`, so that `?` carries a failure. A `CountDownLatch` cannot fail.
+trait Ended {
+    type Failure;
+    fn into_result(self) -> Result<(), Self::Failure>;
+}
+
+impl Ended for () {
+    type Failure = std::convert::Infallible;
+    fn into_result(self) -> Result<(), Self::Failure> {
+        Ok(())
+    }
+}
+
+impl<E> Ended for Result<(), E> {
+    type Failure = E;
+    fn into_result(self) -> Self {
+        self
+    }
+}
+
+/// How a gate ended, when the latch did not fail.
+#[derive(Debug, PartialEq)]
+enum Gate<T> {
+    /// The latch opened in time.
+    Open,
+    /// The deadline came first; the latch's timeout says what is missing.
+    TimedOut(T),
+}
+
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// A library function generic over the latch and the runtime: the deadline is any future
+/// (a runtime's sleep, a timer, another latch's wait), the timeout is told from success by
+/// the outer `Result`, and a failure goes into a boxed error with `?`.
+async fn gate<L, D>(latch: &L, deadline: D) -> Result<Gate<L::Timeout>, BoxError>
+where
+    L: latch_core::Latch,
+    L::Output: Ended,
+    BoxError: From<<L::Output as Ended>::Failure>,
+    D: std::future::Future,
+{
+    match latch.wait_until(deadline).await {
+        Ok(ended) => {
+            ended.into_result()?;
+            Ok(Gate::Open)
+        }
+        Err(timeout) => Ok(Gate::TimedOut(timeout)),
+    }
+}
+
+/// An error type of the user's, to see that the very error reaches the boxed one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct DiskFull {
+    disk: &'static str,
+}
+
+impl std::fmt::Display for DiskFull {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "disk {} is full", self.disk)
+    }
+}
+
+impl std::error::Error for DiskFull {}
+
+#[test]
+fn a_runtime_generic_library_function_gates_on_every_latch_type() {
+    use futures_lite::future::{block_on, pending};
+    use latch_core::{CountDownLatch, FailableLatch, Failure, TimedOut, TrackingLatch};
+
+    within(60, || {
+        // CountDownLatch: a ready deadline times out at once and changes nothing; once open,
+        // a deadline that never comes is never needed.
+        let latch = CountDownLatch::new(1);
+        assert_eq!(
+            block_on(gate(&latch, async {})).unwrap(),
+            Gate::TimedOut(TimedOut)
+        );
+        assert_eq!(latch.count(), 1);
+        latch.count_down();
+        assert_eq!(block_on(gate(&latch, pending::<()>())).unwrap(), Gate::Open);
+
+        // FailableLatch, with a real timer for the deadline: a timeout, then the failure,
+        // which reaches the boxed error as the user's own value.
+        let latch = FailableLatch::<DiskFull>::new(2);
+        latch.count_down();
+        let short = Duration::from_millis(20);
+        let start = std::time::Instant::now();
+        assert_eq!(
+            block_on(gate(&latch, async_io::Timer::after(short))).unwrap(),
+            Gate::TimedOut(TimedOut)
+        );
+        assert!(start.elapsed() >= short, "{:?}", start.elapsed());
+        assert_eq!(latch.count(), 1);
+        latch.fail(DiskFull { disk: "sda" }).unwrap();
+        let error = block_on(gate(&latch, pending::<()>())).unwrap_err();
+        assert_eq!(
+            error.downcast_ref::<DiskFull>(),
+            Some(&DiskFull { disk: "sda" })
+        );
+        assert_eq!(error.to_string(), "disk sda is full");
+        // A failure wins over a deadline that has already passed.
+        let error = block_on(gate(&latch, async {})).unwrap_err();
+        assert_eq!(error.to_string(), "disk sda is full");
+        // A `String` error goes through `?` too (`Box<dyn Error>: From<String>`).
+        let latch = FailableLatch::<String>::new(1);
+        latch.fail("shard 2: connection refused".into()).unwrap();
+        let error = block_on(gate(&latch, async {})).unwrap_err();
+        assert_eq!(error.to_string(), "shard 2: connection refused");
+
+        // TrackingLatch: the timeout names who is late; a counter's failure arrives as the
+        // latch's `Failure`, naming it and carrying the user's error.
+        let latch = TrackingLatch::new_failable(["db", "cache"]).unwrap();
+        latch.count_down_for("cache").unwrap();
+        match block_on(gate(&latch, async {})).unwrap() {
+            Gate::TimedOut(pending) => assert_eq!(pending.names(), ["db"]),
+            Gate::Open => panic!("opened with `db` pending"),
+        }
+        latch
+            .counter("db")
+            .unwrap()
+            .fail(DiskFull { disk: "sdb" })
+            .unwrap();
+        let error = block_on(gate(&latch, pending::<()>())).unwrap_err();
+        let failure = error
+            .downcast_ref::<Failure<DiskFull>>()
+            .expect("the latch's failure");
+        assert_eq!(failure.counter(), Some("db"));
+        assert_eq!(failure.error(), Some(&DiskFull { disk: "sdb" }));
+        assert_eq!(error.to_string(), "counter `db` failed: disk sdb is full");
+
+        // The infallible TrackingLatch: it opens, or fails only by an abandoned counter.
+        let ready = TrackingLatch::new(["http"]).unwrap();
+        ready.count_down_for("http").unwrap();
+        assert_eq!(block_on(gate(&ready, pending::<()>())).unwrap(), Gate::Open);
+        let ready = TrackingLatch::new(["worker"]).unwrap();
+        drop(ready.counter("worker").unwrap());
+        let error = block_on(gate(&ready, async {})).unwrap_err();
+        assert!(
+            matches!(
+                error.downcast_ref::<Failure<std::convert::Infallible>>(),
+                Some(Failure::Abandoned { counter, panicking: false }) if counter == "worker"
+            ),
+            "{error:?}"
+        );
+        assert_eq!(
+            error.to_string(),
+            "counter `worker` was dropped without reporting"
+        );
+    });
+}
+
+#[test]
+fn a_runtime_generic_library_function_runs_in_spawned_static_threads_and_tasks() {
+    use futures_lite::future::block_on;
+    use latch_core::{CountDownLatch, Failure, TrackingLatch};
+
+    within(60, || {
+        // Readiness with a shutdown signal for the deadline: each waiter is `'static`, owns
+        // its `Arc`s, and holds an owned wait of the shutdown latch as its deadline.
+        // A tokio runtime for the `'static` tasks (`tokio::spawn` requires `'static`).
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .build()
+            .unwrap();
+        let ready = Arc::new(TrackingLatch::new(["db", "http"]).unwrap());
+        let shutdown = Arc::new(CountDownLatch::new(1));
+        let thread = std::thread::spawn({
+            let (ready, stop) = (Arc::clone(&ready), shutdown.wait_owned());
+            move || block_on(gate(&*ready, stop))
+        });
+        let task = runtime.spawn({
+            let (ready, stop) = (Arc::clone(&ready), shutdown.wait_owned());
+            async move { gate(&*ready, stop).await }
+        });
+        ready.count_down_for("http").unwrap();
+        shutdown.count_down(); // before `db` reports: both time out naming it
+        for (who, result) in [
+            ("thread", thread.join().unwrap()),
+            ("task", runtime.block_on(task).unwrap()),
+        ] {
+            match result {
+                Ok(Gate::TimedOut(pending)) => assert_eq!(pending.names(), ["db"], "{who}"),
+                other => panic!("{who}: expected a timeout naming db, got {other:?}"),
+            }
+        }
+        assert_eq!(ready.pending(), ["db"]);
+
+        // The same from a thread that holds an owned wait of the readiness latch itself, on
+        // a latch whose worker (an owned counter on another `'static` thread) opens it; the
+        // deadline never comes.
+        let ready = Arc::new(TrackingLatch::new(["worker"]).unwrap());
+        let never = Arc::new(CountDownLatch::new(1));
+        let waiter = std::thread::spawn({
+            let (opened, ready, stop) =
+                (ready.wait_owned(), Arc::clone(&ready), never.wait_owned());
+            move || {
+                block_on(opened)?; // the owned wait's failure goes through `?` too
+                block_on(gate(&*ready, stop))
+            }
+        });
+        let worker = ready.counter_owned("worker").unwrap();
+        std::thread::spawn(move || worker.report()).join().unwrap();
+        assert_eq!(waiter.join().unwrap().unwrap(), Gate::Open);
+
+        // And a worker that panics: the waiter's `?` gets the failure naming it.
+        let ready = Arc::new(TrackingLatch::new(["worker"]).unwrap());
+        let never = Arc::new(CountDownLatch::new(1));
+        let task = runtime.spawn({
+            let (ready, stop) = (Arc::clone(&ready), never.wait_owned());
+            async move { gate(&*ready, stop).await }
+        });
+        let worker = ready.counter_owned("worker").unwrap();
+        let crashed = std::thread::spawn(move || {
+            let _worker = worker;
+            panic!("worker crashed before reporting");
+        })
+        .join();
+        assert!(crashed.is_err());
+        let error = runtime.block_on(task).unwrap().unwrap_err();
+        assert!(
+            matches!(
+                error.downcast_ref::<Failure<std::convert::Infallible>>(),
+                Some(Failure::Abandoned { counter, panicking: true }) if counter == "worker"
+            ),
+            "{error:?}"
+        );
+        assert_eq!(never.count(), 1);
+    });
+}

@@ -59,7 +59,7 @@ fn main() {
 
     println!("\n3. TrackingLatch: readiness gating with named counters and a deadline.");
     let ready = Arc::new(
-        TrackingLatch::<String>::new(["consumer", "cache-warmer", "http"])
+        TrackingLatch::new(["consumer", "cache-warmer", "http"])
             .unwrap()
             .on_count_down(|event| {
                 println!(
@@ -74,9 +74,11 @@ fn main() {
     ready.count_down_for("http").unwrap();
     let stalled = ready.counter_owned("cache-warmer").unwrap();
     let deadline = after(Duration::from_millis(50));
+    // A timed wait is `Ok(how the latch ended)` or `Err(the timeout)`.
     match block_on(ready.wait_until(deadline.wait())) {
-        Ok(()) => println!("   ready"),
-        Err(error) => println!("   startup: {error}"),
+        Ok(Ok(())) => println!("   ready"),
+        Ok(Err(failure)) => println!("   startup: {failure}"),
+        Err(pending) => println!("   startup: {pending}"),
     }
     println!(
         "   unknown name: {}",

@@ -9,9 +9,11 @@ use latch_core::Latch;
 /// with an [`embassy_time::Timer`] as the deadline.
 ///
 /// The futures are the core's [`WaitUntil`]; they resolve to what the latch's `wait_until`
-/// resolves to: `Result<(), TimedOut>` for a `CountDownLatch`, `Result<(), WaitError<E>>`
-/// for a `FailableLatch`, and `Result<(), TrackingWaitError<E>>` for a `TrackingLatch`,
-/// whose timeout names the counters that had not reported.
+/// resolves to, `Result<L::Output, L::Timeout>`: `Ok` with how the latch ended, `Err` with
+/// the timeout. That is `Result<(), TimedOut>` for a `CountDownLatch`,
+/// `Result<Result<(), E>, TimedOut>` for a `FailableLatch<E>`, and
+/// `Result<Result<(), Failure<E>>, StillPending>` for a `TrackingLatch<E>`, whose timeout
+/// names the counters that had not reported.
 ///
 /// # Cancel safety
 ///
@@ -22,13 +24,12 @@ use latch_core::Latch;
 /// ```
 /// use adapter_embassy::LatchExt;
 /// use embassy_time::Duration;
-/// use latch_core::{TrackingLatch, TrackingWaitError};
+/// use latch_core::TrackingLatch;
 ///
-/// let latch = TrackingLatch::<()>::new(["radio", "sensor"]).unwrap();
+/// let latch = TrackingLatch::new(["radio", "sensor"]).unwrap();
 /// latch.count_down_for("radio").unwrap();
 /// let result = futures_lite::future::block_on(latch.wait_timeout(Duration::from_millis(5)));
-/// let Err(TrackingWaitError::TimedOut(pending)) = result else { unreachable!() };
-/// assert_eq!(pending.names(), ["sensor"]);
+/// assert_eq!(result.unwrap_err().names(), ["sensor"]);
 /// ```
 pub trait LatchExt: Latch + Sized {
     /// Waits until the latch opens (or fails), or until `timeout` has passed: the core's

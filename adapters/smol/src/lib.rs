@@ -27,18 +27,15 @@
 //! use std::time::Duration;
 //!
 //! use adapter_smol::LatchExt;
-//! use latch_core::{TrackingLatch, TrackingWaitError};
+//! use latch_core::TrackingLatch;
 //!
 //! futures_lite::future::block_on(async {
-//!     let ready = TrackingLatch::<()>::new(["consumer", "cache-warmer", "http"]).unwrap();
+//!     let ready = TrackingLatch::new(["consumer", "cache-warmer", "http"]).unwrap();
 //!     ready.count_down_for("consumer").unwrap();
 //!     ready.count_down_for("http").unwrap();
-//!     match ready.wait_timeout(Duration::from_millis(10)).await {
-//!         Err(TrackingWaitError::TimedOut(pending)) => {
-//!             assert_eq!(pending.names(), ["cache-warmer"]);
-//!         }
-//!         other => panic!("expected a timeout, got {other:?}"),
-//!     }
+//!     // A timeout is the outer `Err`; a `TrackingLatch`'s names the counters still pending.
+//!     let pending = ready.wait_timeout(Duration::from_millis(10)).await.unwrap_err();
+//!     assert_eq!(pending.names(), ["cache-warmer"]);
 //! });
 //! ```
 //!
@@ -87,10 +84,13 @@ pub trait LatchExt: Latch + Sized {
     /// Waits until the latch opens (or fails), or until `timeout` has passed: the core's
     /// [`Latch::wait_until`] with an [`async_io::Timer`] as the deadline.
     ///
-    /// It resolves to `Result<(), TimedOut>` for a `CountDownLatch`,
-    /// `Result<(), WaitError<E>>` for a `FailableLatch` and `Result<(), TrackingWaitError<E>>`
-    /// for a `TrackingLatch`, whose `TimedOut` lists the counters still pending. The latch
-    /// is polled before the timer, so a latch that has ended by the deadline reports how.
+    /// It resolves to `Result<L::Output, L::Timeout>`, as `tokio::time::timeout` does: `Ok`
+    /// with how the latch ended, `Err` with the timeout. That is `Result<(), TimedOut>` for
+    /// a `CountDownLatch`, `Result<Result<(), E>, TimedOut>` for a `FailableLatch<E>` and
+    /// `Result<Result<(), Failure<E>>, StillPending>` for a `TrackingLatch<E>`, whose
+    /// `StillPending` lists the counters still pending; `wait_timeout(t).await??` sends both
+    /// through `?`. The latch is polled before the timer, so a latch that has ended by the
+    /// deadline reports how.
     ///
     /// # Cancel safety
     ///
@@ -102,13 +102,13 @@ pub trait LatchExt: Latch + Sized {
     /// use std::time::Duration;
     ///
     /// use adapter_smol::LatchExt;
-    /// use latch_core::{FailableLatch, WaitError};
+    /// use latch_core::FailableLatch;
     ///
     /// # futures_lite::future::block_on(async {
     /// let latch = FailableLatch::new(2);
     /// latch.fail("disk full").unwrap();
     /// let result = latch.wait_timeout(Duration::from_secs(60)).await;
-    /// assert_eq!(result, Err(WaitError::Failed(&"disk full")));
+    /// assert_eq!(result, Ok(Err("disk full"))); // ended before the deadline: `Ok(how)`
     /// # });
     /// ```
     fn wait_timeout(&self, timeout: Duration) -> WaitUntil<'_, Self, Timer> {

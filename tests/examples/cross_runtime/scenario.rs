@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::Duration;
 
-use latch_core::{TrackingLatch, TrackingWaitError};
+use latch_core::TrackingLatch;
 use queue_core::{Closed, GetTimeoutError, JobId, Queue};
 
 /// The producers, as named on the latch.
@@ -47,7 +47,7 @@ pub(crate) struct Report {
 /// Runs every side at once; returns when all have finished.
 pub(crate) fn run(items_per_producer: u32) -> Report {
     let queue = Arc::new(Queue::<Item>::bounded(8).expect("a capacity of at least 1"));
-    let latch = Arc::new(TrackingLatch::<String>::new(PRODUCERS).expect("distinct names"));
+    let latch = Arc::new(TrackingLatch::new(PRODUCERS).expect("distinct names"));
     let ended = Arc::new(Mutex::new(Vec::new()));
 
     // smol consumers first, registered as workers before anything is put.
@@ -78,9 +78,9 @@ pub(crate) fn run(items_per_producer: u32) -> Report {
         let (queue, latch) = (queue.clone(), latch.clone());
         async_std::task::spawn(async move {
             match adapter_async_std::LatchExt::wait_timeout(&*latch, DEADLINE).await {
-                Ok(()) => {}
-                Err(TrackingWaitError::TimedOut(pending)) => panic!("producers stalled: {pending}"),
-                Err(TrackingWaitError::Failed(failure)) => panic!("a producer failed: {failure}"),
+                Ok(Ok(())) => {}
+                Ok(Err(failure)) => panic!("a producer failed: {failure}"),
+                Err(pending) => panic!("producers stalled: {pending}"),
             }
             adapter_async_std::QueueExt::shutdown_timeout(&*queue, DEADLINE).await
         })

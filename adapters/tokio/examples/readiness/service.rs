@@ -1,7 +1,7 @@
 //! A service that reports ready only when its long-lived components are up.
 //!
 //! Three components (`consumer`, `cache-warmer`, `http`) run in a [`JoinSet`]: if one dies,
-//! the set is dropped and everything stops. Each holds the [`Counter`] for its own name in
+//! the set is dropped and everything stops. Each holds the [`OwnedCounter`] for its own name in
 //! a [`TrackingLatch`] and reports once it can serve, then keeps running. The HTTP
 //! component serves `/healthz` (200 from the start: the process is alive) and `/readyz`
 //! (503 with the components still pending, 200 once the latch opens, 503 with the failure
@@ -24,9 +24,7 @@ use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
-use latch_core::{
-    CountDownLatch, Counter, Failure, StillPending, TrackingLatch, TrackingWaitError,
-};
+use latch_core::{CountDownLatch, Failure, OwnedCounter, StillPending, TrackingLatch};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::{JoinHandle, JoinSet};
@@ -65,8 +63,9 @@ pub(crate) struct Config {
 pub(crate) enum ServiceError {
     /// The startup deadline passed; names the components that never reported.
     StartupTimedOut(StillPending),
-    /// A component failed, or panicked, before every component was ready.
-    StartupFailed(Failure<String>),
+    /// A component failed, or panicked, before every component was ready. The components
+    /// fail the latch only by dropping their counters, so the failure carries no error.
+    StartupFailed(Failure<Infallible>),
     /// A component ended after startup (they are meant to run forever), so everything
     /// stopped.
     ComponentExited(String),
@@ -84,13 +83,25 @@ impl fmt::Display for ServiceError {
 
 impl std::error::Error for ServiceError {}
 
+impl From<StillPending> for ServiceError {
+    fn from(pending: StillPending) -> Self {
+        Self::StartupTimedOut(pending)
+    }
+}
+
+impl From<Failure<Infallible>> for ServiceError {
+    fn from(failure: Failure<Infallible>) -> Self {
+        Self::StartupFailed(failure)
+    }
+}
+
 /// A running service.
 #[derive(Debug)]
 pub(crate) struct Service {
     /// The address `/healthz` and `/readyz` are served on.
     pub(crate) addr: SocketAddr,
     /// The readiness latch the probe reads.
-    pub(crate) ready: Arc<TrackingLatch<String>>,
+    pub(crate) ready: Arc<TrackingLatch>,
     supervisor: JoinHandle<Result<(), ServiceError>>,
 }
 
@@ -139,7 +150,7 @@ impl Service {
 async fn supervise(
     config: Config,
     listener: TcpListener,
-    ready: Arc<TrackingLatch<String>>,
+    ready: Arc<TrackingLatch>,
 ) -> Result<(), ServiceError> {
     let counter = |name| {
         ready
@@ -151,15 +162,9 @@ async fn supervise(
     components.spawn(cache_warmer(counter("cache-warmer"), config.warmup));
     components.spawn(http(listener, counter("http"), ready.clone()));
 
-    match ready.wait_timeout(config.startup_timeout).await {
-        Ok(()) => {}
-        Err(TrackingWaitError::TimedOut(pending)) => {
-            return Err(ServiceError::StartupTimedOut(pending))
-        }
-        Err(TrackingWaitError::Failed(failure)) => {
-            return Err(ServiceError::StartupFailed(failure.clone()))
-        }
-    }
+    // The outer `?` is the startup deadline (the components still pending), the inner one
+    // a component that failed first.
+    ready.wait_timeout(config.startup_timeout).await??;
     // Ready. The components run forever; the first one to end stops them all.
     let ended = components.join_next().await.expect("three components run");
     Err(ServiceError::ComponentExited(match ended {
@@ -169,13 +174,13 @@ async fn supervise(
     }))
 }
 
-async fn consumer(ready: Counter<'static, String>, connect: Duration) -> io::Result<()> {
+async fn consumer(ready: OwnedCounter<Infallible>, connect: Duration) -> io::Result<()> {
     tokio::time::sleep(connect).await; // connecting to the broker
     ready.report();
     pending().await
 }
 
-async fn cache_warmer(ready: Counter<'static, String>, warmup: Warmup) -> io::Result<()> {
+async fn cache_warmer(ready: OwnedCounter<Infallible>, warmup: Warmup) -> io::Result<()> {
     match warmup {
         Warmup::After(delay) => tokio::time::sleep(delay).await,
         Warmup::When(gate) => gate.wait().await,
@@ -187,8 +192,8 @@ async fn cache_warmer(ready: Counter<'static, String>, warmup: Warmup) -> io::Re
 
 async fn http(
     listener: TcpListener,
-    ready_counter: Counter<'static, String>,
-    ready: Arc<TrackingLatch<String>>,
+    ready_counter: OwnedCounter<Infallible>,
+    ready: Arc<TrackingLatch>,
 ) -> io::Result<()> {
     // Connections live in their own set, so stopping this component stops them too.
     let mut connections = JoinSet::new();
@@ -210,7 +215,7 @@ async fn http(
     }
 }
 
-fn respond(request: &Request<Incoming>, ready: &TrackingLatch<String>) -> Response<Full<Bytes>> {
+fn respond(request: &Request<Incoming>, ready: &TrackingLatch) -> Response<Full<Bytes>> {
     let (status, body) = match request.uri().path() {
         "/healthz" => (StatusCode::OK, "ok".to_owned()),
         "/readyz" => match ready.failure() {
