@@ -152,29 +152,40 @@ impl CountDownLatch {
         })
     }
 
-    /// Names this latch in its `tracing` events (the `label` field, under the `tracing`
-    /// feature) and its `Debug` output.
+    /// Names this latch in its `tracing` events (the `label` field) and its `Debug`
+    /// output. Without the `tracing` feature the label is not kept (the latch stays two
+    /// words) and this does nothing, so code that sets one builds either way.
     ///
     /// # Examples
     ///
     /// ```
     /// use latch_core::CountDownLatch;
     ///
-    /// let latch = CountDownLatch::new(3).with_label("shards-loaded");
-    /// assert_eq!(latch.label(), "shards-loaded");
+    /// static SHARDS: CountDownLatch = CountDownLatch::new(3).with_label("shards-loaded");
+    /// assert_eq!(SHARDS.count(), 3);
     /// ```
     #[cfg(not(loom))]
     #[must_use = "returns the latch with the label set"]
+    #[cfg_attr(not(feature = "tracing"), allow(unused_mut))]
     pub const fn with_label(mut self, label: &'static str) -> Self {
-        self.raw.label = label;
+        #[cfg(feature = "tracing")]
+        {
+            self.raw.label = label;
+        }
+        let _ = label;
         self
     }
 
     /// Names this latch in its `tracing` events and `Debug` output.
     #[cfg(loom)]
     #[must_use = "returns the latch with the label set"]
+    #[cfg_attr(not(feature = "tracing"), allow(unused_mut))]
     pub fn with_label(mut self, label: &'static str) -> Self {
-        self.raw.label = label;
+        #[cfg(feature = "tracing")]
+        {
+            self.raw.label = label;
+        }
+        let _ = label;
         self
     }
 
@@ -185,8 +196,11 @@ impl CountDownLatch {
     /// ```
     /// use latch_core::CountDownLatch;
     ///
-    /// assert_eq!(CountDownLatch::new(1).label(), "");
+    /// assert_eq!(CountDownLatch::new(3).label(), "");
+    /// assert_eq!(CountDownLatch::new(3).with_label("ready").label(), "ready");
     /// ```
+    #[cfg(feature = "tracing")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "tracing")))]
     pub fn label(&self) -> &'static str {
         self.raw.label
     }
@@ -326,6 +340,7 @@ impl fmt::Debug for CountDownLatch {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut f = f.debug_struct("CountDownLatch");
         // The label shows only once set, so unlabelled latches print as before.
+        #[cfg(feature = "tracing")]
         if !self.label().is_empty() {
             f.field("label", &self.label());
         }

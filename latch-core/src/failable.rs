@@ -167,29 +167,40 @@ impl<E> FailableLatch<E> {
         })
     }
 
-    /// Names this latch in its `tracing` events (the `label` field, under the `tracing`
-    /// feature) and its `Debug` output.
+    /// Names this latch in its `tracing` events (the `label` field) and its `Debug`
+    /// output. Without the `tracing` feature the label is not kept (the latch stays two
+    /// words) and this does nothing, so code that sets one builds either way.
     ///
     /// # Examples
     ///
     /// ```
     /// use latch_core::FailableLatch;
     ///
-    /// let latch = FailableLatch::<()>::new(3).with_label("shards-loaded");
-    /// assert_eq!(latch.label(), "shards-loaded");
+    /// static SHARDS: FailableLatch<()> = FailableLatch::<()>::new(3).with_label("shards-loaded");
+    /// assert_eq!(SHARDS.count(), 3);
     /// ```
     #[cfg(not(loom))]
     #[must_use = "returns the latch with the label set"]
+    #[cfg_attr(not(feature = "tracing"), allow(unused_mut))]
     pub const fn with_label(mut self, label: &'static str) -> Self {
-        self.raw.label = label;
+        #[cfg(feature = "tracing")]
+        {
+            self.raw.label = label;
+        }
+        let _ = label;
         self
     }
 
     /// Names this latch in its `tracing` events and `Debug` output.
     #[cfg(loom)]
     #[must_use = "returns the latch with the label set"]
+    #[cfg_attr(not(feature = "tracing"), allow(unused_mut))]
     pub fn with_label(mut self, label: &'static str) -> Self {
-        self.raw.label = label;
+        #[cfg(feature = "tracing")]
+        {
+            self.raw.label = label;
+        }
+        let _ = label;
         self
     }
 
@@ -200,8 +211,11 @@ impl<E> FailableLatch<E> {
     /// ```
     /// use latch_core::FailableLatch;
     ///
-    /// assert_eq!(FailableLatch::<()>::new(1).label(), "");
+    /// assert_eq!(FailableLatch::<()>::new(3).label(), "");
+    /// assert_eq!(FailableLatch::<()>::new(3).with_label("ready").label(), "ready");
     /// ```
+    #[cfg(feature = "tracing")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "tracing")))]
     pub fn label(&self) -> &'static str {
         self.raw.label
     }
@@ -411,6 +425,7 @@ impl<E> fmt::Debug for FailableLatch<E> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut f = f.debug_struct("FailableLatch");
         // The label shows only once set, so unlabelled latches print as before.
+        #[cfg(feature = "tracing")]
         if !self.label().is_empty() {
             f.field("label", &self.label());
         }

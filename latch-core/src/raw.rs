@@ -99,6 +99,8 @@ pub struct RawLatch {
     /// open or failed.
     event: Event,
     /// The user's name for this latch, in its `tracing` events and `Debug`; empty if unset.
+    /// Kept only under the `tracing` feature, so that a latch is two words without it.
+    #[cfg(feature = "tracing")]
     pub(crate) label: &'static str,
 }
 
@@ -128,6 +130,7 @@ impl RawLatch {
             Self {
                 state: AtomicUsize::new(BIAS + (count << SHIFT)),
                 event: Event::new(),
+                #[cfg(feature = "tracing")]
                 label: "",
             }
         }
@@ -243,6 +246,7 @@ impl fmt::Debug for RawLatch {
         let state = self.state.load(Ordering::Acquire);
         let mut f = f.debug_struct("RawLatch");
         // The label shows only once set, so unlabelled latches print as before.
+        #[cfg(feature = "tracing")]
         if !self.label.is_empty() {
             f.field("label", &self.label);
         }

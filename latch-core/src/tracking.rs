@@ -171,8 +171,8 @@ impl<E> TrackingLatch<E> {
         })
     }
 
-    /// Names this latch in its `tracing` events (the `label` field, under the `tracing`
-    /// feature) and its `Debug` output.
+    /// Names this latch in its `tracing` events (the `label` field) and its `Debug`
+    /// output. Without the `tracing` feature the label is not kept and this does nothing.
     ///
     /// # Examples
     ///
@@ -180,7 +180,7 @@ impl<E> TrackingLatch<E> {
     /// use latch_core::TrackingLatch;
     ///
     /// let ready = TrackingLatch::new(["db", "http"]).unwrap().with_label("readiness");
-    /// assert_eq!(ready.label(), "readiness");
+    /// assert_eq!(ready.count(), 2);
     /// ```
     #[must_use = "returns the latch with the label set"]
     pub fn with_label(mut self, label: &'static str) -> Self {
@@ -195,8 +195,11 @@ impl<E> TrackingLatch<E> {
     /// ```
     /// use latch_core::TrackingLatch;
     ///
-    /// assert_eq!(TrackingLatch::new(["a"]).unwrap().label(), "");
+    /// let ready = TrackingLatch::new(["a"]).unwrap().with_label("readiness");
+    /// assert_eq!(ready.label(), "readiness");
     /// ```
+    #[cfg(feature = "tracing")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "tracing")))]
     pub fn label(&self) -> &'static str {
         self.latch.label()
     }
@@ -727,6 +730,7 @@ impl<E> fmt::Debug for TrackingLatch<E> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut f = f.debug_struct("TrackingLatch");
         // The label shows only once set, so unlabelled latches print as before.
+        #[cfg(feature = "tracing")]
         if !self.label().is_empty() {
             f.field("label", &self.label());
         }
