@@ -3,7 +3,6 @@
 #![allow(clippy::std_instead_of_alloc, clippy::std_instead_of_core)]
 
 use core::alloc::{GlobalAlloc, Layout};
-use core::sync::atomic::{AtomicUsize, Ordering};
 use std::alloc::System;
 
 use futures_lite::future::block_on;
@@ -11,19 +10,19 @@ use queue_core::Queue;
 
 struct Counting;
 
-static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
-
 std::thread_local! {
-    /// Set on the thread under test only: the harness's own threads allocate at times of
-    /// their choosing (more so on a loaded machine), and must not count.
+    /// Set on the thread under test only: the harness's own threads, and the other tests
+    /// running beside this one, allocate at times of their choosing and must not count.
     static COUNTED: core::cell::Cell<bool> = const { core::cell::Cell::new(false) };
+    /// The allocations this thread made while `COUNTED` was set.
+    static ALLOCATIONS: core::cell::Cell<usize> = const { core::cell::Cell::new(0) };
 }
 
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        if COUNTED.with(core::cell::Cell::get) {
-            // Relaxed: a statistic read on the same thread.
-            ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        // `try_with`: a thread that is exiting has no thread-locals left, and is not counted.
+        if COUNTED.try_with(core::cell::Cell::get).unwrap_or(false) {
+            let _ = ALLOCATIONS.try_with(|count| count.set(count.get() + 1));
         }
         // SAFETY: forwarded unchanged to the system allocator.
         unsafe { System.alloc(layout) }
@@ -54,12 +53,12 @@ fn steady_state_put_get_resolve_does_not_allocate() {
     // Warm-up: block_on's parker and the events' lazily allocated state.
     round(0);
     COUNTED.with(|counted| counted.set(true));
-    let before = ALLOCATIONS.load(Ordering::Relaxed);
+    let before = ALLOCATIONS.with(core::cell::Cell::get);
     let rounds = if cfg!(miri) { 2 } else { 1_000 };
     for r in 0..rounds {
         round(r * 64);
     }
-    let after = ALLOCATIONS.load(Ordering::Relaxed);
+    let after = ALLOCATIONS.with(core::cell::Cell::get);
     COUNTED.with(|counted| counted.set(false));
     assert_eq!(after - before, 0, "allocations in steady state");
     assert_eq!(queue.ledger().succeeded, (rounds + 1) * 64);
@@ -78,7 +77,7 @@ fn checking_for_cancellation_does_not_allocate() {
     let job = queue.try_get().unwrap();
     let mut context = Context::from_waker(Waker::noop());
     COUNTED.with(|counted| counted.set(true));
-    let before = ALLOCATIONS.load(Ordering::Relaxed);
+    let before = ALLOCATIONS.with(core::cell::Cell::get);
     for _ in 0..100 {
         assert!(!job.is_cancelled());
         drop(job.cancelled());
@@ -89,7 +88,7 @@ fn checking_for_cancellation_does_not_allocate() {
         let mut cancelled = core::pin::pin!(job.cancelled());
         assert!(cancelled.as_mut().poll(&mut context).is_ready());
     }
-    let after = ALLOCATIONS.load(Ordering::Relaxed);
+    let after = ALLOCATIONS.with(core::cell::Cell::get);
     COUNTED.with(|counted| counted.set(false));
     assert_eq!(
         after - before,
@@ -103,12 +102,12 @@ fn checking_for_cancellation_does_not_allocate() {
     other.try_put(1).unwrap();
     let waiting = other.try_get().unwrap();
     COUNTED.with(|counted| counted.set(true));
-    let before = ALLOCATIONS.load(Ordering::Relaxed);
+    let before = ALLOCATIONS.with(core::cell::Cell::get);
     {
         let mut cancelled = core::pin::pin!(waiting.cancelled());
         assert!(cancelled.as_mut().poll(&mut context).is_pending());
     }
-    let after = ALLOCATIONS.load(Ordering::Relaxed);
+    let after = ALLOCATIONS.with(core::cell::Cell::get);
     COUNTED.with(|counted| counted.set(false));
     assert!(after > before, "a waiting poll registers a listener");
     waiting.uncertain();
