@@ -1,7 +1,6 @@
 //! Wall-clock latch benchmarks: `latch-core` against a tokio `Notify` latch, the `latches`
 //! crate, `wg`, tokio-util's `TaskTracker`, async-lock's `Barrier` and a raw atomic, in one
 //! run.
-#![allow(clippy::std_instead_of_core, clippy::std_instead_of_alloc)]
 
 use std::future::Future;
 use std::hint::black_box;

@@ -1,7 +1,6 @@
 //! Wall-clock queue benchmarks: `queue-core` doing put + get + resolve against
 //! async-channel, flume, kanal, tokio mpsc (alone and with a `TaskTracker`) and crossbeam-channel
 //! doing send + recv, in one run.
-#![allow(clippy::std_instead_of_core, clippy::std_instead_of_alloc)]
 
 use std::time::Duration;
 

@@ -1,7 +1,6 @@
 //! Scaling: the cost per message from 1 to 64 producers and as many consumers, on smol
 //! with two threads, bounded(128). (The waiter scaling curve, 1 to 10,000 waiters, is the
 //! `latch/release` group of the latch suite.)
-#![allow(clippy::std_instead_of_core, clippy::std_instead_of_alloc)]
 
 use std::time::Duration;
 

@@ -10,8 +10,6 @@
 //! - [`queue`]: one [`queue::Flavor`] per queue or channel (ours doing put + get + resolve,
 //!   the peers doing send + recv), and drivers for a single-thread executor, smol on two
 //!   threads, and plain blocking threads.
-// Benchmarks are std programs; `core::`/`alloc::` paths add nothing here.
-#![allow(clippy::std_instead_of_core, clippy::std_instead_of_alloc)]
 
 pub mod counting;
 pub mod fixed;

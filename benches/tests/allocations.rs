@@ -1,6 +1,5 @@
 //! With a counting global allocator: the latch's count-down, open-wait and opening with no
 //! waiters, and the queue's put + get + resolve when nobody has to wait, allocate nothing.
-#![allow(clippy::std_instead_of_core, clippy::std_instead_of_alloc)]
 
 use benches::counting::{allocations_of, count_this_thread, Counting};
 

@@ -1,6 +1,5 @@
 //! Every flavor moves every message exactly once on every driver, bounded and unbounded
 //! (the drivers assert the count), so a benchmark never times a broken workload.
-#![allow(clippy::std_instead_of_core, clippy::std_instead_of_alloc)]
 
 use benches::queue::{
     run_blocking, run_local, run_smol, AsyncChannel, Blocking, Crossbeam, Flavor, Flume, Kanal,

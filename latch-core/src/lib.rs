@@ -119,6 +119,13 @@
 //! The `loom` cfg (`RUSTFLAGS="--cfg loom"`) swaps in loom's atomics for model checking;
 //! `new` is not `const` under it.
 #![no_std]
+// A `no_std` crate: name `core` and `alloc` items by their own paths, so the crate builds
+// without `std` (the workspace's std-only crates need no such rule).
+#![warn(
+    clippy::std_instead_of_core,
+    clippy::alloc_instead_of_core,
+    clippy::std_instead_of_alloc
+)]
 #![deny(unsafe_code)] // allowed in one module: `fixed/failure.rs`
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![cfg_attr(docsrs, doc(auto_cfg(hide(loom))))]

@@ -1,6 +1,5 @@
 //! `CountDownLatch`: the seed's checks, the JSR166 `CountDownLatchTest` ports, cancellation
 //! and cross-thread use.
-#![allow(clippy::std_instead_of_core, clippy::std_instead_of_alloc)] // tests run on std
 
 mod common;
 

@@ -1,5 +1,4 @@
 //! `FailableLatch`: the first failure releases every waiter; later ones are refused.
-#![allow(clippy::std_instead_of_core, clippy::std_instead_of_alloc)] // tests run on std
 
 mod common;
 

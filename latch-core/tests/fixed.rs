@@ -1,6 +1,5 @@
 //! The no-alloc tier: `FixedLatch`, `FixedFailableLatch`, `FixedTrackingLatch`, their waiter
 //! slots, timed waits, panicking and re-entrant wakers.
-#![allow(clippy::std_instead_of_core, clippy::std_instead_of_alloc)] // tests run on std
 
 mod common;
 

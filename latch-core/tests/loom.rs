@@ -5,7 +5,6 @@
 //! `tests/seams.rs` covers it with real threads. Run with `RUSTFLAGS="--cfg loom"
 //! LOOM_MAX_PREEMPTIONS=3 cargo test -p latch-core --test loom --release`.
 #![cfg(loom)]
-#![allow(clippy::std_instead_of_core, clippy::std_instead_of_alloc)] // tests run on std
 #![allow(unsafe_code)] // loom cells model the data a counter publishes
 
 use loom::future::block_on;

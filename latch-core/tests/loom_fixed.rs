@@ -7,7 +7,6 @@
 //! `atomic-waker` cell is replaced by a loom mutex with the same contract (atomic-waker has
 //! no loom support; see `src/fixed/waker.rs`).
 #![cfg(loom)]
-#![allow(clippy::std_instead_of_core, clippy::std_instead_of_alloc)] // tests run on std
 #![allow(unsafe_code)] // loom cells model the data a counter publishes
 
 use loom::future::block_on;

@@ -1,7 +1,6 @@
 //! Where the latches meet user code: deadline futures, wakers and observers. Each test here
 //! reproduced a broken promise of DESIGN.md's "At the seams" before its fix; the hang tests
 //! run their victims on threads with a time limit.
-#![allow(clippy::std_instead_of_core, clippy::std_instead_of_alloc)] // tests run on std
 
 mod common;
 

@@ -1,7 +1,6 @@
 //! The `tracing` events of every latch type, seen by a minimal subscriber. Run with
 //! `cargo test -p latch-core --features tracing --test tracing`.
 #![cfg(feature = "tracing")]
-#![allow(clippy::std_instead_of_core, clippy::std_instead_of_alloc)] // tests run on std
 
 use std::collections::BTreeMap;
 use std::fmt;

@@ -1,6 +1,5 @@
 //! `TrackingLatch` and `Counter`: names, handles, deadlines that name the missing, and
 //! diagnostics.
-#![allow(clippy::std_instead_of_core, clippy::std_instead_of_alloc)] // tests run on std
 
 mod common;
 

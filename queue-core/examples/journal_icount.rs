@@ -2,7 +2,6 @@
 //! `queue/one-task/ours`) with and without a journal, for callgrind:
 //! `locked-per-op target/release/examples/journal_icount WORKLOAD` with `OPS` operations.
 //! Workloads: `none`, `noop` (a journal that does nothing), `record` (the ready `Record`).
-#![allow(clippy::std_instead_of_core, clippy::std_instead_of_alloc)]
 
 use std::hint::black_box;
 use std::sync::Arc;

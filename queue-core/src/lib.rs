@@ -166,6 +166,13 @@
 //! buffer in blocks as items arrive. Counters are `u64` and are not checked for wrapping
 //! (2^64 puts do not happen); see [`JobId`] for what ids promise.
 #![no_std]
+// A `no_std` crate: name `core` and `alloc` items by their own paths, so the crate builds
+// without `std` (the workspace's std-only crates need no such rule).
+#![warn(
+    clippy::std_instead_of_core,
+    clippy::alloc_instead_of_core,
+    clippy::std_instead_of_alloc
+)]
 // `unsafe` lives in one module, `ring` (the slots of the buffer engine), which alone
 // allows it; everywhere else it is an error.
 #![deny(unsafe_code)]

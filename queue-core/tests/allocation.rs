@@ -1,6 +1,4 @@
 //! A steady-state bounded queue makes no heap allocation per message.
-// Test programs are std programs; `core::`/`alloc::` paths add nothing here.
-#![allow(clippy::std_instead_of_alloc, clippy::std_instead_of_core)]
 
 use core::alloc::{GlobalAlloc, Layout};
 use std::alloc::System;

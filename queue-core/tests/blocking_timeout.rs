@@ -1,7 +1,6 @@
 //! Timed blocking forms: `put_blocking_timeout`, `get_blocking_timeout` and
 //! `join_blocking_timeout` give up after a `Duration`, check once more after it, and hand
 //! a refused item back.
-#![allow(clippy::std_instead_of_core, clippy::std_instead_of_alloc)]
 
 mod common;
 

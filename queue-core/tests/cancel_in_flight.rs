@@ -1,7 +1,5 @@
 //! Cooperative cancellation of in-flight work: `cancel_in_flight`, `abort`, and each
 //! delivery's `is_cancelled` / `cancelled()`.
-// Test programs are std programs; `core::`/`alloc::` paths add nothing here.
-#![allow(clippy::std_instead_of_alloc, clippy::std_instead_of_core)]
 
 mod common;
 

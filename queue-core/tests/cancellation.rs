@@ -1,8 +1,6 @@
 //! Futures dropped at every await point lose nothing: for every `k`, a future is polled
 //! `k` times (with the queue changing between polls) and then dropped, and the accounting
 //! is checked against the test's own record.
-// Test programs are std programs; `core::`/`alloc::` paths add nothing here.
-#![allow(clippy::std_instead_of_alloc, clippy::std_instead_of_core)]
 
 mod common;
 

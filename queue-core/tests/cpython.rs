@@ -1,8 +1,6 @@
 //! CPython 3.13.0 `Lib/test/test_asyncio/test_queues.py`, ported: the join cases (J1-J4),
 //! the shutdown cases (S1-S5) and the cancellation family. Where this queue is stronger,
 //! the test asserts its behaviour and says what CPython does.
-// Test programs are std programs; `core::`/`alloc::` paths add nothing here.
-#![allow(clippy::std_instead_of_alloc, clippy::std_instead_of_core)]
 
 mod common;
 

@@ -1,6 +1,4 @@
 //! `Delivery`: exactly one ending, abandonment on drop, retry.
-// Test programs are std programs; `core::`/`alloc::` paths add nothing here.
-#![allow(clippy::std_instead_of_alloc, clippy::std_instead_of_core)]
 
 use queue_core::{Outcome, Queue};
 

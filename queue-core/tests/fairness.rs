@@ -1,7 +1,5 @@
 //! Fairness: a woken waiter gets what it was woken for; tries and newcomers cannot take
 //! it, however often they try; waiters are woken in arrival order.
-// Test programs are std programs; `core::`/`alloc::` paths add nothing here.
-#![allow(clippy::std_instead_of_alloc, clippy::std_instead_of_core)]
 
 mod common;
 

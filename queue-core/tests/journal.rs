@@ -1,7 +1,5 @@
 //! The journal: every job event with its id, in causal order per id, agreeing with the
 //! ledger; a panicking or re-entrant journal; and the ready `Record`.
-// Test programs are std programs; `core::`/`alloc::` paths add nothing here.
-#![allow(clippy::std_instead_of_alloc, clippy::std_instead_of_core)]
 
 mod common;
 

@@ -1,7 +1,5 @@
 //! The ledger: identity, display, and a property test of random operation sequences
 //! against a model that tracks every id.
-// Test programs are std programs; `core::`/`alloc::` paths add nothing here.
-#![allow(clippy::std_instead_of_alloc, clippy::std_instead_of_core)]
 
 use std::collections::BTreeMap;
 

@@ -1,8 +1,6 @@
 //! loom models of the queue's races. Run with
 //! `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=3 cargo test -p queue-core --test loom --release`.
 #![cfg(loom)]
-// Test programs are std programs; `core::`/`alloc::` paths add nothing here.
-#![allow(clippy::std_instead_of_alloc, clippy::std_instead_of_core)]
 
 use std::sync::Arc;
 

@@ -1,6 +1,5 @@
 //! Producer guards: the last producer to leave shuts the queue down gracefully, so
 //! workers drain and stop instead of hanging on producers that are gone.
-#![allow(clippy::std_instead_of_core, clippy::std_instead_of_alloc)]
 
 mod common;
 

@@ -1,6 +1,4 @@
 //! `Queue` construction, paired async and blocking smoke tests, and bad input.
-// Test programs are std programs; `core::`/`alloc::` paths add nothing here.
-#![allow(clippy::std_instead_of_alloc, clippy::std_instead_of_core)]
 
 mod common;
 

@@ -1,7 +1,5 @@
 //! `AbandonPolicy`: abandoned deliveries redelivered under their id, then dead-lettered;
 //! and `Abandon`, today's behaviour, unchanged.
-// Test programs are std programs; `core::`/`alloc::` paths add nothing here.
-#![allow(clippy::std_instead_of_alloc, clippy::std_instead_of_core)]
 
 mod common;
 

@@ -1,8 +1,6 @@
 //! Where the queue meets user code: deadline futures, wakers and item `Drop`s (DESIGN.md,
 //! "At the seams"). Each test attacks one promise; a hang runs on its own thread with a time
 //! limit ([`common::within`]), so a regression fails instead of hanging.
-// Test programs are std programs; `core::`/`alloc::` paths add nothing here.
-#![allow(clippy::std_instead_of_alloc, clippy::std_instead_of_core)]
 
 mod common;
 

@@ -1,8 +1,6 @@
 //! The seed's action checklist: graceful drain; immediate discard with no consumer;
 //! immediate discard while a consumer holds work; a worker that panics; a producer blocked
 //! at capacity during shutdown; an external operation whose result is unknown.
-// Test programs are std programs; `core::`/`alloc::` paths add nothing here.
-#![allow(clippy::std_instead_of_alloc, clippy::std_instead_of_core)]
 
 mod common;
 

@@ -10,8 +10,6 @@
 //! ```
 //!
 //! Every assertion of the originals holds here too; the ports add what CPython cannot say.
-// Test programs are std programs; `core::`/`alloc::` paths add nothing here.
-#![allow(clippy::std_instead_of_alloc, clippy::std_instead_of_core)]
 
 mod common;
 

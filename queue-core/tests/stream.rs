@@ -1,5 +1,4 @@
 //! The consumer side as a `Stream` of deliveries.
-#![allow(clippy::std_instead_of_core, clippy::std_instead_of_alloc)]
 
 mod common;
 

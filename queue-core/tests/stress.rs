@@ -1,7 +1,5 @@
 //! Many producers and consumers on plain threads, mixing async and blocking forms: every
 //! accepted id ends exactly once, and the ledger matches the test's own tally.
-// Test programs are std programs; `core::`/`alloc::` paths add nothing here.
-#![allow(clippy::std_instead_of_alloc, clippy::std_instead_of_core)]
 
 mod common;
 

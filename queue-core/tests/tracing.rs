@@ -1,7 +1,6 @@
 //! The `tracing` events of the crate docs' table, captured by a subscriber of the test's
 //! own. Run with `cargo test -p queue-core --features tracing --test tracing`.
 #![cfg(feature = "tracing")]
-#![allow(clippy::std_instead_of_core, clippy::std_instead_of_alloc)]
 
 use std::fmt::Write as _;
 use std::sync::{Arc, Mutex};

@@ -1,7 +1,6 @@
 //! Deadline variants: `put_until`, `get_until`, `join_until` and `shutdown_until`. The
 //! deadlines here are futures the test controls (ready, pending, or opened by another
 //! thread), so no assertion depends on wall-clock time.
-#![allow(clippy::std_instead_of_core, clippy::std_instead_of_alloc)] // tests run on std
 
 mod common;
 

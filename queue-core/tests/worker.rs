@@ -1,6 +1,4 @@
 //! Worker guards: dead workers must not hang producers.
-// Test programs are std programs; `core::`/`alloc::` paths add nothing here.
-#![allow(clippy::std_instead_of_alloc, clippy::std_instead_of_core)]
 
 mod common;
 

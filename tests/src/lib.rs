@@ -4,6 +4,5 @@
 //!
 //! The library holds what the tests share across crates: [`external`], the rule for tests
 //! that need a program from outside (skipped loudly outside CI, failing under CI).
-#![allow(clippy::std_instead_of_core, clippy::std_instead_of_alloc)] // test support, std only
 
 pub mod external;

@@ -1,6 +1,5 @@
 //! Bad input: each is refused with a clear error and changes nothing (no count moves, no
 //! waiter wakes, nothing is accepted, the latch does not fail).
-#![allow(clippy::std_instead_of_core, clippy::std_instead_of_alloc)]
 
 mod reliability;
 

@@ -1,6 +1,5 @@
 //! The cross-runtime demo (`examples/cross_runtime`): every accepted id ends exactly once,
 //! whichever runtime put it and whichever consumer took it.
-#![allow(clippy::std_instead_of_core, clippy::std_instead_of_alloc)]
 
 #[path = "../examples/cross_runtime/scenario.rs"]
 mod scenario;

@@ -17,7 +17,6 @@
 //! they fail: CI never passes without comparing (`integration_tests::external`).
 //! `DIFF_SCRIPTS` sets the number of scripts, `DIFF_SEED` reruns one script's seed,
 //! `DIFF_BASE_SEED` moves the seed sequence.
-#![allow(clippy::std_instead_of_core, clippy::std_instead_of_alloc)]
 
 mod reliability;
 

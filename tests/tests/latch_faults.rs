@@ -10,7 +10,6 @@
 //!
 //! Seeds fix the choices, not the schedule; a failure prints its seed, and
 //! `LATCH_SEED=<seed>` reruns it alone. `LATCH_RUNS` sets the number of seeds per test.
-#![allow(clippy::std_instead_of_core, clippy::std_instead_of_alloc)]
 
 mod reliability;
 

@@ -4,7 +4,6 @@
 //! every accepted id must have ended exactly once (a delivery the victim held when it was
 //! cancelled counts as abandoned), no cancelled put was accepted, every refused item came
 //! back, and the ledger agrees with the test's own tally.
-#![allow(clippy::std_instead_of_core, clippy::std_instead_of_alloc)]
 
 mod reliability;
 

@@ -19,7 +19,6 @@
 //! prints its seed; `STRESS_SEED=<seed>` reruns that seed alone. `STRESS_OPS` sets the
 //! total number of queue operations across seeds (default: a CI-sized share);
 //! `STRESS_BASE_SEED` moves the whole seed sequence.
-#![allow(clippy::std_instead_of_core, clippy::std_instead_of_alloc)]
 
 mod reliability;
 

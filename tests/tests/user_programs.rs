@@ -2,7 +2,6 @@
 //! public API only: a smol pool of 1,000 jobs that iterates deliveries as a `Stream`, fed by
 //! producers holding producer guards, one of which panics; and a tokio service whose
 //! spawned tasks take owned deliveries and whose producers are dropped rather than closed.
-#![allow(clippy::std_instead_of_core, clippy::std_instead_of_alloc)]
 
 use std::collections::BTreeSet;
 use std::sync::Arc;

@@ -4,7 +4,6 @@
 //!
 //! Run it with `cargo run -p tour`. It builds the two cores and `futures-lite`, nothing
 //! more.
-#![allow(clippy::std_instead_of_core, clippy::std_instead_of_alloc)] // a std program
 
 use std::sync::Arc;
 use std::thread;

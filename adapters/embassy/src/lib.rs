@@ -30,6 +30,13 @@
 //! The application links an embassy-time driver (a HAL's, `embassy-time/std` on a host, or
 //! its own) and picks the tick rate with embassy-time's `tick-hz-*` features.
 #![no_std]
+// A `no_std` crate: name `core` and `alloc` items by their own paths, so the crate builds
+// without `std` (the workspace's std-only crates need no such rule).
+#![warn(
+    clippy::std_instead_of_core,
+    clippy::alloc_instead_of_core,
+    clippy::std_instead_of_alloc
+)]
 #![forbid(unsafe_code)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 

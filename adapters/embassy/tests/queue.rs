@@ -1,5 +1,4 @@
 //! `QueueExt` on the host: embassy-time's std driver supplies the clock.
-#![allow(clippy::std_instead_of_alloc)]
 
 use std::sync::Arc;
 use std::thread;

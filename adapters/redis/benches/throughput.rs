@@ -4,7 +4,6 @@
 //!
 //! Each figure is the best of three runs (wall clock: this is a throughput benchmark of a
 //! network server, not an instruction count).
-#![allow(clippy::std_instead_of_core, clippy::std_instead_of_alloc)] // a std program
 
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};

@@ -9,7 +9,6 @@
 //! The producer puts ten jobs, shuts the queue down gracefully and waits for the ledger;
 //! the consumer resolves jobs until the queue is shut down and empty. Kill the consumer
 //! with `kill -9` mid-run and start another: the job it held comes back as attempt 2.
-#![allow(clippy::std_instead_of_core, clippy::std_instead_of_alloc)] // a std program
 
 use std::time::Duration;
 

@@ -1,5 +1,4 @@
 //! The tracking latch against a real `redis-server`, each test on tokio and on smol.
-#![allow(clippy::std_instead_of_core, clippy::std_instead_of_alloc)] // a std test program
 
 mod common;
 

@@ -1,6 +1,5 @@
 //! The worker-pool demo (`examples/pool`): the printed ledger matches what the producers
 //! and workers saw, and every accepted job ends exactly once, drained or handed back.
-#![allow(clippy::std_instead_of_core, clippy::std_instead_of_alloc)]
 
 #[path = "../examples/pool/pool.rs"]
 mod pool;

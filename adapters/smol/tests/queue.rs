@@ -1,5 +1,4 @@
 //! `QueueExt` under `futures_lite::future::block_on`, with async-io's timer: the shared suite in `adapters/suite/queue.rs`.
-#![allow(clippy::std_instead_of_core, clippy::std_instead_of_alloc)]
 
 use core::future::Future;
 

@@ -1,5 +1,4 @@
 //! `LatchExt` under a current-thread tokio runtime: the shared suite in `adapters/suite/latch.rs`.
-#![allow(clippy::std_instead_of_core, clippy::std_instead_of_alloc)]
 
 use core::future::Future;
 

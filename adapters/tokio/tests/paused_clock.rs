@@ -1,6 +1,5 @@
 //! Under tokio's paused clock the timeouts follow virtual time: an hour-long timeout fires
 //! at once in real time, exactly when the virtual clock reaches it.
-#![allow(clippy::std_instead_of_core, clippy::std_instead_of_alloc)]
 
 use std::time::Duration;
 

@@ -1,6 +1,5 @@
 //! The readiness demo (`examples/readiness`) served on an ephemeral loopback port and
 //! probed with real HTTP requests.
-#![allow(clippy::std_instead_of_core, clippy::std_instead_of_alloc)]
 
 #[path = "../examples/readiness/service.rs"]
 mod service;

@@ -4,7 +4,6 @@
 //!
 //! Prints one tab-separated line per workload: name, allocations per operation.
 //! `OPS` sets N (default 20,000).
-#![allow(clippy::std_instead_of_core, clippy::std_instead_of_alloc)]
 
 use benches::counting::{allocations_of, count_every_thread, Counting};
 

@@ -2,7 +2,6 @@
 //! `instructions-per-op N icount WORKLOAD` (callgrind at N and at 0).
 //!
 //! `icount` alone lists the workloads.
-#![allow(clippy::std_instead_of_core, clippy::std_instead_of_alloc)]
 
 fn main() {
     let Some(name) = std::env::args().nth(1) else {

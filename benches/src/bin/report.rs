@@ -5,7 +5,6 @@
 //! profiles/*.txt),
 //! CRITERION the criterion output folder of the same run. Nothing here is measured: every
 //! figure comes from those files.
-#![allow(clippy::std_instead_of_core, clippy::std_instead_of_alloc)]
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;

@@ -2,7 +2,6 @@
 //! blocking API and an async-std waiter, all at once; every accepted id ends exactly once.
 //!
 //! Run it with `cargo run -p integration-tests --example cross_runtime`.
-#![allow(clippy::std_instead_of_core, clippy::std_instead_of_alloc)] // a std program
 
 mod scenario;
 

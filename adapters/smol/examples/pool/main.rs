@@ -5,7 +5,6 @@
 //! `abort`, the workers are slow and the drain's deadline passes: the queue shuts down
 //! immediately and hands the unprocessed jobs back. With `dead-producer`, one more producer
 //! puts a job and panics; its producer guard still lets the pool drain and stop.
-#![allow(clippy::std_instead_of_core, clippy::std_instead_of_alloc)] // a std program
 
 mod pool;
 

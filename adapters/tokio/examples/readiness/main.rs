@@ -7,7 +7,6 @@
 //! cache warmer takes 900 ms and the service becomes ready; with `stall` the cache warmer
 //! never reports and startup fails after 1 s naming it; with `panic` it panics before
 //! reporting and the latch fails with its name.
-#![allow(clippy::std_instead_of_core, clippy::std_instead_of_alloc)] // a std program
 
 mod service;
 
