@@ -17,7 +17,7 @@ tool=${LOCKED_PER_OP:-$PWD/../shared/tools/locked-per-op}
 target=${CARGO_TARGET_DIR:-$PWD/target}
 export CARGO_TARGET_DIR=$target
 cargo build --profile bench -p benches --bin icount >&2
-ring=$(cargo test --profile bench -p queue-core --lib --no-run --message-format=json 2>/dev/null \
+ring=$(cargo test --profile bench -p tally-queue --lib --no-run --message-format=json 2>/dev/null \
   | python3 -c 'import json,sys
 for line in sys.stdin:
     m = json.loads(line)

@@ -90,7 +90,7 @@ if [[ -n $tool ]] && command -v objdump >/dev/null && command -v addr2line >/dev
     locked "$workload" "$bin/icount" "$workload"
   done
   # The ring engine alone: its floor unit test, built in the bench profile.
-  ring=$(cargo test --profile bench -p queue-core --lib --no-run --message-format=json 2>/dev/null \
+  ring=$(cargo test --profile bench -p tally-queue --lib --no-run --message-format=json 2>/dev/null \
     | python3 -c 'import json, sys
 for line in sys.stdin:
     m = json.loads(line)

@@ -5,7 +5,7 @@
 use std::thread;
 use std::time::{Duration, Instant};
 
-use latch_core::{CountDownLatch, FailableLatch, Failure, TimedOut, TrackingLatch};
+use tally_latch::{CountDownLatch, FailableLatch, Failure, TimedOut, TrackingLatch};
 
 use super::{block_on, LatchExt};
 

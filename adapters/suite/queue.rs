@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use queue_core::{GetTimeoutError, JobId, PutTimeoutError, Queue};
+use tally_queue::{GetTimeoutError, JobId, PutTimeoutError, Queue};
 
 use super::{block_on, QueueExt};
 

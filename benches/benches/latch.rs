@@ -1,4 +1,4 @@
-//! Wall-clock latch benchmarks: `latch-core` against a tokio `Notify` latch, the `latches`
+//! Wall-clock latch benchmarks: `tally-latch` against a tokio `Notify` latch, the `latches`
 //! crate, `wg`, tokio-util's `TaskTracker`, async-lock's `Barrier` and a raw atomic, in one
 //! run.
 
@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use benches::latch::{release, BarrierGate, Gate, NotifyLatch, TrackerGate};
 use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion};
-use latch_core::CountDownLatch;
+use tally_latch::CountDownLatch;
 use tokio_util::task::TaskTracker;
 
 /// A count no benchmark run can exhaust.

@@ -1,4 +1,4 @@
-//! Wall-clock queue benchmarks: `queue-core` doing put + get + resolve against
+//! Wall-clock queue benchmarks: `tally-queue` doing put + get + resolve against
 //! async-channel, flume, kanal, tokio mpsc (alone and with a `TaskTracker`) and crossbeam-channel
 //! doing send + recv, in one run.
 
@@ -10,7 +10,7 @@ use benches::queue::{
 };
 use criterion::measurement::WallTime;
 use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion, Throughput};
-use queue_core::Queue;
+use tally_queue::Queue;
 
 /// Messages per iteration.
 const MESSAGES: u64 = 10_000;

@@ -1,4 +1,4 @@
-"""CPython's asyncio.Queue on the queue workloads, as the baseline for queue-core.
+"""CPython's asyncio.Queue on the queue workloads, as the baseline for tally-queue.
 
 Run with CPython 3.13 (PYENV_VERSION=3.13.0 python3). Prints one tab-separated line per
 workload: name, nanoseconds per item (the best of REPEATS runs of N items).

@@ -1,4 +1,4 @@
-//! Workloads for the no-alloc tier (`latch_core::fixed`) against the alloc latch and
+//! Workloads for the no-alloc tier (`tally_latch::fixed`) against the alloc latch and
 //! embassy-sync's `Signal`, run by name from [`crate::workloads::run`] (so `icount` and
 //! `alloc_count` both see them).
 //!
@@ -16,8 +16,8 @@ use std::task::{Context, Poll, Waker};
 
 use embassy_sync::blocking_mutex::raw::{CriticalSectionRawMutex, NoopRawMutex, RawMutex};
 use embassy_sync::signal::Signal;
-use latch_core::fixed::{FixedLatch, MAX_COUNT};
-use latch_core::CountDownLatch;
+use tally_latch::fixed::{FixedLatch, MAX_COUNT};
+use tally_latch::CountDownLatch;
 
 /// Every workload name of this module, in table order.
 pub const NAMES: &[&str] = &[

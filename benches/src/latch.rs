@@ -66,7 +66,7 @@ pub trait Gate {
     fn open(&self);
 }
 
-impl Gate for latch_core::CountDownLatch {
+impl Gate for tally_latch::CountDownLatch {
     fn for_waiters(_: usize) -> Self {
         Self::new(1)
     }

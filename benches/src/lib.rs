@@ -1,4 +1,4 @@
-//! Shared workloads for the benchmarks of `latch-core` and `queue-core` against their peers.
+//! Shared workloads for the benchmarks of `tally-latch` and `tally-queue` against their peers.
 //!
 //! The criterion suites (`benches/`), the instruction-count binary (`src/bin/icount.rs`),
 //! the allocation counter (`src/bin/alloc_count.rs`) and the report generator

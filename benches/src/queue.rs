@@ -13,7 +13,7 @@ use std::sync::{Arc, OnceLock};
 
 use async_executor::{Executor, LocalExecutor, Task};
 use futures_lite::future;
-use queue_core::Queue;
+use tally_queue::Queue;
 use tokio_util::task::task_tracker::TaskTrackerToken;
 use tokio_util::task::TaskTracker;
 
@@ -39,7 +39,7 @@ pub trait Flavor: 'static {
     fn finish(producer: Self::Producer) -> impl Future<Output = ()> + Send;
 }
 
-/// `queue-core`: put + get + `succeed`, then `shutdown` + `join`.
+/// `tally-queue`: put + get + `succeed`, then `shutdown` + `join`.
 #[derive(Debug)]
 pub enum Ours {}
 

@@ -7,8 +7,8 @@ use std::pin::pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::task::{Context, Poll, Waker};
 
-use latch_core::CountDownLatch;
-use queue_core::Queue;
+use tally_latch::CountDownLatch;
+use tally_queue::Queue;
 
 use crate::latch::NotifyLatch;
 use crate::queue::{

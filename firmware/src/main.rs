@@ -9,7 +9,7 @@
 //!
 //! In thread mode, embassy tasks wait on the latches, drain the queue resolving every
 //! delivery with an outcome chosen from the item, and `join` the queue. The timed waits use
-//! `adapter-embassy` over the SysTick time driver in `time_driver.rs`. The main task checks
+//! `tally-embassy` over the SysTick time driver in `time_driver.rs`. The main task checks
 //! the final ledger against the expected one and against the ledger identity, prints it over
 //! semihosting, and ends the QEMU run with success or failure.
 
@@ -27,14 +27,14 @@ use core::cell::Cell;
 use core::fmt;
 use core::sync::atomic::{AtomicU32, Ordering};
 
-use adapter_embassy::{LatchExt, QueueExt};
 use cortex_m_rt::exception;
 use cortex_m_semihosting::hprintln;
 use critical_section::Mutex;
 use embassy_executor::Spawner;
 use embassy_time::Duration;
-use latch_core::{CountDownLatch, TrackingLatch};
-use queue_core::{Ledger, Queue, TryPutError};
+use tally_embassy::{LatchExt, QueueExt};
+use tally_latch::{CountDownLatch, TrackingLatch};
+use tally_queue::{Ledger, Queue, TryPutError};
 
 /// Ticks until [`BOOT`] opens.
 const BOOT_TICKS: usize = 10;
@@ -245,7 +245,7 @@ async fn main(spawner: Spawner) {
         Names(&shared.ready.pending())
     );
 
-    // 3. A timed wait (adapter-embassy) on a tracking latch whose `sensor` counter never
+    // 3. A timed wait (tally-embassy) on a tracking latch whose `sensor` counter never
     //    reports: the timeout names it.
     match shared
         .stalled

@@ -28,7 +28,7 @@ use crate::raw::{RawLatch, Terminal};
 ///
 /// ```
 /// use std::sync::Arc;
-/// use latch_core::CountDownLatch;
+/// use tally_latch::CountDownLatch;
 ///
 /// let latch = Arc::new(CountDownLatch::new(3));
 /// let shards: Vec<_> = (0..3)
@@ -60,7 +60,7 @@ impl CountDownLatch {
         /// # Examples
         ///
         /// ```
-        /// use latch_core::CountDownLatch;
+        /// use tally_latch::CountDownLatch;
         ///
         /// static READY: CountDownLatch = CountDownLatch::new(2);
         /// assert_eq!(READY.count(), 2);
@@ -84,7 +84,7 @@ impl CountDownLatch {
         /// # Examples
         ///
         /// ```
-        /// use latch_core::{CountDownLatch, MAX_COUNT};
+        /// use tally_latch::{CountDownLatch, MAX_COUNT};
         ///
         /// assert!(CountDownLatch::try_new(MAX_COUNT).is_ok());
         /// assert!(CountDownLatch::try_new(MAX_COUNT + 1).is_err());
@@ -102,7 +102,7 @@ impl CountDownLatch {
     /// # Examples
     ///
     /// ```
-    /// use latch_core::CountDownLatch;
+    /// use tally_latch::CountDownLatch;
     ///
     /// let latch = CountDownLatch::new(2);
     /// latch.count_down();
@@ -117,7 +117,7 @@ impl CountDownLatch {
     /// # Examples
     ///
     /// ```
-    /// use latch_core::CountDownLatch;
+    /// use tally_latch::CountDownLatch;
     ///
     /// let latch = CountDownLatch::new(1);
     /// assert!(!latch.is_open());
@@ -136,7 +136,7 @@ impl CountDownLatch {
     /// # Examples
     ///
     /// ```
-    /// use latch_core::CountDownLatch;
+    /// use tally_latch::CountDownLatch;
     ///
     /// let latch = CountDownLatch::new(1);
     /// assert!(latch.count_down());
@@ -159,7 +159,7 @@ impl CountDownLatch {
     /// # Examples
     ///
     /// ```
-    /// use latch_core::CountDownLatch;
+    /// use tally_latch::CountDownLatch;
     ///
     /// static SHARDS: CountDownLatch = CountDownLatch::new(3).with_label("shards-loaded");
     /// assert_eq!(SHARDS.count(), 3);
@@ -194,7 +194,7 @@ impl CountDownLatch {
     /// # Examples
     ///
     /// ```
-    /// use latch_core::CountDownLatch;
+    /// use tally_latch::CountDownLatch;
     ///
     /// assert_eq!(CountDownLatch::new(3).label(), "");
     /// assert_eq!(CountDownLatch::new(3).with_label("ready").label(), "ready");
@@ -217,7 +217,7 @@ impl CountDownLatch {
     /// # Examples
     ///
     /// ```
-    /// use latch_core::CountDownLatch;
+    /// use tally_latch::CountDownLatch;
     ///
     /// let latch = CountDownLatch::new(1);
     /// latch.count_down();
@@ -234,7 +234,7 @@ impl CountDownLatch {
     ///
     /// ```
     /// use std::sync::Arc;
-    /// use latch_core::CountDownLatch;
+    /// use tally_latch::CountDownLatch;
     ///
     /// let latch = Arc::new(CountDownLatch::new(1));
     /// let waiter = std::thread::spawn({
@@ -265,7 +265,7 @@ impl CountDownLatch {
     /// # Examples
     ///
     /// ```
-    /// use latch_core::{CountDownLatch, TimedOut};
+    /// use tally_latch::{CountDownLatch, TimedOut};
     ///
     /// let latch = CountDownLatch::new(1);
     /// let timed_out = futures_lite::future::block_on(latch.wait_until(async {}));
@@ -283,7 +283,7 @@ impl CountDownLatch {
     ///
     /// ```
     /// use std::sync::Arc;
-    /// use latch_core::CountDownLatch;
+    /// use tally_latch::CountDownLatch;
     ///
     /// let latch = Arc::new(CountDownLatch::new(1));
     /// let counter = latch.clone();
@@ -305,7 +305,7 @@ impl CountDownLatch {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use latch_core::{CountDownLatch, TimedOut};
+    /// use tally_latch::{CountDownLatch, TimedOut};
     ///
     /// let latch = CountDownLatch::new(1);
     /// assert_eq!(latch.wait_blocking_timeout(Duration::from_millis(10)), Err(TimedOut));

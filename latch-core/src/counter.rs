@@ -20,7 +20,7 @@ use crate::tracking::TrackingLatch;
 /// # Examples
 ///
 /// ```
-/// use latch_core::{Failure, TrackingLatch};
+/// use tally_latch::{Failure, TrackingLatch};
 ///
 /// let latch = TrackingLatch::new(["consumer", "http"]).unwrap();
 /// latch.counter("consumer").unwrap().report();
@@ -49,7 +49,7 @@ pub struct Counter<'a, E> {
 ///
 /// ```
 /// use std::sync::Arc;
-/// use latch_core::{Failure, TrackingLatch};
+/// use tally_latch::{Failure, TrackingLatch};
 ///
 /// let latch = Arc::new(TrackingLatch::new(["worker"]).unwrap());
 /// let worker = latch.counter_owned("worker").unwrap();
@@ -130,7 +130,7 @@ impl<'a, E> Counter<'a, E> {
     /// # Examples
     ///
     /// ```
-    /// # use latch_core::TrackingLatch;
+    /// # use tally_latch::TrackingLatch;
     /// let latch = TrackingLatch::new(["cache"]).unwrap();
     /// assert_eq!(latch.counter("cache").unwrap().name(), "cache");
     /// ```
@@ -145,7 +145,7 @@ impl<'a, E> Counter<'a, E> {
     /// # Examples
     ///
     /// ```
-    /// # use latch_core::TrackingLatch;
+    /// # use tally_latch::TrackingLatch;
     /// let latch = TrackingLatch::new(["a"]).unwrap();
     /// assert!(latch.counter("a").unwrap().report());
     /// assert!(latch.is_open());
@@ -164,7 +164,7 @@ impl<'a, E> Counter<'a, E> {
     /// # Examples
     ///
     /// ```
-    /// # use latch_core::TrackingLatch;
+    /// # use tally_latch::TrackingLatch;
     /// let latch = TrackingLatch::new_failable(["db", "cache"]).unwrap();
     /// latch.counter("db").unwrap().fail("connection refused").unwrap();
     /// assert_eq!(
@@ -196,7 +196,7 @@ impl<E> OwnedCounter<E> {
     ///
     /// ```
     /// # use std::sync::Arc;
-    /// # use latch_core::TrackingLatch;
+    /// # use tally_latch::TrackingLatch;
     /// let latch = Arc::new(TrackingLatch::new(["cache"]).unwrap());
     /// assert_eq!(latch.counter_owned("cache").unwrap().name(), "cache");
     /// ```
@@ -210,7 +210,7 @@ impl<E> OwnedCounter<E> {
     ///
     /// ```
     /// # use std::sync::Arc;
-    /// # use latch_core::TrackingLatch;
+    /// # use tally_latch::TrackingLatch;
     /// let latch = Arc::new(TrackingLatch::new(["a"]).unwrap());
     /// let a = latch.counter_owned("a").unwrap();
     /// assert!(std::thread::spawn(move || a.report()).join().unwrap());
@@ -231,7 +231,7 @@ impl<E> OwnedCounter<E> {
     ///
     /// ```
     /// # use std::sync::Arc;
-    /// # use latch_core::TrackingLatch;
+    /// # use tally_latch::TrackingLatch;
     /// let latch = Arc::new(TrackingLatch::new_failable(["db"]).unwrap());
     /// let db = latch.counter_owned("db").unwrap();
     /// std::thread::spawn(move || db.fail("refused").unwrap()).join().unwrap();

@@ -3,7 +3,7 @@
 /// One count-down of a [`TrackingLatch`](crate::TrackingLatch), as seen by its
 /// [`on_count_down`](crate::TrackingLatch::on_count_down) observer and, under the `tracing`
 /// feature, as a `tracing` event (`DEBUG` per count-down, `INFO` when the latch opens,
-/// target `latch_core`).
+/// target `tally_latch`).
 ///
 /// Logged across deploys, these show which component dominates startup; a time-to-open
 /// that drifts upward warns that a dependency is getting slower to come up.
@@ -11,7 +11,7 @@
 /// # Examples
 ///
 /// ```
-/// use latch_core::TrackingLatch;
+/// use tally_latch::TrackingLatch;
 ///
 /// let latch = TrackingLatch::new(["only"]).unwrap().on_count_down(|event| {
 ///     assert_eq!(event.counter(), "only");
@@ -34,7 +34,7 @@ impl CountDownEvent<'_> {
     /// # Examples
     ///
     /// ```
-    /// # use latch_core::TrackingLatch;
+    /// # use tally_latch::TrackingLatch;
     /// let latch = TrackingLatch::new(["db"]).unwrap()
     ///     .on_count_down(|event| assert_eq!(event.counter(), "db"));
     /// latch.count_down_for("db").unwrap();
@@ -48,7 +48,7 @@ impl CountDownEvent<'_> {
     /// # Examples
     ///
     /// ```
-    /// # use latch_core::TrackingLatch;
+    /// # use tally_latch::TrackingLatch;
     /// let latch = TrackingLatch::new(["a", "b"]).unwrap()
     ///     .on_count_down(|event| assert_eq!(event.remaining(), 1));
     /// latch.count_down_for("a").unwrap();
@@ -62,7 +62,7 @@ impl CountDownEvent<'_> {
     /// # Examples
     ///
     /// ```
-    /// # use latch_core::TrackingLatch;
+    /// # use tally_latch::TrackingLatch;
     /// let latch = TrackingLatch::new(["a", "b"]).unwrap()
     ///     .on_count_down(|event| assert_eq!(event.opened(), event.counter() == "b"));
     /// latch.count_down_for("a").unwrap();
@@ -78,7 +78,7 @@ impl CountDownEvent<'_> {
     /// # Examples
     ///
     /// ```
-    /// # use latch_core::TrackingLatch;
+    /// # use tally_latch::TrackingLatch;
     /// use std::time::Duration;
     /// let latch = TrackingLatch::new(["a"]).unwrap()
     ///     .on_count_down(|event| assert!(event.elapsed() < Duration::from_secs(60)));
@@ -97,7 +97,7 @@ impl CountDownEvent<'_> {
         #[cfg(not(feature = "std"))]
         let elapsed_us: Option<u64> = None;
         tracing::debug!(
-            target: "latch_core",
+            target: "tally_latch",
             label,
             counter = self.counter,
             remaining = self.remaining,
@@ -106,7 +106,7 @@ impl CountDownEvent<'_> {
         );
         if self.opened() {
             tracing::info!(
-                target: "latch_core",
+                target: "tally_latch",
                 label,
                 counter = self.counter,
                 time_to_open_us = elapsed_us,

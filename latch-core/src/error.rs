@@ -12,7 +12,7 @@ use core::fmt;
 /// # Examples
 ///
 /// ```
-/// use latch_core::{CountDownLatch, TimedOut};
+/// use tally_latch::{CountDownLatch, TimedOut};
 ///
 /// let latch = CountDownLatch::new(1);
 /// assert_eq!(futures_lite::future::block_on(latch.wait_until(async {})), Err(TimedOut));
@@ -32,7 +32,7 @@ impl fmt::Display for TimedOut {
 /// # Examples
 ///
 /// ```
-/// use latch_core::CountDownLatch;
+/// use tally_latch::CountDownLatch;
 ///
 /// let error = CountDownLatch::try_new(usize::MAX).unwrap_err();
 /// assert_eq!(error.count(), usize::MAX);
@@ -66,7 +66,7 @@ impl fmt::Display for CountTooLarge {
 /// # Examples
 ///
 /// ```
-/// use latch_core::{NameError, TrackingLatch};
+/// use tally_latch::{NameError, TrackingLatch};
 ///
 /// let error = TrackingLatch::new(["a", "b", "a"]).unwrap_err();
 /// assert_eq!(error, NameError::Duplicate("a".into()));
@@ -105,7 +105,7 @@ impl fmt::Display for NameError {
 /// # Examples
 ///
 /// ```
-/// use latch_core::{Failure, TrackingLatch};
+/// use tally_latch::{Failure, TrackingLatch};
 ///
 /// let latch = TrackingLatch::new(["db"]).unwrap();
 /// drop(latch.counter("db").unwrap()); // dropped without reporting
@@ -140,7 +140,7 @@ impl<E> Failure<E> {
     /// # Examples
     ///
     /// ```
-    /// use latch_core::Failure;
+    /// use tally_latch::Failure;
     ///
     /// let failure: Failure<()> = Failure::Abandoned { counter: "http".into(), panicking: true };
     /// assert_eq!(failure.counter(), Some("http"));
@@ -157,7 +157,7 @@ impl<E> Failure<E> {
     /// # Examples
     ///
     /// ```
-    /// use latch_core::Failure;
+    /// use tally_latch::Failure;
     ///
     /// let failure = Failure::Failed { counter: None, error: 7 };
     /// assert_eq!(failure.error(), Some(&7));
@@ -215,7 +215,7 @@ impl<E: fmt::Display> fmt::Display for Failure<E> {
 /// # Examples
 ///
 /// ```
-/// use latch_core::TrackingLatch;
+/// use tally_latch::TrackingLatch;
 ///
 /// let latch = TrackingLatch::new(["shard-1", "shard-2"]).unwrap();
 /// latch.count_down_for("shard-1").unwrap();
@@ -235,7 +235,7 @@ impl StillPending {
     /// # Examples
     ///
     /// ```
-    /// use latch_core::StillPending;
+    /// use tally_latch::StillPending;
     ///
     /// let pending = StillPending::new(["db", "http"]);
     /// assert_eq!(pending.names(), ["db", "http"]);
@@ -256,7 +256,7 @@ impl StillPending {
     /// # Examples
     ///
     /// ```
-    /// # use latch_core::TrackingLatch;
+    /// # use tally_latch::TrackingLatch;
     /// let latch = TrackingLatch::new(["a", "b"]).unwrap();
     /// let pending = latch.wait_blocking_timeout(std::time::Duration::ZERO).unwrap_err();
     /// assert_eq!(pending.names(), ["a", "b"]);

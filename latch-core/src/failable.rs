@@ -27,7 +27,7 @@ use crate::raw::{RawLatch, Terminal};
 /// # Examples
 ///
 /// ```
-/// use latch_core::FailableLatch;
+/// use tally_latch::FailableLatch;
 ///
 /// let latch = FailableLatch::new(3);
 /// latch.count_down();
@@ -56,7 +56,7 @@ impl<E> FailableLatch<E> {
         /// # Examples
         ///
         /// ```
-        /// use latch_core::FailableLatch;
+        /// use tally_latch::FailableLatch;
         ///
         /// static STARTUP: FailableLatch<&str> = FailableLatch::new(3);
         /// assert_eq!(STARTUP.count(), 3);
@@ -80,7 +80,7 @@ impl<E> FailableLatch<E> {
         /// # Examples
         ///
         /// ```
-        /// use latch_core::FailableLatch;
+        /// use tally_latch::FailableLatch;
         ///
         /// assert!(FailableLatch::<()>::try_new(usize::MAX).is_err());
         /// ```
@@ -98,7 +98,7 @@ impl<E> FailableLatch<E> {
     /// # Examples
     ///
     /// ```
-    /// use latch_core::FailableLatch;
+    /// use tally_latch::FailableLatch;
     ///
     /// let latch = FailableLatch::new(2);
     /// latch.count_down();
@@ -115,7 +115,7 @@ impl<E> FailableLatch<E> {
     /// # Examples
     ///
     /// ```
-    /// use latch_core::FailableLatch;
+    /// use tally_latch::FailableLatch;
     ///
     /// let latch = FailableLatch::<()>::new(1);
     /// latch.count_down();
@@ -130,7 +130,7 @@ impl<E> FailableLatch<E> {
     /// # Examples
     ///
     /// ```
-    /// use latch_core::FailableLatch;
+    /// use tally_latch::FailableLatch;
     ///
     /// let latch = FailableLatch::new(1);
     /// assert_eq!(latch.error(), None);
@@ -152,7 +152,7 @@ impl<E> FailableLatch<E> {
     /// # Examples
     ///
     /// ```
-    /// use latch_core::FailableLatch;
+    /// use tally_latch::FailableLatch;
     ///
     /// let latch = FailableLatch::<()>::new(1);
     /// assert!(latch.count_down());
@@ -174,7 +174,7 @@ impl<E> FailableLatch<E> {
     /// # Examples
     ///
     /// ```
-    /// use latch_core::FailableLatch;
+    /// use tally_latch::FailableLatch;
     ///
     /// static SHARDS: FailableLatch<()> = FailableLatch::<()>::new(3).with_label("shards-loaded");
     /// assert_eq!(SHARDS.count(), 3);
@@ -209,7 +209,7 @@ impl<E> FailableLatch<E> {
     /// # Examples
     ///
     /// ```
-    /// use latch_core::FailableLatch;
+    /// use tally_latch::FailableLatch;
     ///
     /// assert_eq!(FailableLatch::<()>::new(3).label(), "");
     /// assert_eq!(FailableLatch::<()>::new(3).with_label("ready").label(), "ready");
@@ -240,7 +240,7 @@ impl<E> FailableLatch<E> {
     /// # Examples
     ///
     /// ```
-    /// use latch_core::FailableLatch;
+    /// use tally_latch::FailableLatch;
     ///
     /// let latch = FailableLatch::new(2);
     /// assert_eq!(latch.fail("first"), Ok(()));
@@ -293,7 +293,7 @@ impl<E: Clone> FailableLatch<E> {
     /// # Examples
     ///
     /// ```
-    /// use latch_core::FailableLatch;
+    /// use tally_latch::FailableLatch;
     ///
     /// let latch = FailableLatch::<()>::new(1);
     /// latch.count_down();
@@ -310,7 +310,7 @@ impl<E: Clone> FailableLatch<E> {
     ///
     /// ```
     /// use std::sync::Arc;
-    /// use latch_core::FailableLatch;
+    /// use tally_latch::FailableLatch;
     ///
     /// let latch = Arc::new(FailableLatch::new(1));
     /// let waiter = std::thread::spawn({
@@ -342,7 +342,7 @@ impl<E: Clone> FailableLatch<E> {
     /// # Examples
     ///
     /// ```
-    /// use latch_core::{FailableLatch, TimedOut};
+    /// use tally_latch::{FailableLatch, TimedOut};
     ///
     /// let latch = FailableLatch::new(1);
     /// let result = futures_lite::future::block_on(latch.wait_until(async {}));
@@ -364,7 +364,7 @@ impl<E: Clone> FailableLatch<E> {
     /// # Examples
     ///
     /// ```
-    /// use latch_core::FailableLatch;
+    /// use tally_latch::FailableLatch;
     ///
     /// let latch = FailableLatch::new(1);
     /// latch.fail("boom").unwrap();
@@ -385,7 +385,7 @@ impl<E: Clone> FailableLatch<E> {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use latch_core::{FailableLatch, TimedOut};
+    /// use tally_latch::{FailableLatch, TimedOut};
     ///
     /// let latch = FailableLatch::<()>::new(1);
     /// assert_eq!(latch.wait_blocking_timeout(Duration::from_millis(5)), Err(TimedOut));

@@ -24,7 +24,7 @@ use crate::raw::{RawLatch, Terminal};
 /// # Examples
 ///
 /// ```
-/// use latch_core::{CountDownLatch, Latch};
+/// use tally_latch::{CountDownLatch, Latch};
 ///
 /// // Generic over any latch: a timeout is the outer `Err`, whatever the latch.
 /// async fn gate<L: Latch>(latch: &L) -> Option<L::Output> {
@@ -52,7 +52,7 @@ pub trait Latch: sealed::Sealed {
     /// # Examples
     ///
     /// ```
-    /// use latch_core::{FailableLatch, Latch};
+    /// use tally_latch::{FailableLatch, Latch};
     ///
     /// let latch = FailableLatch::new(1);
     /// latch.fail("boom").unwrap();
@@ -76,7 +76,7 @@ pub trait Latch: sealed::Sealed {
     /// # Examples
     ///
     /// ```
-    /// use latch_core::{Latch, TrackingLatch};
+    /// use tally_latch::{Latch, TrackingLatch};
     ///
     /// let latch = TrackingLatch::new(["slow"]).unwrap();
     /// let timeout = futures_lite::future::block_on(Latch::wait_until(&latch, async {}));
@@ -99,7 +99,7 @@ pub trait Latch: sealed::Sealed {
     ///
     /// ```
     /// use std::sync::Arc;
-    /// use latch_core::{CountDownLatch, Latch};
+    /// use tally_latch::{CountDownLatch, Latch};
     ///
     /// let latch = Arc::new(CountDownLatch::new(1));
     /// let wait = Latch::wait_owned(&latch);

@@ -17,12 +17,12 @@
 //! **Which primitive?** A latch counts events that are not the completion of tasks you own.
 //! For "wait for these tasks to finish", use a join set or `tokio_util`'s `TaskTracker`;
 //! for "these N tasks wait for each other, phase after phase", use `async_lock::Barrier`;
-//! for "did every job I accepted finish, and how?", use the `queue-core` work queue.
+//! for "did every job I accepted finish, and how?", use the `tally-queue` work queue.
 //!
 //! # Examples
 //!
 //! ```
-//! use latch_core::TrackingLatch;
+//! use tally_latch::TrackingLatch;
 //!
 //! let ready = TrackingLatch::new(["consumer", "cache-warmer", "http"]).unwrap();
 //! ready.count_down_for("consumer").unwrap();
@@ -39,7 +39,7 @@
 //!
 //! ```
 //! use std::error::Error;
-//! use latch_core::TrackingLatch;
+//! use tally_latch::TrackingLatch;
 //!
 //! async fn gate(ready: &TrackingLatch<String>) -> Result<(), Box<dyn Error + Send + Sync>> {
 //!     ready.wait_until(async {}).await??; // the timeout, then the failure
@@ -95,7 +95,7 @@
 //!   by a critical section. Embedded users want this feature.
 //! - `portable-atomic`: atomics from `portable-atomic`, for targets without compare-and-swap
 //!   such as `thumbv6m-none-eabi` (combine with `critical-section`).
-//! - `tracing`: every latch emits `tracing` events (target `latch_core`), carrying the
+//! - `tracing`: every latch emits `tracing` events (target `tally_latch`), carrying the
 //!   label set with `with_label` (e.g. [`CountDownLatch::with_label`]):
 //!
 //!   | event | level | fields |

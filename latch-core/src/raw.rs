@@ -43,7 +43,7 @@ const COUNTING_FROM: usize = BIAS + ONE;
 /// # Examples
 ///
 /// ```
-/// use latch_core::{CountDownLatch, MAX_COUNT};
+/// use tally_latch::{CountDownLatch, MAX_COUNT};
 ///
 /// assert_eq!(MAX_COUNT, usize::MAX >> 5);
 /// assert_eq!(CountDownLatch::try_new(MAX_COUNT).unwrap().count(), MAX_COUNT);
@@ -125,7 +125,7 @@ impl RawLatch {
         /// If `count` exceeds [`MAX_COUNT`] (in a `static`, at compile time).
         pub(crate) fn new(count: usize) -> Self {
             let Ok(count) = Self::try_count(count) else {
-                panic!("latch count exceeds latch_core::MAX_COUNT");
+                panic!("latch count exceeds tally_latch::MAX_COUNT");
             };
             Self {
                 state: AtomicUsize::new(BIAS + (count << SHIFT)),

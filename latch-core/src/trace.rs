@@ -1,6 +1,6 @@
 //! The `tracing` events every latch emits under the `tracing` feature, written once.
 //!
-//! | event (target `latch_core`) | level | fields |
+//! | event (target `tally_latch`) | level | fields |
 //! |---|---|---|
 //! | `latch count-down` | `DEBUG` | `label`, `remaining`; tracking: `counter`, `elapsed_us` |
 //! | `latch opened` | `INFO` | `label`; tracking: `counter`, `time_to_open_us` |
@@ -13,9 +13,9 @@
 
 /// A count-down of a count-down or failable latch.
 pub(crate) fn count_down(label: &'static str, remaining: usize) {
-    tracing::debug!(target: "latch_core", label, remaining, "latch count-down");
+    tracing::debug!(target: "tally_latch", label, remaining, "latch count-down");
     if remaining == 0 {
-        tracing::info!(target: "latch_core", label, "latch opened");
+        tracing::info!(target: "tally_latch", label, "latch opened");
     }
 }
 
@@ -27,7 +27,7 @@ pub(crate) fn failed(
     error_type: &'static str,
 ) {
     tracing::warn!(
-        target: "latch_core",
+        target: "tally_latch",
         label,
         reason,
         counter,

@@ -57,7 +57,7 @@ type Observer = Box<dyn Fn(&CountDownEvent<'_>) + Send + Sync>;
 ///
 /// ```
 /// use std::sync::Arc;
-/// use latch_core::TrackingLatch;
+/// use tally_latch::TrackingLatch;
 ///
 /// let ready = Arc::new(TrackingLatch::new(["consumer", "cache-warmer", "http"]).unwrap());
 /// for name in ["consumer", "cache-warmer", "http"] {
@@ -104,7 +104,7 @@ impl TrackingLatch {
     /// # Examples
     ///
     /// ```
-    /// use latch_core::{NameError, TrackingLatch};
+    /// use tally_latch::{NameError, TrackingLatch};
     ///
     /// let latch = TrackingLatch::new(["a", "b"]).unwrap();
     /// assert_eq!(latch.count(), 2);
@@ -132,7 +132,7 @@ impl<E> TrackingLatch<E> {
     /// # Examples
     ///
     /// ```
-    /// use latch_core::TrackingLatch;
+    /// use tally_latch::TrackingLatch;
     ///
     /// let latch = TrackingLatch::new_failable(["db", "cache"]).unwrap();
     /// latch.fail("config missing").unwrap();
@@ -177,7 +177,7 @@ impl<E> TrackingLatch<E> {
     /// # Examples
     ///
     /// ```
-    /// use latch_core::TrackingLatch;
+    /// use tally_latch::TrackingLatch;
     ///
     /// let ready = TrackingLatch::new(["db", "http"]).unwrap().with_label("readiness");
     /// assert_eq!(ready.count(), 2);
@@ -193,7 +193,7 @@ impl<E> TrackingLatch<E> {
     /// # Examples
     ///
     /// ```
-    /// use latch_core::TrackingLatch;
+    /// use tally_latch::TrackingLatch;
     ///
     /// let ready = TrackingLatch::new(["a"]).unwrap().with_label("readiness");
     /// assert_eq!(ready.label(), "readiness");
@@ -212,7 +212,7 @@ impl<E> TrackingLatch<E> {
     ///
     /// ```
     /// use std::sync::{Arc, Mutex};
-    /// use latch_core::TrackingLatch;
+    /// use tally_latch::TrackingLatch;
     ///
     /// let log = Arc::new(Mutex::new(Vec::new()));
     /// let sink = log.clone();
@@ -241,7 +241,7 @@ impl<E> TrackingLatch<E> {
     /// # Examples
     ///
     /// ```
-    /// use latch_core::TrackingLatch;
+    /// use tally_latch::TrackingLatch;
     ///
     /// let latch = TrackingLatch::new(["a", "b"]).unwrap();
     /// latch.count_down_for("a").unwrap();
@@ -256,7 +256,7 @@ impl<E> TrackingLatch<E> {
     /// # Examples
     ///
     /// ```
-    /// use latch_core::TrackingLatch;
+    /// use tally_latch::TrackingLatch;
     ///
     /// let latch = TrackingLatch::new(["a"]).unwrap();
     /// latch.count_down_for("a").unwrap();
@@ -271,7 +271,7 @@ impl<E> TrackingLatch<E> {
     /// # Examples
     ///
     /// ```
-    /// use latch_core::TrackingLatch;
+    /// use tally_latch::TrackingLatch;
     ///
     /// let latch = TrackingLatch::new_failable(["a"]).unwrap();
     /// latch.fail("config missing").unwrap();
@@ -286,7 +286,7 @@ impl<E> TrackingLatch<E> {
     /// # Examples
     ///
     /// ```
-    /// use latch_core::TrackingLatch;
+    /// use tally_latch::TrackingLatch;
     ///
     /// let latch = TrackingLatch::new(["b", "a"]).unwrap();
     /// assert_eq!(latch.names().collect::<Vec<_>>(), ["b", "a"]);
@@ -302,7 +302,7 @@ impl<E> TrackingLatch<E> {
     /// # Examples
     ///
     /// ```
-    /// use latch_core::TrackingLatch;
+    /// use tally_latch::TrackingLatch;
     ///
     /// let latch = TrackingLatch::new(["a", "b", "c"]).unwrap();
     /// latch.count_down_for("b").unwrap();
@@ -322,7 +322,7 @@ impl<E> TrackingLatch<E> {
     /// # Examples
     ///
     /// ```
-    /// use latch_core::{NameError, TrackingLatch};
+    /// use tally_latch::{NameError, TrackingLatch};
     ///
     /// let latch = TrackingLatch::new(["a", "b"]).unwrap();
     /// assert_eq!(latch.count_down_for("a"), Ok(true));
@@ -345,7 +345,7 @@ impl<E> TrackingLatch<E> {
     /// # Examples
     ///
     /// ```
-    /// use latch_core::{NameError, TrackingLatch};
+    /// use tally_latch::{NameError, TrackingLatch};
     ///
     /// let latch = TrackingLatch::new(["http"]).unwrap();
     /// let http = latch.counter("http").unwrap();
@@ -369,7 +369,7 @@ impl<E> TrackingLatch<E> {
     ///
     /// ```
     /// use std::sync::Arc;
-    /// use latch_core::TrackingLatch;
+    /// use tally_latch::TrackingLatch;
     ///
     /// let latch = Arc::new(TrackingLatch::new(["worker"]).unwrap());
     /// let worker = latch.counter_owned("worker").unwrap();
@@ -394,7 +394,7 @@ impl<E> TrackingLatch<E> {
     /// # Examples
     ///
     /// ```
-    /// use latch_core::TrackingLatch;
+    /// use tally_latch::TrackingLatch;
     ///
     /// let latch = TrackingLatch::new_failable(["a"]).unwrap();
     /// assert_eq!(latch.fail("shutting down"), Ok(()));
@@ -415,7 +415,7 @@ impl<E> TrackingLatch<E> {
     /// # Examples
     ///
     /// ```
-    /// use latch_core::TrackingLatch;
+    /// use tally_latch::TrackingLatch;
     ///
     /// let latch = TrackingLatch::new(["a"]).unwrap();
     /// assert_eq!(latch.time_to_open(), None);
@@ -587,7 +587,7 @@ impl<E: Clone> TrackingLatch<E> {
     /// # Examples
     ///
     /// ```
-    /// use latch_core::TrackingLatch;
+    /// use tally_latch::TrackingLatch;
     ///
     /// let latch = TrackingLatch::new(["a"]).unwrap();
     /// latch.count_down_for("a").unwrap();
@@ -604,7 +604,7 @@ impl<E: Clone> TrackingLatch<E> {
     ///
     /// ```
     /// use std::sync::Arc;
-    /// use latch_core::TrackingLatch;
+    /// use tally_latch::TrackingLatch;
     ///
     /// let ready = Arc::new(TrackingLatch::new(["http"]).unwrap());
     /// let gate = std::thread::spawn({
@@ -636,7 +636,7 @@ impl<E: Clone> TrackingLatch<E> {
     /// # Examples
     ///
     /// ```
-    /// use latch_core::TrackingLatch;
+    /// use tally_latch::TrackingLatch;
     ///
     /// let latch = TrackingLatch::new(["shard-6", "shard-7"]).unwrap();
     /// latch.count_down_for("shard-6").unwrap();
@@ -656,7 +656,7 @@ impl<E: Clone> TrackingLatch<E> {
     /// # Examples
     ///
     /// ```
-    /// use latch_core::TrackingLatch;
+    /// use tally_latch::TrackingLatch;
     ///
     /// let latch = TrackingLatch::new(["a"]).unwrap();
     /// std::thread::scope(|s| {
@@ -679,7 +679,7 @@ impl<E: Clone> TrackingLatch<E> {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use latch_core::TrackingLatch;
+    /// use tally_latch::TrackingLatch;
     ///
     /// let latch = TrackingLatch::new(["slow"]).unwrap();
     /// let pending = latch.wait_blocking_timeout(Duration::from_millis(5)).unwrap_err();

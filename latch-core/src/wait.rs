@@ -23,7 +23,7 @@ use crate::raw::{LatchRef, RawWait};
 /// # Examples
 ///
 /// ```
-/// use latch_core::CountDownLatch;
+/// use tally_latch::CountDownLatch;
 ///
 /// let latch = CountDownLatch::new(1);
 /// let wait = latch.wait();
@@ -88,7 +88,7 @@ impl<L: Latch> fmt::Debug for Wait<'_, L> {
 ///
 /// ```
 /// use std::sync::Arc;
-/// use latch_core::FailableLatch;
+/// use tally_latch::FailableLatch;
 ///
 /// let latch = Arc::new(FailableLatch::<&str>::new(1));
 /// let wait = latch.wait_owned(); // borrows nothing

@@ -26,7 +26,7 @@ pin_project_lite::pin_project! {
     /// # Examples
     ///
     /// ```
-    /// use latch_core::{CountDownLatch, TimedOut};
+    /// use tally_latch::{CountDownLatch, TimedOut};
     ///
     /// let latch = CountDownLatch::new(1);
     /// // Any future can be the deadline; a ready one times out at once.

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use common::{poll_once, scaled, sleep};
 use futures_lite::future::block_on;
-use latch_core::{CountDownLatch, Latch, TimedOut, MAX_COUNT};
+use tally_latch::{CountDownLatch, Latch, TimedOut, MAX_COUNT};
 
 #[test]
 fn starts_open_at_zero() {

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use common::{poll_once, scaled, sleep};
 use futures_lite::future::block_on;
-use latch_core::{FailableLatch, TimedOut};
+use tally_latch::{FailableLatch, TimedOut};
 
 /// Seed: "make one shard raise; every waiter receives the error within one loop iteration."
 #[test]

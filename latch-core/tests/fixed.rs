@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use common::{poll_once, scaled};
 use futures_lite::future::block_on;
-use latch_core::fixed::{
+use tally_latch::fixed::{
     DuplicateCounter, FixedFailableLatch, FixedLatch, FixedStillPending, FixedTimedOut,
     FixedTimedWaitError, FixedTimeoutError, FixedTrackingLatch, FixedWaitError, NoWaiterSlot,
     UnknownCounter,
@@ -489,7 +489,7 @@ fn tracking_names_are_checked() {
 
 #[test]
 fn the_count_limit_is_enforced() {
-    use latch_core::fixed::{FixedCountTooLarge, MAX_COUNT};
+    use tally_latch::fixed::{FixedCountTooLarge, MAX_COUNT};
     assert!(FixedLatch::<1>::try_new(MAX_COUNT).is_ok());
     assert_eq!(
         FixedLatch::<1>::try_new(MAX_COUNT + 1).unwrap_err(),

@@ -3,7 +3,7 @@
 //! A panicking waker is not modelled: event-listener's loom build unwraps its poisoned list
 //! mutex, so the panic cannot be survived under loom (the std build recovers the lock);
 //! `tests/seams.rs` covers it with real threads. Run with `RUSTFLAGS="--cfg loom"
-//! LOOM_MAX_PREEMPTIONS=3 cargo test -p latch-core --test loom --release`.
+//! LOOM_MAX_PREEMPTIONS=3 cargo test -p tally-latch --test loom --release`.
 #![cfg(loom)]
 #![allow(unsafe_code)] // loom cells model the data a counter publishes
 
@@ -11,7 +11,7 @@ use loom::future::block_on;
 use loom::sync::Arc;
 use loom::thread;
 
-use latch_core::{CountDownLatch, FailableLatch, Failure, TrackingLatch};
+use tally_latch::{CountDownLatch, FailableLatch, Failure, TrackingLatch};
 
 /// Two counters race a waiter: the waiter always wakes (no lost wake-up) and sees zero.
 #[test]

@@ -1,6 +1,6 @@
 //! loom models of the fixed tier: count-down vs wait, slot claim vs release vs opening,
 //! fail vs count-down vs wait, and a timed wait's deadline vs the last report. Run with
-//! `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=3 cargo test --release -p latch-core --test
+//! `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=3 cargo test --release -p tally-latch --test
 //! loom_fixed`.
 //!
 //! Under `cfg(loom)` the latches use loom's atomics and `UnsafeCell`, and each waiter slot's
@@ -13,7 +13,7 @@ use loom::future::block_on;
 use loom::sync::Arc;
 use loom::thread;
 
-use latch_core::fixed::{
+use tally_latch::fixed::{
     FixedFailableLatch, FixedLatch, FixedTimedWaitError, FixedTrackingLatch, FixedWaitError,
     NoWaiterSlot,
 };

@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use common::{deadline_that, poll_once, poll_with, within, CountingWaker, PanickingWaker};
 use futures_lite::future::block_on;
-use latch_core::{CountDownLatch, FailableLatch, Latch, TimedOut, TrackingLatch};
+use tally_latch::{CountDownLatch, FailableLatch, Latch, TimedOut, TrackingLatch};
 
 /// How long a victim may stay blocked before the test calls it a hang.
 const HANG: u64 = 5;

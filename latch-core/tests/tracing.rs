@@ -1,12 +1,12 @@
 //! The `tracing` events of every latch type, seen by a minimal subscriber. Run with
-//! `cargo test -p latch-core --features tracing --test tracing`.
+//! `cargo test -p tally-latch --features tracing --test tracing`.
 #![cfg(feature = "tracing")]
 
 use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::{Arc, Mutex};
 
-use latch_core::{CountDownLatch, FailableLatch, TrackingLatch};
+use tally_latch::{CountDownLatch, FailableLatch, TrackingLatch};
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
 use tracing::{Event, Metadata, Subscriber};
@@ -46,7 +46,7 @@ impl Subscriber for Recorder {
     fn record_follows_from(&self, _: &Id, _: &Id) {}
 
     fn event(&self, event: &Event<'_>) {
-        assert_eq!(event.metadata().target(), "latch_core");
+        assert_eq!(event.metadata().target(), "tally_latch");
         let mut fields = BTreeMap::new();
         event.record(&mut Fields(&mut fields));
         let message = fields.remove("message").unwrap_or_default();

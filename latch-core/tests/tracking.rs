@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use common::{poll_once, sleep};
 use futures_lite::future::block_on;
-use latch_core::{Failure, NameError, StillPending, TrackingLatch};
+use tally_latch::{Failure, NameError, StillPending, TrackingLatch};
 
 fn names(pending: &StillPending) -> Vec<String> {
     pending.names().iter().map(|n| n.to_string()).collect()
@@ -155,7 +155,7 @@ fn dropped_handle_fails_the_latch_by_name() {
     let latch = TrackingLatch::<String>::new_failable(["db", "cache"]).unwrap();
     let mut waiter = latch.wait();
     assert!(poll_once(&mut waiter).is_pending());
-    fn start(counter: latch_core::Counter<'_, String>, config_ok: bool) -> Result<(), String> {
+    fn start(counter: tally_latch::Counter<'_, String>, config_ok: bool) -> Result<(), String> {
         if !config_ok {
             return Err("no config".into()); // early return: `counter` drops unreported
         }

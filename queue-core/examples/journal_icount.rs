@@ -6,7 +6,7 @@
 use std::hint::black_box;
 use std::sync::Arc;
 
-use queue_core::{JobEvent, Journal, Queue, Record};
+use tally_queue::{JobEvent, Journal, Queue, Record};
 
 struct Noop;
 

@@ -90,7 +90,7 @@ impl fmt::Debug for Cancellation {
 ///
 /// ```
 /// use futures_lite::future::{block_on, or};
-/// use queue_core::Queue;
+/// use tally_queue::Queue;
 ///
 /// let queue = Queue::unbounded();
 /// queue.try_put(1).unwrap();

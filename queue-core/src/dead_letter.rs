@@ -9,7 +9,7 @@ use crate::job_id::JobId;
 /// # Examples
 ///
 /// ```
-/// use queue_core::DeadReason;
+/// use tally_queue::DeadReason;
 ///
 /// assert_eq!(DeadReason::Exhausted { panicking: true }.to_string(), "attempts exhausted (panicking)");
 /// assert_eq!(DeadReason::ShutDownNow.to_string(), "abandoned after an immediate shutdown");
@@ -46,7 +46,7 @@ impl fmt::Display for DeadReason {
 /// # Examples
 ///
 /// ```
-/// use queue_core::{AbandonPolicy, DeadReason, Queue};
+/// use tally_queue::{AbandonPolicy, DeadReason, Queue};
 ///
 /// let queue = Queue::unbounded().with_abandon_policy(AbandonPolicy::redeliver(1).unwrap());
 /// let id = queue.try_put("poison").unwrap();

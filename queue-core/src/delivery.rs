@@ -130,7 +130,7 @@ macro_rules! delivery_methods {
         /// # Examples
         ///
         /// ```
-        /// let queue = queue_core::Queue::unbounded();
+        /// let queue = tally_queue::Queue::unbounded();
         /// queue.try_put(1).unwrap();
         /// let job = queue.try_get().unwrap();
         /// assert!(!job.is_cancelled());
@@ -150,7 +150,7 @@ macro_rules! delivery_methods {
         /// # Examples
         ///
         /// ```
-        /// let queue = queue_core::Queue::unbounded();
+        /// let queue = tally_queue::Queue::unbounded();
         /// queue.try_put(1).unwrap();
         /// let job = queue.try_get().unwrap();
         /// std::thread::scope(|s| {
@@ -169,7 +169,7 @@ macro_rules! delivery_methods {
         /// # Examples
         ///
         /// ```
-        /// let queue = queue_core::Queue::unbounded();
+        /// let queue = tally_queue::Queue::unbounded();
         /// let id = queue.try_put(()).unwrap();
         /// assert_eq!(queue.try_get().unwrap().id(), id);
         /// ```
@@ -189,7 +189,7 @@ macro_rules! delivery_methods {
         /// # Examples
         ///
         /// ```
-        /// use queue_core::{AbandonPolicy, Queue};
+        /// use tally_queue::{AbandonPolicy, Queue};
         ///
         /// let queue = Queue::unbounded().with_abandon_policy(AbandonPolicy::redeliver(3).unwrap());
         /// queue.try_put("job").unwrap();
@@ -209,7 +209,7 @@ macro_rules! delivery_methods {
         /// # Examples
         ///
         /// ```
-        /// use queue_core::{Outcome, Queue};
+        /// use tally_queue::{Outcome, Queue};
         ///
         /// let queue = Queue::unbounded();
         /// queue.try_put("x").unwrap();
@@ -226,7 +226,7 @@ macro_rules! delivery_methods {
         /// # Examples
         ///
         /// ```
-        /// let queue = queue_core::Queue::unbounded();
+        /// let queue = tally_queue::Queue::unbounded();
         /// queue.try_put(1).unwrap();
         /// queue.try_get().unwrap().succeed();
         /// assert_eq!(queue.ledger().succeeded, 1);
@@ -241,7 +241,7 @@ macro_rules! delivery_methods {
         /// # Examples
         ///
         /// ```
-        /// let queue = queue_core::Queue::unbounded();
+        /// let queue = tally_queue::Queue::unbounded();
         /// queue.try_put(1).unwrap();
         /// queue.try_get().unwrap().reject();
         /// assert_eq!(queue.ledger().rejected, 1);
@@ -257,7 +257,7 @@ macro_rules! delivery_methods {
         /// # Examples
         ///
         /// ```
-        /// let queue = queue_core::Queue::unbounded();
+        /// let queue = tally_queue::Queue::unbounded();
         /// queue.try_put(1).unwrap();
         /// queue.try_get().unwrap().uncertain();
         /// assert_eq!(queue.ledger().uncertain, 1);
@@ -287,7 +287,7 @@ macro_rules! delivery_methods {
 /// # Examples
 ///
 /// ```
-/// use queue_core::Queue;
+/// use tally_queue::Queue;
 ///
 /// let queue = Queue::unbounded();
 /// queue.try_put(String::from("job")).unwrap();
@@ -322,7 +322,7 @@ impl<'a, T> Delivery<'a, T> {
     /// ```
     /// use futures_lite::future::{block_on, or};
     ///
-    /// let queue = queue_core::Queue::unbounded();
+    /// let queue = tally_queue::Queue::unbounded();
     /// queue.try_put(1).unwrap();
     /// let job = queue.try_get().unwrap();
     /// std::thread::scope(|s| {
@@ -352,7 +352,7 @@ impl<'a, T> Delivery<'a, T> {
     /// # Examples
     ///
     /// ```
-    /// let queue = queue_core::Queue::unbounded();
+    /// let queue = tally_queue::Queue::unbounded();
     /// let id = queue.try_put(1).unwrap();
     /// assert_eq!(queue.try_get().unwrap().retry().unwrap(), id);
     /// assert_eq!(queue.ledger().buffered, 1);
@@ -400,7 +400,7 @@ impl<T> fmt::Debug for Delivery<'_, T> {
 /// ```
 /// use std::sync::Arc;
 ///
-/// let queue = Arc::new(queue_core::Queue::unbounded());
+/// let queue = Arc::new(tally_queue::Queue::unbounded());
 /// queue.try_put(2).unwrap();
 /// let delivery = queue.try_get_owned().unwrap();
 /// let handle = std::thread::spawn(move || *delivery * 10 + delivery.succeed());
@@ -434,7 +434,7 @@ impl<T> OwnedDelivery<T> {
     /// use std::sync::Arc;
     /// use futures_lite::future::{block_on, or};
     ///
-    /// let queue = Arc::new(queue_core::Queue::unbounded());
+    /// let queue = Arc::new(tally_queue::Queue::unbounded());
     /// queue.try_put(1).unwrap();
     /// let job = queue.try_get_owned().unwrap();
     /// let handler = std::thread::spawn(move || {
@@ -461,7 +461,7 @@ impl<T> OwnedDelivery<T> {
     /// ```
     /// use std::sync::Arc;
     ///
-    /// let queue = Arc::new(queue_core::Queue::unbounded());
+    /// let queue = Arc::new(tally_queue::Queue::unbounded());
     /// let id = queue.try_put(1).unwrap();
     /// assert_eq!(queue.try_get_owned().unwrap().retry().unwrap(), id);
     /// ```

@@ -13,7 +13,7 @@ use crate::ledger::Ledger;
 /// # Examples
 ///
 /// ```
-/// use queue_core::{Queue, ZeroCapacity};
+/// use tally_queue::{Queue, ZeroCapacity};
 ///
 /// assert_eq!(Queue::<u8>::bounded(0).unwrap_err(), ZeroCapacity);
 /// assert_eq!(ZeroCapacity.to_string(), "capacity must be at least 1");
@@ -98,7 +98,7 @@ put_error! {
     /// # Examples
     ///
     /// ```
-    /// use queue_core::{Queue, TryPutError};
+    /// use tally_queue::{Queue, TryPutError};
     ///
     /// let queue = Queue::bounded(1).unwrap();
     /// queue.try_put("a").unwrap();
@@ -120,7 +120,7 @@ put_error! {
         /// registers.
         NoWorkers => is_no_workers, "queue has no workers left",
     }
-    into_inner: "```\nlet queue = queue_core::Queue::unbounded();\nqueue.shutdown();\nassert_eq!(queue.try_put(5).unwrap_err().into_inner(), 5);\n```"
+    into_inner: "```\nlet queue = tally_queue::Queue::unbounded();\nqueue.shutdown();\nassert_eq!(queue.try_put(5).unwrap_err().into_inner(), 5);\n```"
 }
 
 put_error! {
@@ -131,7 +131,7 @@ put_error! {
     /// # Examples
     ///
     /// ```
-    /// use queue_core::{PutError, Queue};
+    /// use tally_queue::{PutError, Queue};
     ///
     /// let queue = Queue::unbounded();
     /// queue.shutdown();
@@ -146,7 +146,7 @@ put_error! {
         /// The last worker left (see [`Queue::worker`](crate::Queue::worker)).
         NoWorkers => is_no_workers, "queue has no workers left",
     }
-    into_inner: "```\nlet queue = queue_core::Queue::unbounded();\nqueue.shutdown();\nlet refused = futures_lite::future::block_on(queue.put(5)).unwrap_err();\nassert_eq!(refused.into_inner(), 5);\n```"
+    into_inner: "```\nlet queue = tally_queue::Queue::unbounded();\nqueue.shutdown();\nlet refused = futures_lite::future::block_on(queue.put(5)).unwrap_err();\nassert_eq!(refused.into_inner(), 5);\n```"
 }
 
 put_error! {
@@ -157,7 +157,7 @@ put_error! {
     /// # Examples
     ///
     /// ```
-    /// use queue_core::{PutTimeoutError, Queue};
+    /// use tally_queue::{PutTimeoutError, Queue};
     ///
     /// let queue = Queue::bounded(1).unwrap();
     /// queue.try_put(1).unwrap();
@@ -174,7 +174,7 @@ put_error! {
         /// As [`PutError::NoWorkers`].
         NoWorkers => is_no_workers, "queue has no workers left",
     }
-    into_inner: "```\nlet queue = queue_core::Queue::bounded(1).unwrap();\nqueue.try_put(1).unwrap();\nlet refused = futures_lite::future::block_on(queue.put_until(5, async {})).unwrap_err();\nassert_eq!(refused.into_inner(), 5);\n```"
+    into_inner: "```\nlet queue = tally_queue::Queue::bounded(1).unwrap();\nqueue.try_put(1).unwrap();\nlet refused = futures_lite::future::block_on(queue.put_until(5, async {})).unwrap_err();\nassert_eq!(refused.into_inner(), 5);\n```"
 }
 
 impl<T> From<PutError<T>> for TryPutError<T> {
@@ -200,7 +200,7 @@ impl<T> From<PutError<T>> for PutTimeoutError<T> {
 /// # Examples
 ///
 /// ```
-/// use queue_core::{Queue, TryGetError};
+/// use tally_queue::{Queue, TryGetError};
 ///
 /// let queue = Queue::<u8>::unbounded();
 /// assert_eq!(queue.try_get().unwrap_err(), TryGetError::Empty);
@@ -232,7 +232,7 @@ impl core::error::Error for TryGetError {}
 /// # Examples
 ///
 /// ```
-/// use queue_core::{GetError, Queue};
+/// use tally_queue::{GetError, Queue};
 ///
 /// let queue = Queue::<u8>::unbounded();
 /// queue.shutdown();
@@ -259,7 +259,7 @@ impl core::error::Error for GetError {}
 /// # Examples
 ///
 /// ```
-/// use queue_core::{GetTimeoutError, Queue};
+/// use tally_queue::{GetTimeoutError, Queue};
 ///
 /// let queue = Queue::<u8>::unbounded();
 /// let err = futures_lite::future::block_on(queue.get_until(async {})).unwrap_err();
@@ -299,7 +299,7 @@ impl core::error::Error for GetTimeoutError {}
 /// # Examples
 ///
 /// ```
-/// let queue = queue_core::Queue::unbounded();
+/// let queue = tally_queue::Queue::unbounded();
 /// queue.try_put("job").unwrap();
 /// let err = futures_lite::future::block_on(queue.join_until(async {})).unwrap_err();
 /// assert_eq!(err.ledger().buffered, 1);
@@ -316,7 +316,7 @@ impl JoinTimedOut {
     /// # Examples
     ///
     /// ```
-    /// let queue = queue_core::Queue::<u8>::unbounded();
+    /// let queue = tally_queue::Queue::<u8>::unbounded();
     /// queue.try_put(1).unwrap();
     /// let err = futures_lite::future::block_on(queue.join_until(async {})).unwrap_err();
     /// assert_eq!(err.ledger().unfinished(), 1);

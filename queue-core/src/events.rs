@@ -11,82 +11,82 @@ use crate::outcome::Outcome;
 #[inline(always)]
 pub(crate) fn accepted(id: JobId) {
     #[cfg(feature = "tracing")]
-    tracing::trace!(target: "queue_core", id = id.get(), "job accepted");
+    tracing::trace!(target: "tally_queue", id = id.get(), "job accepted");
 }
 
 /// A get delivered the job, as its delivery number `attempt` (`TRACE`).
 #[inline(always)]
 pub(crate) fn delivered(id: JobId, attempt: u32) {
     #[cfg(feature = "tracing")]
-    tracing::trace!(target: "queue_core", id = id.get(), attempt, "job delivered");
+    tracing::trace!(target: "tally_queue", id = id.get(), attempt, "job delivered");
 }
 
 /// An abandoned delivery's job went back for delivery number `attempt` (`DEBUG`).
 #[inline(always)]
 pub(crate) fn redelivered(id: JobId, attempt: u32) {
     #[cfg(feature = "tracing")]
-    tracing::debug!(target: "queue_core", id = id.get(), attempt, "job redelivered");
+    tracing::debug!(target: "tally_queue", id = id.get(), attempt, "job redelivered");
 }
 
 /// An abandoned delivery's job became a dead letter after `attempts` deliveries (`WARN`).
 #[inline(always)]
 pub(crate) fn dead_lettered(id: JobId, attempts: u32) {
     #[cfg(feature = "tracing")]
-    tracing::warn!(target: "queue_core", id = id.get(), attempts, "job dead-lettered");
+    tracing::warn!(target: "tally_queue", id = id.get(), attempts, "job dead-lettered");
 }
 
 /// A delivery was resolved (`DEBUG`).
 #[inline(always)]
 pub(crate) fn ended(id: JobId, outcome: Outcome) {
     #[cfg(feature = "tracing")]
-    tracing::debug!(target: "queue_core", id = id.get(), %outcome, "job ended");
+    tracing::debug!(target: "tally_queue", id = id.get(), %outcome, "job ended");
 }
 
 /// A delivery was dropped unresolved (`WARN`).
 #[inline(always)]
 pub(crate) fn abandoned(id: JobId, panicking: bool) {
     #[cfg(feature = "tracing")]
-    tracing::warn!(target: "queue_core", id = id.get(), panicking, "job abandoned");
+    tracing::warn!(target: "tally_queue", id = id.get(), panicking, "job abandoned");
 }
 
 /// A delivery put its job back in the buffer (`DEBUG`).
 #[inline(always)]
 pub(crate) fn retried(id: JobId) {
     #[cfg(feature = "tracing")]
-    tracing::debug!(target: "queue_core", id = id.get(), "job retried");
+    tracing::debug!(target: "tally_queue", id = id.get(), "job retried");
 }
 
 /// An immediate shutdown drained the job and handed it back (`DEBUG`).
 #[inline(always)]
 pub(crate) fn discarded(id: JobId) {
     #[cfg(feature = "tracing")]
-    tracing::debug!(target: "queue_core", id = id.get(), "job discarded");
+    tracing::debug!(target: "tally_queue", id = id.get(), "job discarded");
 }
 
 /// The first shutdown of the queue, either kind (`DEBUG`).
 #[inline(always)]
 pub(crate) fn shut_down(unfinished: u64) {
     #[cfg(feature = "tracing")]
-    tracing::debug!(target: "queue_core", unfinished, "queue shut down");
+    tracing::debug!(target: "tally_queue", unfinished, "queue shut down");
 }
 
 /// An immediate shutdown drained the buffer (`DEBUG`), after one `job discarded` per job.
 #[inline(always)]
 pub(crate) fn drained(discarded: usize) {
     #[cfg(feature = "tracing")]
-    tracing::debug!(target: "queue_core", discarded, "queue drained");
+    tracing::debug!(target: "tally_queue", discarded, "queue drained");
 }
 
 /// The last worker guard left; puts are refused until a new worker registers (`DEBUG`).
 #[inline(always)]
 pub(crate) fn last_worker_left() {
     #[cfg(feature = "tracing")]
-    tracing::debug!(target: "queue_core", "last worker left");
+    tracing::debug!(target: "tally_queue", "last worker left");
 }
 
 /// The last producer guard left; the queue shuts down (`DEBUG`).
 #[inline(always)]
 pub(crate) fn last_producer_left() {
     #[cfg(feature = "tracing")]
-    tracing::debug!(target: "queue_core", "last producer left");
+    tracing::debug!(target: "tally_queue", "last producer left");
 }

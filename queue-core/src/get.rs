@@ -52,9 +52,9 @@ fn attempt<T, D>(
 /// # Examples
 ///
 /// ```
-/// let queue = queue_core::Queue::unbounded();
+/// let queue = tally_queue::Queue::unbounded();
 /// queue.try_put(1).unwrap();
-/// let get: queue_core::futures::Get<'_, i32> = queue.get();
+/// let get: tally_queue::futures::Get<'_, i32> = queue.get();
 /// futures_lite::future::block_on(get).unwrap().succeed();
 /// ```
 #[must_use = "futures do nothing unless you `.await` or poll them"]
@@ -127,9 +127,9 @@ impl<T> fmt::Debug for Get<'_, T> {
 /// ```
 /// use std::sync::Arc;
 ///
-/// let queue = Arc::new(queue_core::Queue::unbounded());
+/// let queue = Arc::new(tally_queue::Queue::unbounded());
 /// queue.try_put(1).unwrap();
-/// let get: queue_core::futures::GetOwned<i32> = queue.get_owned();
+/// let get: tally_queue::futures::GetOwned<i32> = queue.get_owned();
 /// futures_lite::future::block_on(get).unwrap().succeed();
 /// ```
 #[cfg(target_has_atomic = "ptr")]

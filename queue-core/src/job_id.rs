@@ -25,7 +25,7 @@ use core::fmt;
 /// # Examples
 ///
 /// ```
-/// use queue_core::Queue;
+/// use tally_queue::Queue;
 ///
 /// let queue = Queue::unbounded();
 /// let first = queue.try_put("a").unwrap();
@@ -58,9 +58,9 @@ impl JobId {
     /// # Examples
     ///
     /// ```
-    /// use queue_core::JobId;
+    /// use tally_queue::JobId;
     ///
-    /// let queue = queue_core::Queue::unbounded();
+    /// let queue = tally_queue::Queue::unbounded();
     /// let id = queue.try_put("a").unwrap();
     /// assert_eq!(JobId::from_raw(id.get()), id);
     /// assert_eq!(JobId::from_raw(7).to_string(), "#7");
@@ -78,7 +78,7 @@ impl JobId {
     /// # Examples
     ///
     /// ```
-    /// let queue = queue_core::Queue::unbounded();
+    /// let queue = tally_queue::Queue::unbounded();
     /// assert_eq!(queue.try_put(()).unwrap().get(), 0);
     /// ```
     #[inline]

@@ -15,8 +15,8 @@ use crate::wait::{Sleep, Wait};
 /// # Examples
 ///
 /// ```
-/// let queue = queue_core::Queue::<u8>::unbounded();
-/// let join: queue_core::futures::Join<'_, u8> = queue.join();
+/// let queue = tally_queue::Queue::<u8>::unbounded();
+/// let join: tally_queue::futures::Join<'_, u8> = queue.join();
 /// assert_eq!(futures_lite::future::block_on(join).accepted, 0);
 /// ```
 #[must_use = "futures do nothing unless you `.await` or poll them"]

@@ -28,9 +28,9 @@ use crate::sync::{AtomicUsize, Ordering};
 /// # Examples
 ///
 /// ```
-/// use queue_core::JobEvent;
+/// use tally_queue::JobEvent;
 ///
-/// let queue = queue_core::Queue::<u8>::unbounded();
+/// let queue = tally_queue::Queue::<u8>::unbounded();
 /// let id = queue.try_put(1).unwrap();
 /// let event = JobEvent::Delivered { id, attempt: 1 };
 /// assert_eq!(event.id(), id);
@@ -103,9 +103,9 @@ impl JobEvent {
     /// # Examples
     ///
     /// ```
-    /// let queue = queue_core::Queue::<u8>::unbounded();
+    /// let queue = tally_queue::Queue::<u8>::unbounded();
     /// let id = queue.try_put(1).unwrap();
-    /// assert_eq!(queue_core::JobEvent::Accepted(id).id(), id);
+    /// assert_eq!(tally_queue::JobEvent::Accepted(id).id(), id);
     /// ```
     #[must_use]
     pub fn id(&self) -> JobId {
@@ -130,9 +130,9 @@ impl JobEvent {
     /// # Examples
     ///
     /// ```
-    /// use queue_core::{JobEvent, Outcome};
+    /// use tally_queue::{JobEvent, Outcome};
     ///
-    /// let id = queue_core::Queue::<u8>::unbounded().try_put(1).unwrap();
+    /// let id = tally_queue::Queue::<u8>::unbounded().try_put(1).unwrap();
     /// assert!(JobEvent::Ended { id, outcome: Outcome::Rejected }.is_final());
     /// assert!(!JobEvent::Accepted(id).is_final());
     /// ```
@@ -176,7 +176,7 @@ impl JobEvent {
 /// ```
 /// use std::sync::atomic::{AtomicU64, Ordering};
 /// use std::sync::Arc;
-/// use queue_core::{JobEvent, Journal, Queue};
+/// use tally_queue::{JobEvent, Journal, Queue};
 ///
 /// /// Counts final events.
 /// #[derive(Default)]

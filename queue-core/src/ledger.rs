@@ -26,10 +26,10 @@ use crate::sync::{AtomicU64, AtomicUsize, Ordering};
 /// expected ledger, an adapter's), start from [`Ledger::default`] and set the fields:
 ///
 /// ```
-/// let mut expected = queue_core::Ledger::default();
+/// let mut expected = tally_queue::Ledger::default();
 /// expected.accepted = 1;
 /// expected.succeeded = 1;
-/// let queue = queue_core::Queue::unbounded();
+/// let queue = tally_queue::Queue::unbounded();
 /// queue.try_put(()).unwrap();
 /// queue.try_get().unwrap().succeed();
 /// assert_eq!(queue.ledger(), expected);
@@ -38,7 +38,7 @@ use crate::sync::{AtomicU64, AtomicUsize, Ordering};
 /// # Examples
 ///
 /// ```
-/// use queue_core::Queue;
+/// use tally_queue::Queue;
 ///
 /// let queue = Queue::unbounded();
 /// for n in 0..4 {
@@ -100,7 +100,7 @@ impl Ledger {
     /// # Examples
     ///
     /// ```
-    /// let queue = queue_core::Queue::unbounded();
+    /// let queue = tally_queue::Queue::unbounded();
     /// queue.try_put(()).unwrap();
     /// assert_eq!(queue.ledger().unfinished(), 1);
     /// ```
@@ -114,7 +114,7 @@ impl Ledger {
     /// # Examples
     ///
     /// ```
-    /// let queue = queue_core::Queue::unbounded();
+    /// let queue = tally_queue::Queue::unbounded();
     /// queue.try_put(()).unwrap();
     /// queue.try_get().unwrap().succeed();
     /// assert_eq!(queue.ledger().ended(), 1);
@@ -132,7 +132,7 @@ impl Ledger {
     /// # Examples
     ///
     /// ```
-    /// let queue = queue_core::Queue::unbounded();
+    /// let queue = tally_queue::Queue::unbounded();
     /// queue.try_put(()).unwrap();
     /// let _held = queue.try_get().unwrap();
     /// assert!(queue.ledger().is_balanced());

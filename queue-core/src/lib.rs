@@ -53,7 +53,7 @@
 //! # Examples
 //!
 //! ```
-//! use queue_core::{Outcome, Queue};
+//! use tally_queue::{Outcome, Queue};
 //! use futures_lite::future::block_on;
 //!
 //! let queue = Queue::bounded(2).unwrap();
@@ -130,16 +130,16 @@
 //!   `alloc::sync::Arc` does not exist, so the owned variants ([`Queue::get_owned`],
 //!   [`OwnedDelivery`], [`Queue::worker_owned`]) are left out there.
 //! - `tracing`: an event for every job and every change of the queue's state, under the
-//!   target `queue_core` (see [the table](#tracing-events)).
+//!   target `tally_queue` (see [the table](#tracing-events)).
 //!
 //! Without `std` the crate needs `alloc` (a global allocator at link time).
 //!
 //! # Tracing events
 //!
 //! With the `tracing` feature, the queue emits these events, all under the target
-//! `queue_core`. Ids are [`JobId::get`] numbers; a subscriber that counts `job ended` by
+//! `tally_queue`. Ids are [`JobId::get`] numbers; a subscriber that counts `job ended` by
 //! `outcome` rebuilds the [`Ledger`]'s outcome counters, and one that filters on
-//! `queue_core=debug` sees every ending without the per-job `TRACE` traffic.
+//! `tally_queue=debug` sees every ending without the per-job `TRACE` traffic.
 //!
 //! | message | level | fields | when |
 //! |---|---|---|---|
@@ -258,7 +258,7 @@ pub use crate::worker::Worker;
 /// # Examples
 ///
 /// ```
-/// use queue_core::{futures::Put, Queue};
+/// use tally_queue::{futures::Put, Queue};
 ///
 /// let queue = Queue::unbounded();
 /// let put: Put<'_, &str> = queue.put("job");

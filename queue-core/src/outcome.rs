@@ -11,7 +11,7 @@ use core::fmt;
 /// # Examples
 ///
 /// ```
-/// use queue_core::{Outcome, Queue};
+/// use tally_queue::{Outcome, Queue};
 ///
 /// let queue = Queue::unbounded();
 /// queue.try_put(7).unwrap();

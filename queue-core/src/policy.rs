@@ -10,7 +10,7 @@ use core::num::NonZeroU32;
 /// # Examples
 ///
 /// ```
-/// use queue_core::AbandonPolicy;
+/// use tally_queue::AbandonPolicy;
 ///
 /// assert_eq!(AbandonPolicy::default(), AbandonPolicy::Abandon);
 /// let policy = AbandonPolicy::redeliver(3).unwrap();
@@ -44,7 +44,7 @@ impl AbandonPolicy {
     /// # Examples
     ///
     /// ```
-    /// use queue_core::{AbandonPolicy, ZeroAttempts};
+    /// use tally_queue::{AbandonPolicy, ZeroAttempts};
     ///
     /// assert!(matches!(AbandonPolicy::redeliver(2), Ok(AbandonPolicy::Redeliver { .. })));
     /// assert_eq!(AbandonPolicy::redeliver(0), Err(ZeroAttempts));
@@ -60,7 +60,7 @@ impl AbandonPolicy {
     /// # Examples
     ///
     /// ```
-    /// use queue_core::AbandonPolicy;
+    /// use tally_queue::AbandonPolicy;
     ///
     /// assert_eq!(AbandonPolicy::Abandon.max_attempts(), None);
     /// assert_eq!(AbandonPolicy::redeliver(5).unwrap().max_attempts(), Some(5));
@@ -79,7 +79,7 @@ impl AbandonPolicy {
 /// # Examples
 ///
 /// ```
-/// let err = queue_core::AbandonPolicy::redeliver(0).unwrap_err();
+/// let err = tally_queue::AbandonPolicy::redeliver(0).unwrap_err();
 /// assert_eq!(err.to_string(), "max_attempts must be at least 1");
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

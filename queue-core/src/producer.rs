@@ -24,7 +24,7 @@ use crate::queue::Queue;
 /// # Examples
 ///
 /// ```
-/// use queue_core::Queue;
+/// use tally_queue::Queue;
 ///
 /// let queue = Queue::bounded(4).unwrap();
 /// std::thread::scope(|s| {
@@ -59,7 +59,7 @@ impl<'a, T> Producer<'a, T> {
     /// # Examples
     ///
     /// ```
-    /// let queue = queue_core::Queue::unbounded();
+    /// let queue = tally_queue::Queue::unbounded();
     /// let producer = queue.producer();
     /// producer.queue().try_put(1).unwrap();
     /// assert_eq!(queue.len(), 1);
@@ -97,7 +97,7 @@ impl<T> fmt::Debug for Producer<'_, T> {
 /// ```
 /// use std::sync::Arc;
 ///
-/// let queue = Arc::new(queue_core::Queue::unbounded());
+/// let queue = Arc::new(tally_queue::Queue::unbounded());
 /// let producer = queue.producer_owned();
 /// std::thread::spawn(move || {
 ///     producer.queue().try_put("job").unwrap();
@@ -126,7 +126,7 @@ impl<T> OwnedProducer<T> {
     /// ```
     /// use std::sync::Arc;
     ///
-    /// let queue = Arc::new(queue_core::Queue::<u8>::unbounded());
+    /// let queue = Arc::new(tally_queue::Queue::<u8>::unbounded());
     /// let producer = queue.producer_owned();
     /// assert!(Arc::ptr_eq(producer.queue(), &queue));
     /// ```

@@ -19,8 +19,8 @@ use crate::wait::{Sleep, Wait};
 /// # Examples
 ///
 /// ```
-/// let queue = queue_core::Queue::bounded(1).unwrap();
-/// let put: queue_core::futures::Put<'_, u8> = queue.put(1);
+/// let queue = tally_queue::Queue::bounded(1).unwrap();
+/// let put: tally_queue::futures::Put<'_, u8> = queue.put(1);
 /// assert_eq!(futures_lite::future::block_on(put).unwrap().get(), 0);
 /// ```
 #[must_use = "futures do nothing unless you `.await` or poll them"]

@@ -95,7 +95,7 @@ enum Limit {
 /// # Examples
 ///
 /// ```
-/// use queue_core::Queue;
+/// use tally_queue::Queue;
 /// use futures_lite::future::block_on;
 ///
 /// let queue = Queue::bounded(2).unwrap();
@@ -159,7 +159,7 @@ impl<T> Queue<T> {
     /// # Examples
     ///
     /// ```
-    /// use queue_core::{Queue, TryPutError};
+    /// use tally_queue::{Queue, TryPutError};
     ///
     /// let queue = Queue::bounded(1).unwrap();
     /// queue.try_put(1).unwrap();
@@ -185,7 +185,7 @@ impl<T> Queue<T> {
     /// # Examples
     ///
     /// ```
-    /// use queue_core::Queue;
+    /// use tally_queue::Queue;
     ///
     /// let queue = Queue::with_unfinished_limit(1).unwrap();
     /// queue.try_put("a").unwrap();
@@ -207,7 +207,7 @@ impl<T> Queue<T> {
     /// # Examples
     ///
     /// ```
-    /// let queue = queue_core::Queue::unbounded();
+    /// let queue = tally_queue::Queue::unbounded();
     /// for n in 0..1000 {
     ///     queue.try_put(n).unwrap();
     /// }
@@ -261,7 +261,7 @@ impl<T> Queue<T> {
     ///
     /// ```
     /// use std::sync::Arc;
-    /// use queue_core::{JobState, Outcome, Queue, Record};
+    /// use tally_queue::{JobState, Outcome, Queue, Record};
     ///
     /// let record = Arc::new(Record::new());
     /// let queue = Queue::unbounded().with_journal(Arc::clone(&record));
@@ -284,7 +284,7 @@ impl<T> Queue<T> {
     /// # Examples
     ///
     /// ```
-    /// use queue_core::{JobEvent, Journal, Queue};
+    /// use tally_queue::{JobEvent, Journal, Queue};
     ///
     /// struct Fragile;
     /// impl Journal for Fragile {
@@ -342,7 +342,7 @@ impl<T> Queue<T> {
     /// # Examples
     ///
     /// ```
-    /// use queue_core::{AbandonPolicy, Queue};
+    /// use tally_queue::{AbandonPolicy, Queue};
     ///
     /// let queue = Queue::bounded(8).unwrap().with_abandon_policy(AbandonPolicy::redeliver(2).unwrap());
     /// let id = queue.try_put("flaky").unwrap();
@@ -371,7 +371,7 @@ impl<T> Queue<T> {
     /// # Examples
     ///
     /// ```
-    /// use queue_core::{AbandonPolicy, Queue};
+    /// use tally_queue::{AbandonPolicy, Queue};
     ///
     /// assert_eq!(Queue::<u8>::unbounded().abandon_policy(), AbandonPolicy::Abandon);
     /// let policy = AbandonPolicy::redeliver(4).unwrap();
@@ -401,7 +401,7 @@ impl<T> Queue<T> {
     /// # Examples
     ///
     /// ```
-    /// use queue_core::{AbandonPolicy, DeadReason, Queue};
+    /// use tally_queue::{AbandonPolicy, DeadReason, Queue};
     ///
     /// let queue = Queue::unbounded().with_abandon_policy(AbandonPolicy::redeliver(1).unwrap());
     /// queue.try_put(1).unwrap();
@@ -424,7 +424,7 @@ impl<T> Queue<T> {
     /// # Examples
     ///
     /// ```
-    /// let queue = queue_core::Queue::<u8>::unbounded();
+    /// let queue = tally_queue::Queue::<u8>::unbounded();
     /// assert_eq!(queue.dead_letters(), 0);
     /// ```
     #[must_use]
@@ -439,7 +439,7 @@ impl<T> Queue<T> {
     /// # Examples
     ///
     /// ```
-    /// use queue_core::{AbandonPolicy, Queue};
+    /// use tally_queue::{AbandonPolicy, Queue};
     ///
     /// let queue = Queue::unbounded().with_abandon_policy(AbandonPolicy::redeliver(3).unwrap());
     /// queue.try_put(()).unwrap();
@@ -488,7 +488,7 @@ impl<T> Queue<T> {
     /// ```
     /// use futures_lite::future::block_on;
     ///
-    /// let queue = queue_core::Queue::bounded(1).unwrap();
+    /// let queue = tally_queue::Queue::bounded(1).unwrap();
     /// let id = block_on(queue.put("job")).unwrap();
     /// assert_eq!(queue.try_get().unwrap().succeed(), "job");
     /// assert_eq!(id.get(), 0);
@@ -510,7 +510,7 @@ impl<T> Queue<T> {
     /// # Examples
     ///
     /// ```
-    /// use queue_core::{Queue, TryPutError};
+    /// use tally_queue::{Queue, TryPutError};
     ///
     /// let queue = Queue::bounded(1).unwrap();
     /// assert_eq!(queue.try_put('a').unwrap().get(), 0);
@@ -583,7 +583,7 @@ impl<T> Queue<T> {
     /// # Examples
     ///
     /// ```
-    /// let queue = queue_core::Queue::bounded(1).unwrap();
+    /// let queue = tally_queue::Queue::bounded(1).unwrap();
     /// std::thread::scope(|s| {
     ///     s.spawn(|| queue.put_blocking(1).unwrap());
     ///     s.spawn(|| queue.put_blocking(2).unwrap());
@@ -613,7 +613,7 @@ impl<T> Queue<T> {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use queue_core::{PutTimeoutError, Queue};
+    /// use tally_queue::{PutTimeoutError, Queue};
     ///
     /// let queue = Queue::bounded(1).unwrap();
     /// queue.try_put(1).unwrap();
@@ -647,7 +647,7 @@ impl<T> Queue<T> {
     /// # Examples
     ///
     /// ```
-    /// use queue_core::{PutTimeoutError, Queue};
+    /// use tally_queue::{PutTimeoutError, Queue};
     ///
     /// let queue = Queue::bounded(1).unwrap();
     /// queue.try_put("first").unwrap();
@@ -758,7 +758,7 @@ impl<T> Queue<T> {
     /// ```
     /// use futures_lite::future::block_on;
     ///
-    /// let queue = queue_core::Queue::unbounded();
+    /// let queue = tally_queue::Queue::unbounded();
     /// queue.try_put(42).unwrap();
     /// let delivery = block_on(queue.get()).unwrap();
     /// assert_eq!(*delivery, 42);
@@ -780,7 +780,7 @@ impl<T> Queue<T> {
     /// # Examples
     ///
     /// ```
-    /// use queue_core::{Queue, TryGetError};
+    /// use tally_queue::{Queue, TryGetError};
     ///
     /// let queue = Queue::unbounded();
     /// assert_eq!(queue.try_get().unwrap_err(), TryGetError::Empty);
@@ -801,7 +801,7 @@ impl<T> Queue<T> {
     /// # Examples
     ///
     /// ```
-    /// let queue = queue_core::Queue::unbounded();
+    /// let queue = tally_queue::Queue::unbounded();
     /// queue.try_put(1).unwrap();
     /// queue.shutdown();
     /// assert_eq!(queue.get_blocking().unwrap().succeed(), 1);
@@ -827,7 +827,7 @@ impl<T> Queue<T> {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use queue_core::{GetTimeoutError, Queue};
+    /// use tally_queue::{GetTimeoutError, Queue};
     ///
     /// let queue = Queue::unbounded();
     /// let waited = queue.get_blocking_timeout(Duration::from_millis(10));
@@ -859,7 +859,7 @@ impl<T> Queue<T> {
     /// # Examples
     ///
     /// ```
-    /// use queue_core::{GetTimeoutError, Queue};
+    /// use tally_queue::{GetTimeoutError, Queue};
     ///
     /// let queue = Queue::<u8>::unbounded();
     /// let result = futures_lite::future::block_on(queue.get_until(async {}));
@@ -1098,7 +1098,7 @@ impl<T> Queue<T> {
     /// use std::sync::Arc;
     /// use futures_lite::future::block_on;
     ///
-    /// let queue = Arc::new(queue_core::Queue::unbounded());
+    /// let queue = Arc::new(tally_queue::Queue::unbounded());
     /// queue.try_put(3).unwrap();
     /// let delivery = block_on(queue.get_owned()).unwrap();
     /// std::thread::spawn(move || delivery.succeed()).join().unwrap();
@@ -1120,7 +1120,7 @@ impl<T> Queue<T> {
     /// ```
     /// use std::sync::Arc;
     ///
-    /// let queue = Arc::new(queue_core::Queue::unbounded());
+    /// let queue = Arc::new(tally_queue::Queue::unbounded());
     /// queue.try_put(3).unwrap();
     /// let delivery = queue.try_get_owned().unwrap();
     /// assert_eq!(delivery.succeed(), 3);
@@ -1143,7 +1143,7 @@ impl<T> Queue<T> {
     ///
     /// ```
     /// use std::sync::Arc;
-    /// use queue_core::{GetTimeoutError, Queue};
+    /// use tally_queue::{GetTimeoutError, Queue};
     ///
     /// let queue = Arc::new(Queue::<u8>::unbounded());
     /// let result = futures_lite::future::block_on(queue.get_owned_until(async {}));
@@ -1164,7 +1164,7 @@ impl<T> Queue<T> {
     /// ```
     /// use futures_lite::StreamExt;
     ///
-    /// let queue = queue_core::Queue::unbounded();
+    /// let queue = tally_queue::Queue::unbounded();
     /// queue.try_put(1).unwrap();
     /// queue.shutdown();
     /// let ids: Vec<u64> = futures_lite::future::block_on(
@@ -1185,7 +1185,7 @@ impl<T> Queue<T> {
     /// use std::sync::Arc;
     /// use futures_lite::StreamExt;
     ///
-    /// let queue = Arc::new(queue_core::Queue::unbounded());
+    /// let queue = Arc::new(tally_queue::Queue::unbounded());
     /// queue.try_put(5).unwrap();
     /// queue.shutdown();
     /// let mut jobs = queue.deliveries_owned();
@@ -1218,7 +1218,7 @@ impl<T> Queue<T> {
     /// # Examples
     ///
     /// ```
-    /// use queue_core::{GetError, Queue};
+    /// use tally_queue::{GetError, Queue};
     /// use futures_lite::future::block_on;
     ///
     /// let queue = Queue::unbounded();
@@ -1245,7 +1245,7 @@ impl<T> Queue<T> {
     /// ```
     /// use std::sync::Arc;
     ///
-    /// let queue = Arc::new(queue_core::Queue::<u8>::unbounded());
+    /// let queue = Arc::new(tally_queue::Queue::<u8>::unbounded());
     /// let producer = queue.producer_owned();
     /// assert_eq!(queue.producers(), 1);
     /// std::thread::spawn(move || drop(producer)).join().unwrap();
@@ -1262,7 +1262,7 @@ impl<T> Queue<T> {
     /// # Examples
     ///
     /// ```
-    /// let queue = queue_core::Queue::<u8>::unbounded();
+    /// let queue = tally_queue::Queue::<u8>::unbounded();
     /// let producer = queue.producer();
     /// let second = producer.clone();
     /// assert_eq!(queue.producers(), 2);
@@ -1302,7 +1302,7 @@ impl<T> Queue<T> {
     /// # Examples
     ///
     /// ```
-    /// use queue_core::{Queue, TryPutError};
+    /// use tally_queue::{Queue, TryPutError};
     ///
     /// let queue = Queue::bounded(1).unwrap();
     /// queue.try_put(1).unwrap(); // no worker yet: accepted
@@ -1330,7 +1330,7 @@ impl<T> Queue<T> {
     /// ```
     /// use std::sync::Arc;
     ///
-    /// let queue = Arc::new(queue_core::Queue::<u8>::unbounded());
+    /// let queue = Arc::new(tally_queue::Queue::<u8>::unbounded());
     /// let worker = queue.worker_owned();
     /// assert_eq!(queue.workers(), 1);
     /// std::thread::spawn(move || drop(worker)).join().unwrap();
@@ -1347,7 +1347,7 @@ impl<T> Queue<T> {
     /// # Examples
     ///
     /// ```
-    /// let queue = queue_core::Queue::<u8>::unbounded();
+    /// let queue = tally_queue::Queue::<u8>::unbounded();
     /// let _w = queue.worker();
     /// assert_eq!(queue.workers(), 1);
     /// ```
@@ -1415,7 +1415,7 @@ impl<T> Queue<T> {
     /// # Examples
     ///
     /// ```
-    /// use queue_core::Queue;
+    /// use tally_queue::Queue;
     ///
     /// let queue = Queue::unbounded();
     /// queue.try_put(1).unwrap();
@@ -1461,7 +1461,7 @@ impl<T> Queue<T> {
     /// # Examples
     ///
     /// ```
-    /// use queue_core::Queue;
+    /// use tally_queue::Queue;
     ///
     /// let queue = Queue::unbounded();
     /// let a = queue.try_put("a").unwrap();
@@ -1527,7 +1527,7 @@ impl<T> Queue<T> {
     /// # Examples
     ///
     /// ```
-    /// let queue = queue_core::Queue::unbounded();
+    /// let queue = tally_queue::Queue::unbounded();
     /// queue.try_put("running").unwrap();
     /// queue.try_put("later").unwrap();
     /// let running = queue.try_get().unwrap();
@@ -1553,7 +1553,7 @@ impl<T> Queue<T> {
     /// # Examples
     ///
     /// ```
-    /// let queue = queue_core::Queue::<u8>::unbounded();
+    /// let queue = tally_queue::Queue::<u8>::unbounded();
     /// assert!(!queue.is_cancel_requested());
     /// queue.cancel_in_flight();
     /// assert!(queue.is_cancel_requested());
@@ -1576,7 +1576,7 @@ impl<T> Queue<T> {
     ///
     /// ```
     /// use futures_lite::future::block_on;
-    /// use queue_core::Queue;
+    /// use tally_queue::Queue;
     ///
     /// let queue = Queue::unbounded();
     /// queue.try_put("running").unwrap();
@@ -1609,7 +1609,7 @@ impl<T> Queue<T> {
     /// # Examples
     ///
     /// ```
-    /// use queue_core::Queue;
+    /// use tally_queue::Queue;
     ///
     /// let queue = Queue::unbounded();
     /// queue.try_put(1).unwrap();
@@ -1627,7 +1627,7 @@ impl<T> Queue<T> {
     /// # Examples
     ///
     /// ```
-    /// let queue = queue_core::Queue::<u8>::unbounded();
+    /// let queue = tally_queue::Queue::<u8>::unbounded();
     /// assert!(!queue.is_shut_down());
     /// queue.shutdown();
     /// assert!(queue.is_shut_down());
@@ -1659,7 +1659,7 @@ impl<T> Queue<T> {
     /// ```
     /// use futures_lite::future::block_on;
     ///
-    /// let queue = queue_core::Queue::unbounded();
+    /// let queue = tally_queue::Queue::unbounded();
     /// queue.try_put(1).unwrap();
     /// queue.try_get().unwrap().reject();
     /// let ledger = block_on(queue.join());
@@ -1674,7 +1674,7 @@ impl<T> Queue<T> {
     /// # Examples
     ///
     /// ```
-    /// let queue = queue_core::Queue::unbounded();
+    /// let queue = tally_queue::Queue::unbounded();
     /// queue.try_put(1).unwrap();
     /// std::thread::scope(|s| {
     ///     s.spawn(|| queue.get_blocking().unwrap().succeed());
@@ -1701,7 +1701,7 @@ impl<T> Queue<T> {
     /// ```
     /// use std::time::Duration;
     ///
-    /// let queue = queue_core::Queue::unbounded();
+    /// let queue = tally_queue::Queue::unbounded();
     /// queue.try_put(1).unwrap();
     /// let held = queue.try_get().unwrap();
     /// let late = queue.join_blocking_timeout(Duration::from_millis(10)).unwrap_err();
@@ -1731,7 +1731,7 @@ impl<T> Queue<T> {
     /// # Examples
     ///
     /// ```
-    /// let queue = queue_core::Queue::unbounded();
+    /// let queue = tally_queue::Queue::unbounded();
     /// queue.try_put(1).unwrap();
     /// let held = queue.try_get().unwrap();
     /// let err = futures_lite::future::block_on(queue.join_until(async {})).unwrap_err();
@@ -1750,7 +1750,7 @@ impl<T> Queue<T> {
     /// # Examples
     ///
     /// ```
-    /// let queue = queue_core::Queue::unbounded();
+    /// let queue = tally_queue::Queue::unbounded();
     /// queue.try_put(1).unwrap();
     /// assert_eq!(queue.ledger().buffered, 1);
     /// ```
@@ -1765,7 +1765,7 @@ impl<T> Queue<T> {
     /// # Examples
     ///
     /// ```
-    /// let queue = queue_core::Queue::unbounded();
+    /// let queue = tally_queue::Queue::unbounded();
     /// queue.try_put(1).unwrap();
     /// let held = queue.try_get().unwrap();
     /// assert_eq!(queue.unfinished(), 1);
@@ -1783,7 +1783,7 @@ impl<T> Queue<T> {
     /// # Examples
     ///
     /// ```
-    /// let queue = queue_core::Queue::unbounded();
+    /// let queue = tally_queue::Queue::unbounded();
     /// assert!(queue.is_settled());
     /// queue.try_put(1).unwrap();
     /// assert!(!queue.is_settled());
@@ -1801,7 +1801,7 @@ impl<T> Queue<T> {
     /// # Examples
     ///
     /// ```
-    /// let queue = queue_core::Queue::unbounded();
+    /// let queue = tally_queue::Queue::unbounded();
     /// queue.try_put(1).unwrap();
     /// assert_eq!(queue.len(), 1);
     /// ```
@@ -1816,7 +1816,7 @@ impl<T> Queue<T> {
     /// # Examples
     ///
     /// ```
-    /// let queue = queue_core::Queue::unbounded();
+    /// let queue = tally_queue::Queue::unbounded();
     /// queue.try_put(1).unwrap();
     /// let _held = queue.try_get().unwrap();
     /// assert!(queue.is_empty());
@@ -1833,7 +1833,7 @@ impl<T> Queue<T> {
     /// # Examples
     ///
     /// ```
-    /// assert_eq!(queue_core::Queue::<u8>::bounded(8).unwrap().capacity(), Some(8));
+    /// assert_eq!(tally_queue::Queue::<u8>::bounded(8).unwrap().capacity(), Some(8));
     /// ```
     #[must_use]
     pub fn capacity(&self) -> Option<usize> {

@@ -14,7 +14,7 @@ use crate::outcome::Outcome;
 /// # Examples
 ///
 /// ```
-/// use queue_core::{JobState, Outcome};
+/// use tally_queue::{JobState, Outcome};
 ///
 /// assert!(JobState::InFlight { attempt: 1 }.is_pending());
 /// assert!(!JobState::Ended(Outcome::Succeeded).is_pending());
@@ -54,7 +54,7 @@ impl JobState {
     /// # Examples
     ///
     /// ```
-    /// assert!(queue_core::JobState::Buffered { attempt: 1 }.is_pending());
+    /// assert!(tally_queue::JobState::Buffered { attempt: 1 }.is_pending());
     /// ```
     #[must_use]
     pub fn is_pending(&self) -> bool {
@@ -75,7 +75,7 @@ impl JobState {
 ///
 /// ```
 /// use std::sync::Arc;
-/// use queue_core::{JobState, Outcome, Queue, Record};
+/// use tally_queue::{JobState, Outcome, Queue, Record};
 ///
 /// let record = Arc::new(Record::new());
 /// let queue = Queue::unbounded().with_journal(Arc::clone(&record));
@@ -106,7 +106,7 @@ impl Record {
     /// # Examples
     ///
     /// ```
-    /// assert!(queue_core::Record::new().pending().is_empty());
+    /// assert!(tally_queue::Record::new().pending().is_empty());
     /// ```
     #[must_use]
     pub fn new() -> Self {
@@ -126,7 +126,7 @@ impl Record {
     ///
     /// ```
     /// use std::sync::Arc;
-    /// use queue_core::{JobState, Queue, Record};
+    /// use tally_queue::{JobState, Queue, Record};
     ///
     /// let record = Arc::new(Record::new());
     /// let queue = Queue::unbounded().with_journal(Arc::clone(&record));
@@ -146,7 +146,7 @@ impl Record {
     ///
     /// ```
     /// use std::sync::Arc;
-    /// use queue_core::{JobState, Queue, Record};
+    /// use tally_queue::{JobState, Queue, Record};
     ///
     /// let record = Arc::new(Record::new());
     /// let queue = Queue::unbounded().with_journal(Arc::clone(&record));
@@ -167,7 +167,7 @@ impl Record {
     /// # Examples
     ///
     /// ```
-    /// assert!(queue_core::Record::new().in_flight().is_empty());
+    /// assert!(tally_queue::Record::new().in_flight().is_empty());
     /// ```
     #[must_use]
     pub fn in_flight(&self) -> Vec<JobId> {
@@ -179,7 +179,7 @@ impl Record {
     /// # Examples
     ///
     /// ```
-    /// assert!(queue_core::Record::new().pending().is_empty());
+    /// assert!(tally_queue::Record::new().pending().is_empty());
     /// ```
     #[must_use]
     pub fn pending(&self) -> Vec<JobId> {
@@ -192,7 +192,7 @@ impl Record {
     /// # Examples
     ///
     /// ```
-    /// assert!(queue_core::Record::new().uncertain().is_empty());
+    /// assert!(tally_queue::Record::new().uncertain().is_empty());
     /// ```
     #[must_use]
     pub fn uncertain(&self) -> Vec<JobId> {
@@ -205,7 +205,7 @@ impl Record {
     /// # Examples
     ///
     /// ```
-    /// assert!(queue_core::Record::new().abandoned().is_empty());
+    /// assert!(tally_queue::Record::new().abandoned().is_empty());
     /// ```
     #[must_use]
     pub fn abandoned(&self) -> Vec<JobId> {
@@ -228,7 +228,7 @@ impl Record {
     ///
     /// ```
     /// use std::sync::Arc;
-    /// use queue_core::{JobState, Outcome, Queue, Record};
+    /// use tally_queue::{JobState, Outcome, Queue, Record};
     ///
     /// let record = Arc::new(Record::new());
     /// let queue = Queue::unbounded().with_journal(Arc::clone(&record));

@@ -18,7 +18,7 @@ use crate::queue::Queue;
 /// # Examples
 ///
 /// ```
-/// use queue_core::Queue;
+/// use tally_queue::Queue;
 ///
 /// let queue = Queue::unbounded();
 /// queue.try_put("never taken").unwrap();
@@ -60,7 +60,7 @@ pin_project! {
     /// # Examples
     ///
     /// ```
-    /// let queue = queue_core::Queue::<u8>::unbounded();
+    /// let queue = tally_queue::Queue::<u8>::unbounded();
     /// let closing = queue.shutdown_until(async {});
     /// assert_eq!(format!("{closing:?}"), "ShutdownUntil { .. }");
     /// assert!(futures_lite::future::block_on(closing).drained_in_time);

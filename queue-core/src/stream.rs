@@ -31,7 +31,7 @@ use crate::get::GetOwned;
 /// ```
 /// use futures_lite::StreamExt;
 ///
-/// let queue = queue_core::Queue::unbounded();
+/// let queue = tally_queue::Queue::unbounded();
 /// for n in 1..=3 {
 ///     queue.try_put(n).unwrap();
 /// }
@@ -86,7 +86,7 @@ impl<T> fmt::Debug for Deliveries<'_, T> {
 /// use std::sync::Arc;
 /// use futures_lite::StreamExt;
 ///
-/// let queue = Arc::new(queue_core::Queue::unbounded());
+/// let queue = Arc::new(tally_queue::Queue::unbounded());
 /// queue.try_put("job").unwrap();
 /// queue.shutdown();
 /// let jobs = queue.deliveries_owned();

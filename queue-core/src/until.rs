@@ -59,7 +59,7 @@ pin_project! {
     /// # Examples
     ///
     /// ```
-    /// use queue_core::{futures::Until, GetTimeoutError, Queue};
+    /// use tally_queue::{futures::Until, GetTimeoutError, Queue};
     ///
     /// let queue = Queue::<u8>::unbounded();
     /// let get: Until<_, _> = queue.get_until(async {});

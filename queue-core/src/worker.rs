@@ -18,7 +18,7 @@ use crate::queue::Queue;
 /// # Examples
 ///
 /// ```
-/// use queue_core::Queue;
+/// use tally_queue::Queue;
 ///
 /// let queue = Queue::<u32>::bounded(1).unwrap();
 /// std::thread::scope(|s| {
@@ -49,7 +49,7 @@ impl<'a, T> Worker<'a, T> {
     /// # Examples
     ///
     /// ```
-    /// let queue = queue_core::Queue::<u8>::unbounded();
+    /// let queue = tally_queue::Queue::<u8>::unbounded();
     /// let worker = queue.worker();
     /// assert!(std::ptr::eq(worker.queue(), &queue));
     /// ```
@@ -78,7 +78,7 @@ impl<T> fmt::Debug for Worker<'_, T> {
 /// ```
 /// use std::sync::Arc;
 ///
-/// let queue = Arc::new(queue_core::Queue::<u8>::unbounded());
+/// let queue = Arc::new(tally_queue::Queue::<u8>::unbounded());
 /// let worker = queue.worker_owned();
 /// assert_eq!(worker.queue().workers(), 1);
 /// ```
@@ -100,7 +100,7 @@ impl<T> OwnedWorker<T> {
     /// ```
     /// use std::sync::Arc;
     ///
-    /// let queue = Arc::new(queue_core::Queue::<u8>::unbounded());
+    /// let queue = Arc::new(tally_queue::Queue::<u8>::unbounded());
     /// let worker = queue.worker_owned();
     /// assert!(Arc::ptr_eq(worker.queue(), &queue));
     /// ```

@@ -4,7 +4,7 @@ use core::alloc::{GlobalAlloc, Layout};
 use std::alloc::System;
 
 use futures_lite::future::block_on;
-use queue_core::Queue;
+use tally_queue::Queue;
 
 struct Counting;
 

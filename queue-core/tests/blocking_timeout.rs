@@ -7,7 +7,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::within;
-use queue_core::{GetTimeoutError, PutTimeoutError, Queue};
+use tally_queue::{GetTimeoutError, PutTimeoutError, Queue};
 
 const SHORT: Duration = Duration::from_millis(30);
 

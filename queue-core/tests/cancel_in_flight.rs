@@ -9,7 +9,7 @@ use std::sync::{Arc, Barrier};
 use std::thread;
 
 use futures_lite::future::{block_on, or};
-use queue_core::{JobId, Outcome, Queue};
+use tally_queue::{JobId, Outcome, Queue};
 
 use common::{
     assert_pending, counting_waker, expect_panic, expect_ready, panicking_waker, poll_with,

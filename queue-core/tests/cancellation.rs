@@ -7,7 +7,7 @@ mod common;
 use core::task::Poll;
 
 use common::poll_once;
-use queue_core::Queue;
+use tally_queue::Queue;
 
 /// A put on a full queue, with a slot freed after the first poll and the queue shut down
 /// after the third. Dropped after `k` polls, the item was accepted exactly when a poll

@@ -8,7 +8,7 @@ use core::sync::atomic::{AtomicU64, Ordering};
 
 use common::{assert_pending, expect_ready, poll_once};
 use futures_lite::future::{self, block_on};
-use queue_core::{GetError, PutError, Queue, TryGetError, TryPutError};
+use tally_queue::{GetError, PutError, Queue, TryGetError, TryPutError};
 
 /// J1 `test_task_done_underflow`: CPython raises `ValueError` for a `task_done` with
 /// nothing outstanding. Here an acknowledgement needs a `Delivery`, which only a get can

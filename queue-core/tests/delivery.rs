@@ -1,6 +1,6 @@
 //! `Delivery`: exactly one ending, abandonment on drop, retry.
 
-use queue_core::{Outcome, Queue};
+use tally_queue::{Outcome, Queue};
 
 #[test]
 fn each_outcome_is_counted_once() {

@@ -9,7 +9,7 @@ use std::task::Poll;
 use std::thread;
 
 use common::{counting_waker, poll_once, poll_with, within};
-use queue_core::{Queue, TryGetError, TryPutError};
+use tally_queue::{Queue, TryGetError, TryPutError};
 
 /// The attack, made deterministic: after every put, a barging `try_get` runs
 /// before the woken getter is polled. The getter must be served every time.

@@ -8,7 +8,7 @@ use std::sync::{Arc, Barrier, Mutex, OnceLock, Weak};
 use std::thread;
 
 use futures_lite::future::{block_on, or};
-use queue_core::{
+use tally_queue::{
     AbandonPolicy, JobEvent, JobId, JobState, Journal, Outcome, Queue, Record, TryGetError,
 };
 

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use proptest::prelude::*;
-use queue_core::{Delivery, JobId, Ledger, Outcome, Queue, TryPutError};
+use tally_queue::{Delivery, JobId, Ledger, Outcome, Queue, TryPutError};
 
 #[test]
 fn display_lists_every_field() {

@@ -1,11 +1,11 @@
 //! loom models of the queue's races. Run with
-//! `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=3 cargo test -p queue-core --test loom --release`.
+//! `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=3 cargo test -p tally-queue --test loom --release`.
 #![cfg(loom)]
 
 use std::sync::Arc;
 
 use loom::thread;
-use queue_core::{GetError, PutError, Queue, TryPutError};
+use tally_queue::{GetError, PutError, Queue, TryPutError};
 
 /// put vs get+resolve vs join: a join that starts after the put returned comes back only
 /// once the item was resolved, whatever the interleaving (level-triggered, no lost
@@ -486,7 +486,7 @@ fn cancel_in_flight_vs_delivery_handed_out() {
 /// reports that as a deadlock) and the ledger balances.
 #[test]
 fn redelivery_vs_shutdown_now() {
-    use queue_core::{AbandonPolicy, DeadReason};
+    use tally_queue::{AbandonPolicy, DeadReason};
     loom::model(|| {
         let queue = Arc::new(
             Queue::<u8>::unbounded().with_abandon_policy(AbandonPolicy::redeliver(3).unwrap()),

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use common::within;
 use futures_lite::future::block_on;
-use queue_core::{GetError, Queue, TryGetError, TryPutError};
+use tally_queue::{GetError, Queue, TryGetError, TryPutError};
 
 #[test]
 fn a_queue_without_producers_never_shuts_down_by_itself() {

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use common::{assert_pending, expect_ready};
 use futures_lite::future::block_on;
-use queue_core::{GetError, PutError, Queue, TryGetError, TryPutError, ZeroCapacity};
+use tally_queue::{GetError, PutError, Queue, TryGetError, TryPutError, ZeroCapacity};
 
 #[test]
 fn zero_capacity_is_refused() {

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread;
 
-use queue_core::{AbandonPolicy, DeadReason, GetError, JobId, Queue, TryGetError, ZeroAttempts};
+use tally_queue::{AbandonPolicy, DeadReason, GetError, JobId, Queue, TryGetError, ZeroAttempts};
 
 use common::{assert_pending, expect_ready, within};
 

@@ -16,7 +16,7 @@ use common::{
     counting_waker, expect_panic, panicking_waker, poll_once, poll_with, waker_fn, within,
 };
 use futures_lite::future::{block_on, poll_fn};
-use queue_core::{GetTimeoutError, PutTimeoutError, Queue};
+use tally_queue::{GetTimeoutError, PutTimeoutError, Queue};
 
 // --------------------------------------------------------------- finished waits hold nothing
 

@@ -10,7 +10,7 @@ use std::sync::Mutex;
 
 use common::{assert_pending, expect_ready};
 use futures_lite::future::block_on;
-use queue_core::{Outcome, PutError, Queue};
+use tally_queue::{Outcome, PutError, Queue};
 
 #[test]
 fn checklist_graceful_drain() {

@@ -18,7 +18,7 @@ use std::sync::Mutex;
 
 use common::{assert_pending, expect_ready};
 use futures_lite::future::{self, block_on};
-use queue_core::{GetError, Queue, TryGetError, TryPutError};
+use tally_queue::{GetError, Queue, TryGetError, TryPutError};
 
 #[test]
 fn seed_queue_shutdown_probe() {

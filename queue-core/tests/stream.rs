@@ -8,7 +8,7 @@ use common::{assert_pending, poll_once};
 use futures_core::Stream;
 use futures_lite::future::block_on;
 use futures_lite::StreamExt;
-use queue_core::Queue;
+use tally_queue::Queue;
 
 #[test]
 fn the_stream_yields_each_item_then_ends_at_shutdown() {

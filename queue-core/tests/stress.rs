@@ -8,7 +8,7 @@ use std::sync::Mutex;
 
 use common::scaled;
 use futures_lite::future::block_on;
-use queue_core::{JobId, Outcome, Queue};
+use tally_queue::{JobId, Outcome, Queue};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum End {

@@ -1,11 +1,11 @@
 //! The `tracing` events of the crate docs' table, captured by a subscriber of the test's
-//! own. Run with `cargo test -p queue-core --features tracing --test tracing`.
+//! own. Run with `cargo test -p tally-queue --features tracing --test tracing`.
 #![cfg(feature = "tracing")]
 
 use std::fmt::Write as _;
 use std::sync::{Arc, Mutex};
 
-use queue_core::{AbandonPolicy, Outcome, Queue};
+use tally_queue::{AbandonPolicy, Outcome, Queue};
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
 use tracing::{Event, Level, Metadata, Subscriber};
@@ -28,7 +28,7 @@ impl Visit for Line {
 
 impl Subscriber for Capture {
     fn enabled(&self, metadata: &Metadata<'_>) -> bool {
-        metadata.target() == "queue_core"
+        metadata.target() == "tally_queue"
     }
     fn new_span(&self, _: &Attributes<'_>) -> Id {
         Id::from_u64(1)

@@ -12,7 +12,7 @@ use std::thread;
 
 use common::{assert_pending, expect_ready, poll_once};
 use futures_lite::future::block_on;
-use queue_core::{GetTimeoutError, JobId, Outcome, PutTimeoutError, Queue};
+use tally_queue::{GetTimeoutError, JobId, Outcome, PutTimeoutError, Queue};
 
 /// A deadline that completes once the returned closure has been called. The tests poll by
 /// hand, so it needs no waker.

@@ -5,7 +5,7 @@ mod common;
 use std::sync::Arc;
 
 use common::{assert_pending, expect_ready};
-use queue_core::{PutError, Queue, TryPutError};
+use tally_queue::{PutError, Queue, TryPutError};
 
 #[test]
 fn never_had_a_worker_accepts() {

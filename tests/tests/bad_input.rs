@@ -8,9 +8,9 @@ use std::pin::pin;
 use std::task::{Context, Poll, Waker};
 
 use futures_lite::future::block_on;
-use latch_core::{CountDownLatch, FailableLatch, NameError, TrackingLatch, MAX_COUNT};
-use queue_core::{Ledger, Queue, ZeroCapacity};
 use reliability::scaled;
+use tally_latch::{CountDownLatch, FailableLatch, NameError, TrackingLatch, MAX_COUNT};
+use tally_queue::{Ledger, Queue, ZeroCapacity};
 
 fn pending<F: Future>(future: std::pin::Pin<&mut F>) -> bool {
     future
@@ -111,7 +111,7 @@ fn huge_latch_counts_are_refused_by_try_new() {
 }
 
 #[test]
-#[should_panic(expected = "latch count exceeds latch_core::MAX_COUNT")]
+#[should_panic(expected = "latch count exceeds tally_latch::MAX_COUNT")]
 fn huge_latch_count_panics_in_new() {
     let _ = CountDownLatch::new(usize::MAX);
 }

@@ -6,7 +6,7 @@ mod scenario;
 
 use std::collections::BTreeMap;
 
-use queue_core::JobId;
+use tally_queue::JobId;
 
 #[test]
 fn every_id_ends_exactly_once_across_runtimes() {

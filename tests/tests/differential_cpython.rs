@@ -3,7 +3,7 @@
 //! Random operation scripts (put, try_put, get, try_get, resolve, shutdown, shutdown_now,
 //! join, len, cancel) are generated from seeds, run on CPython through
 //! `tests/python/queue_driver.py` (one interpreter for the whole batch), and run here on
-//! `queue_core::Queue`, stepping the futures by hand with wakers that record their wake-ups.
+//! `tally_queue::Queue`, stepping the futures by hand with wakers that record their wake-ups.
 //! After every step the two are compared on everything the designs share: each result and
 //! refusal kind, the items delivered, which waiting operations finished and how, the buffer
 //! length, the unfinished count, and whether a fresh `join` returns at once.
@@ -31,12 +31,12 @@ use std::task::{Context, Poll, Wake, Waker};
 use std::time::Instant;
 
 use integration_tests::external;
-use queue_core::futures::{Get, Join, Put};
-use queue_core::{
-    Delivery, GetError, JobId, Ledger, Outcome, PutError, Queue, TryGetError, TryPutError,
-};
 use reliability::{derive_seed, env_u64};
 use serde_json::{json, Value};
+use tally_queue::futures::{Get, Join, Put};
+use tally_queue::{
+    Delivery, GetError, JobId, Ledger, Outcome, PutError, Queue, TryGetError, TryPutError,
+};
 
 // ------------------------------------------------------------------------ scripts
 

@@ -1,4 +1,4 @@
-//! Fault runs over `latch-core`: count-downs from many threads racing waiters (async on
+//! Fault runs over `tally-latch`: count-downs from many threads racing waiters (async on
 //! `block_on`, async on an executor, blocking, and each of them with deadlines), failures
 //! racing count-downs, and counter handles dropped unreported or during unwinding.
 //!
@@ -22,8 +22,8 @@ use std::time::Duration;
 use async_executor::Executor;
 use async_io::Timer;
 use futures_lite::future::block_on;
-use latch_core::{CountDownLatch, FailableLatch, Failure, TrackingLatch};
 use reliability::{derive_seed, env_u64, quiet_injected_panics, scaled, SeedReport, INJECTED};
+use tally_latch::{CountDownLatch, FailableLatch, Failure, TrackingLatch};
 
 fn seeds(base: u64, default_runs: u64) -> Vec<u64> {
     if let Some(seed) = env_u64("LATCH_SEED") {

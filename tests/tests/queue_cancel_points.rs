@@ -14,8 +14,8 @@ use std::pin::pin;
 use std::task::{Context, Poll, Waker};
 
 use futures_lite::future::{block_on, yield_now};
-use queue_core::{Delivery, GetTimeoutError, JobId, Ledger, Outcome, Queue};
 use reliability::{after_polls, cancel_after};
+use tally_queue::{Delivery, GetTimeoutError, JobId, Ledger, Outcome, Queue};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum End {

@@ -1,4 +1,4 @@
-//! Fault runs over `queue-core` with id-level accounting.
+//! Fault runs over `tally-queue` with id-level accounting.
 //!
 //! Each run draws its shape from one seed: the queue (bounded, unbounded, or bounded by
 //! unfinished work), producers and consumers spread over plain threads with
@@ -30,14 +30,14 @@ use std::time::{Duration, Instant};
 use async_executor::Executor;
 use async_io::Timer;
 use futures_lite::future::{block_on, yield_now};
-use latch_core::CountDownLatch;
-use queue_core::{
-    Delivery, GetTimeoutError, JobId, Outcome, PutError, PutTimeoutError, Queue, TryGetError,
-    TryPutError,
-};
 use reliability::{
     after_polls, cancel_after, derive_seed, env_u64, quiet_injected_panics, scaled, SeedReport,
     INJECTED,
+};
+use tally_latch::CountDownLatch;
+use tally_queue::{
+    Delivery, GetTimeoutError, JobId, Outcome, PutError, PutTimeoutError, Queue, TryGetError,
+    TryPutError,
 };
 
 /// A queue item: the tag that names the attempt which produced it (producer and sequence).
@@ -623,7 +623,7 @@ fn run(seed: u64) -> u64 {
 }
 
 /// The id-level accounting, from the records alone, then against the ledger.
-fn check(config: &Config, record: &Record, ledger: queue_core::Ledger) {
+fn check(config: &Config, record: &Record, ledger: tally_queue::Ledger) {
     // Every attempted item has exactly one fate, and accepted ids are distinct.
     let mut accepted: HashMap<JobId, Item> = HashMap::new();
     let mut tags = HashSet::new();
@@ -704,7 +704,7 @@ fn check(config: &Config, record: &Record, ledger: queue_core::Ledger) {
     // The ledger, field by field, against the independent tally.
     let count = |end| tally.get(&end).copied().unwrap_or(0);
     let expected = {
-        let mut ledger = queue_core::Ledger::default();
+        let mut ledger = tally_queue::Ledger::default();
         ledger.accepted = accepted.len() as u64;
         ledger.buffered = 0;
         ledger.in_flight = 0;

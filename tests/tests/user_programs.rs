@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures_lite::StreamExt;
-use queue_core::{JobId, Outcome, Queue};
+use tally_queue::{JobId, Outcome, Queue};
 
 /// Runs `program` on a thread and fails if it does not finish within `seconds`.
 fn within<R: Send + 'static>(seconds: u64, program: impl FnOnce() -> R + Send + 'static) -> R {
@@ -191,7 +191,7 @@ type BoxError = Box<dyn std::error::Error + Send + Sync>;
 /// the outer `Result`, and a failure goes into a boxed error with `?`.
 async fn gate<L, D>(latch: &L, deadline: D) -> Result<Gate<L::Timeout>, BoxError>
 where
-    L: latch_core::Latch,
+    L: tally_latch::Latch,
     L::Output: Ended,
     BoxError: From<<L::Output as Ended>::Failure>,
     D: std::future::Future,
@@ -222,7 +222,7 @@ impl std::error::Error for DiskFull {}
 #[test]
 fn a_runtime_generic_library_function_gates_on_every_latch_type() {
     use futures_lite::future::{block_on, pending};
-    use latch_core::{CountDownLatch, FailableLatch, Failure, TimedOut, TrackingLatch};
+    use tally_latch::{CountDownLatch, FailableLatch, Failure, TimedOut, TrackingLatch};
 
     within(60, || {
         // CountDownLatch: a ready deadline times out at once and changes nothing; once open,
@@ -309,7 +309,7 @@ fn a_runtime_generic_library_function_gates_on_every_latch_type() {
 #[test]
 fn a_runtime_generic_library_function_runs_in_spawned_static_threads_and_tasks() {
     use futures_lite::future::block_on;
-    use latch_core::{CountDownLatch, Failure, TrackingLatch};
+    use tally_latch::{CountDownLatch, Failure, TrackingLatch};
 
     within(60, || {
         // Readiness with a shutdown signal for the deadline: each waiter is `'static`, owns

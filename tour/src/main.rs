@@ -10,8 +10,8 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use futures_lite::future::block_on;
-use latch_core::{CountDownLatch, FailableLatch, TrackingLatch};
-use queue_core::{Outcome, Queue};
+use tally_latch::{CountDownLatch, FailableLatch, TrackingLatch};
+use tally_queue::{Outcome, Queue};
 
 fn main() {
     let start = Instant::now();

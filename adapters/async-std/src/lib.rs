@@ -1,7 +1,7 @@
-//! `Duration` timeouts for [`latch_core`] and [`queue_core`] on async-std's timer.
+//! `Duration` timeouts for [`tally_latch`] and [`tally_queue`] on async-std's timer.
 //!
 //! **async-std is discontinued** ([RUSTSEC-2025-0052]: "use smol instead"). This crate exists
-//! for code that cannot move yet; new code should use `adapter-smol`, which has the same
+//! for code that cannot move yet; new code should use `tally-smol`, which has the same
 //! methods with the same names, so moving is a change of `use` lines. It is kept apart
 //! from the rest of the workspace: nothing else depends on it except the cross-runtime
 //! demo.
@@ -31,8 +31,8 @@
 //! ```
 //! use std::time::Duration;
 //!
-//! use adapter_async_std::LatchExt;
-//! use latch_core::TrackingLatch;
+//! use tally_async_std::LatchExt;
+//! use tally_latch::TrackingLatch;
 //!
 //! async_std::task::block_on(async {
 //!     let ready = TrackingLatch::new(["consumer", "cache-warmer", "http"]).unwrap();
@@ -44,9 +44,9 @@
 //! });
 //! ```
 //!
-//! [`TrackingLatch`]: latch_core::TrackingLatch
-//! [`FailableLatch`]: latch_core::FailableLatch
-//! [`Queue`]: queue_core::Queue
+//! [`TrackingLatch`]: tally_latch::TrackingLatch
+//! [`FailableLatch`]: tally_latch::FailableLatch
+//! [`Queue`]: tally_queue::Queue
 #![forbid(unsafe_code)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
@@ -63,21 +63,21 @@ use core::time::Duration;
 
 use async_std::task::sleep;
 
-use latch_core::futures::WaitUntil;
-use latch_core::Latch;
-use queue_core::futures::{Get, GetOwned, Join, Put, ShutdownUntil, Until};
-use queue_core::Queue;
+use tally_latch::futures::WaitUntil;
+use tally_latch::Latch;
+use tally_queue::futures::{Get, GetOwned, Join, Put, ShutdownUntil, Until};
+use tally_queue::Queue;
 
-/// A `Duration` timeout on any latch ([`CountDownLatch`](latch_core::CountDownLatch),
-/// [`FailableLatch`](latch_core::FailableLatch), [`TrackingLatch`](latch_core::TrackingLatch)).
+/// A `Duration` timeout on any latch ([`CountDownLatch`](tally_latch::CountDownLatch),
+/// [`FailableLatch`](tally_latch::FailableLatch), [`TrackingLatch`](tally_latch::TrackingLatch)).
 ///
 /// # Examples
 ///
 /// ```
 /// use std::time::Duration;
 ///
-/// use adapter_async_std::LatchExt;
-/// use latch_core::{CountDownLatch, TimedOut};
+/// use tally_async_std::LatchExt;
+/// use tally_latch::{CountDownLatch, TimedOut};
 ///
 /// # async_std::task::block_on(async {
 /// let latch = CountDownLatch::new(1);
@@ -108,8 +108,8 @@ pub trait LatchExt: Latch + Sized {
     /// ```
     /// use std::time::Duration;
     ///
-    /// use adapter_async_std::LatchExt;
-    /// use latch_core::FailableLatch;
+    /// use tally_async_std::LatchExt;
+    /// use tally_latch::FailableLatch;
     ///
     /// # async_std::task::block_on(async {
     /// let latch = FailableLatch::new(2);
@@ -139,8 +139,8 @@ impl<L: Latch> LatchExt for L {}
 /// ```
 /// use std::time::Duration;
 ///
-/// use adapter_async_std::QueueExt;
-/// use queue_core::{GetTimeoutError, PutTimeoutError, Queue};
+/// use tally_async_std::QueueExt;
+/// use tally_queue::{GetTimeoutError, PutTimeoutError, Queue};
 ///
 /// # async_std::task::block_on(async {
 /// let queue = Queue::bounded(1).unwrap();
@@ -165,8 +165,8 @@ pub trait QueueExt<T> {
     /// ```
     /// use std::time::Duration;
     ///
-    /// use adapter_async_std::QueueExt;
-    /// use queue_core::{PutTimeoutError, Queue};
+    /// use tally_async_std::QueueExt;
+    /// use tally_queue::{PutTimeoutError, Queue};
     ///
     /// # async_std::task::block_on(async {
     /// let queue = Queue::bounded(1).unwrap();
@@ -194,8 +194,8 @@ pub trait QueueExt<T> {
     /// ```
     /// use std::time::Duration;
     ///
-    /// use adapter_async_std::QueueExt;
-    /// use queue_core::Queue;
+    /// use tally_async_std::QueueExt;
+    /// use tally_queue::Queue;
     ///
     /// # async_std::task::block_on(async {
     /// let queue = Queue::unbounded();
@@ -211,7 +211,7 @@ pub trait QueueExt<T> {
     ) -> Until<Get<'_, T>, impl Future<Output = ()> + Send + Sync>;
 
     /// Waits for an item for at most `timeout`, on a queue held in an [`Arc`]
-    /// ([`Queue::get_owned_until`]): the [`OwnedDelivery`](queue_core::OwnedDelivery) is
+    /// ([`Queue::get_owned_until`]): the [`OwnedDelivery`](tally_queue::OwnedDelivery) is
     /// `'static`, so a spawned task can take it and hold it.
     ///
     /// # Errors
@@ -224,8 +224,8 @@ pub trait QueueExt<T> {
     /// use std::sync::Arc;
     /// use std::time::Duration;
     ///
-    /// use adapter_async_std::QueueExt;
-    /// use queue_core::{GetTimeoutError, Queue};
+    /// use tally_async_std::QueueExt;
+    /// use tally_queue::{GetTimeoutError, Queue};
     ///
     /// # async_std::task::block_on(async {
     /// let queue = Arc::new(Queue::unbounded());
@@ -259,8 +259,8 @@ pub trait QueueExt<T> {
     /// ```
     /// use std::time::Duration;
     ///
-    /// use adapter_async_std::QueueExt;
-    /// use queue_core::Queue;
+    /// use tally_async_std::QueueExt;
+    /// use tally_queue::Queue;
     ///
     /// # async_std::task::block_on(async {
     /// let queue = Queue::unbounded();
@@ -276,7 +276,7 @@ pub trait QueueExt<T> {
 
     /// Drain or abort ([`Queue::shutdown_until`]): shuts the queue down gracefully, waits
     /// up to `timeout` for the drain, and if it has not finished by then, shuts down
-    /// immediately. The [`Closed`](queue_core::Closed) it resolves to holds the ledger, the
+    /// immediately. The [`Closed`](tally_queue::Closed) it resolves to holds the ledger, the
     /// items handed back, and whether the drain finished in time.
     ///
     /// # Examples
@@ -284,8 +284,8 @@ pub trait QueueExt<T> {
     /// ```
     /// use std::time::Duration;
     ///
-    /// use adapter_async_std::QueueExt;
-    /// use queue_core::Queue;
+    /// use tally_async_std::QueueExt;
+    /// use tally_queue::Queue;
     ///
     /// # async_std::task::block_on(async {
     /// let queue = Queue::unbounded();

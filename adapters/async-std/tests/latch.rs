@@ -2,7 +2,7 @@
 
 use core::future::Future;
 
-use adapter_async_std::LatchExt;
+use tally_async_std::LatchExt;
 
 fn block_on<F: Future>(future: F) -> F::Output {
     async_std::task::block_on(future)

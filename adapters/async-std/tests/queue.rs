@@ -2,7 +2,7 @@
 
 use core::future::Future;
 
-use adapter_async_std::QueueExt;
+use tally_async_std::QueueExt;
 
 fn block_on<F: Future>(future: F) -> F::Output {
     async_std::task::block_on(future)

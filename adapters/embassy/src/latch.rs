@@ -1,11 +1,11 @@
 //! [`LatchExt`]: `Duration` timeouts for every latch.
 
 use embassy_time::{Duration, Timer};
-use latch_core::futures::WaitUntil;
-use latch_core::Latch;
+use tally_latch::futures::WaitUntil;
+use tally_latch::Latch;
 
-/// Timed waits on any latch ([`CountDownLatch`](latch_core::CountDownLatch),
-/// [`FailableLatch`](latch_core::FailableLatch), [`TrackingLatch`](latch_core::TrackingLatch))
+/// Timed waits on any latch ([`CountDownLatch`](tally_latch::CountDownLatch),
+/// [`FailableLatch`](tally_latch::FailableLatch), [`TrackingLatch`](tally_latch::TrackingLatch))
 /// with an [`embassy_time::Timer`] as the deadline.
 ///
 /// The futures are the core's [`WaitUntil`]; they resolve to what the latch's `wait_until`
@@ -22,9 +22,9 @@ use latch_core::Latch;
 /// # Examples
 ///
 /// ```
-/// use adapter_embassy::LatchExt;
+/// use tally_embassy::LatchExt;
 /// use embassy_time::Duration;
-/// use latch_core::TrackingLatch;
+/// use tally_latch::TrackingLatch;
 ///
 /// let latch = TrackingLatch::new(["radio", "sensor"]).unwrap();
 /// latch.count_down_for("radio").unwrap();

@@ -1,4 +1,4 @@
-//! `Duration` timeouts for [`latch_core`] and [`queue_core`] on [`embassy_time`].
+//! `Duration` timeouts for [`tally_latch`] and [`tally_queue`] on [`embassy_time`].
 //!
 //! The cores take any future as a deadline; this crate supplies an
 //! [`embassy_time::Timer`], so firmware on an embassy executor (or any executor, with an
@@ -11,12 +11,12 @@
 //!   `join_timeout` (a timeout carries the ledger), and `shutdown_timeout`, the
 //!   drain-or-abort policy.
 //!
-//! The names are those of every other adapter (`adapter-tokio`, `adapter-smol`, ...). For
+//! The names are those of every other adapter (`tally-tokio`, `tally-smol`, ...). For
 //! an absolute deadline, give the core's `_until` method an embassy timer:
 //! `latch.wait_until(Timer::at(deadline))`, `queue.get_until(Timer::at(deadline))`.
 //!
-//! The futures and errors are the cores' own (`latch_core::futures::WaitUntil`,
-//! `queue_core::futures::Until`, `queue_core::GetTimeoutError`, ...): this crate only
+//! The futures and errors are the cores' own (`tally_latch::futures::WaitUntil`,
+//! `tally_queue::futures::Until`, `tally_queue::GetTimeoutError`, ...): this crate only
 //! supplies the timer.
 //!
 //! # Features

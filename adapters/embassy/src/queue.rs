@@ -5,9 +5,9 @@ use alloc::sync::Arc;
 
 use embassy_time::{Duration, Timer};
 #[cfg(target_has_atomic = "ptr")]
-use queue_core::futures::GetOwned;
-use queue_core::futures::{Get, Join, Put, ShutdownUntil, Until};
-use queue_core::Queue;
+use tally_queue::futures::GetOwned;
+use tally_queue::futures::{Get, Join, Put, ShutdownUntil, Until};
+use tally_queue::Queue;
 
 /// Timed `put`, `get`, `join` and shutdown on a [`Queue`], with an
 /// [`embassy_time::Timer`] as the deadline of the core's `*_until` methods.
@@ -15,9 +15,9 @@ use queue_core::Queue;
 /// # Examples
 ///
 /// ```
-/// use adapter_embassy::QueueExt;
+/// use tally_embassy::QueueExt;
 /// use embassy_time::Duration;
-/// use queue_core::{GetTimeoutError, PutTimeoutError, Queue};
+/// use tally_queue::{GetTimeoutError, PutTimeoutError, Queue};
 ///
 /// futures_lite::future::block_on(async {
 ///     let queue = Queue::bounded(1).unwrap();
@@ -43,7 +43,7 @@ pub trait QueueExt<T> {
     fn get_timeout(&self, timeout: Duration) -> Until<Get<'_, T>, Timer>;
 
     /// Waits for an item for at most `timeout`, on a queue held in an [`Arc`]
-    /// ([`Queue::get_owned_until`]): the [`OwnedDelivery`](queue_core::OwnedDelivery) is
+    /// ([`Queue::get_owned_until`]): the [`OwnedDelivery`](tally_queue::OwnedDelivery) is
     /// `'static`, so a spawned task can take it and hold it.
     ///
     /// # Examples
@@ -51,9 +51,9 @@ pub trait QueueExt<T> {
     /// ```
     /// use std::sync::Arc;
     ///
-    /// use adapter_embassy::QueueExt;
+    /// use tally_embassy::QueueExt;
     /// use embassy_time::Duration;
-    /// use queue_core::{GetTimeoutError, Queue};
+    /// use tally_queue::{GetTimeoutError, Queue};
     ///
     /// let queue = Arc::new(Queue::unbounded());
     /// queue.try_put("job").unwrap();

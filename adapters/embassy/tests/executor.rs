@@ -3,12 +3,12 @@
 
 use core::sync::atomic::{AtomicBool, Ordering};
 
-use adapter_embassy::{LatchExt, QueueExt};
 use embassy_executor::{Executor, Spawner};
 use embassy_time::{Duration, Timer};
-use latch_core::TrackingLatch;
-use queue_core::GetTimeoutError;
-use queue_core::Queue;
+use tally_embassy::{LatchExt, QueueExt};
+use tally_latch::TrackingLatch;
+use tally_queue::GetTimeoutError;
+use tally_queue::Queue;
 
 static DONE: AtomicBool = AtomicBool::new(false);
 

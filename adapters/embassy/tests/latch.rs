@@ -2,10 +2,10 @@
 
 use std::thread;
 
-use adapter_embassy::LatchExt;
 use embassy_time::{Duration, Instant};
 use futures_lite::future::block_on;
-use latch_core::{CountDownLatch, FailableLatch, TimedOut, TrackingLatch};
+use tally_embassy::LatchExt;
+use tally_latch::{CountDownLatch, FailableLatch, TimedOut, TrackingLatch};
 
 const SHORT: Duration = Duration::from_millis(20);
 const LONG: Duration = Duration::from_secs(10);

@@ -3,11 +3,11 @@
 use std::sync::Arc;
 use std::thread;
 
-use adapter_embassy::QueueExt;
 use embassy_time::{Duration, Instant};
 use futures_lite::future::block_on;
-use queue_core::GetTimeoutError;
-use queue_core::Queue;
+use tally_embassy::QueueExt;
+use tally_queue::GetTimeoutError;
+use tally_queue::Queue;
 
 const SHORT: Duration = Duration::from_millis(20);
 const LONG: Duration = Duration::from_secs(10);

@@ -1,6 +1,6 @@
 //! Jobs per second through put, get and succeed on one local `redis-server` (Unix socket,
 //! AOF off), against raw `XADD` / `XREADGROUP` / `XACK` + `XDEL` over the same client in
-//! the same run; then 1, 4 and 16 consumers. Run: `cargo bench -p adapter-redis`.
+//! the same run; then 1, 4 and 16 consumers. Run: `cargo bench -p tally-redis`.
 //!
 //! Each figure is the best of three runs (wall clock: this is a throughput benchmark of a
 //! network server, not an instruction count).
@@ -9,9 +9,9 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use adapter_redis::{Bytes, Options, Queue};
 use redis::aio::MultiplexedConnection;
 use redis::Value;
+use tally_redis::{Bytes, Options, Queue};
 
 const JOBS: u64 = 4000;
 
@@ -22,7 +22,7 @@ struct Server {
 
 impl Server {
     fn start() -> Option<Server> {
-        let dir = std::env::temp_dir().join(format!("adapter-redis-bench-{}", std::process::id()));
+        let dir = std::env::temp_dir().join(format!("tally-redis-bench-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).ok()?;
         let child = Command::new("redis-server")
@@ -213,7 +213,7 @@ fn main() {
         .build()
         .unwrap();
     println!("{JOBS} jobs, put then get + succeed; best of 3; jobs/s");
-    println!("consumers | adapter-redis | raw XADD/XREADGROUP/XACK+XDEL | overhead");
+    println!("consumers | tally-redis | raw XADD/XREADGROUP/XACK+XDEL | overhead");
     let mut round = 0;
     for consumers in [1, 4, 16] {
         let queue = best_of_three(|| {

@@ -2,8 +2,8 @@
 //!
 //! ```text
 //! redis-server --port 6399 --appendonly yes --appendfsync always &
-//! cargo run -p adapter-redis --example two_processes -- consume redis://127.0.0.1:6399 &
-//! cargo run -p adapter-redis --example two_processes -- produce redis://127.0.0.1:6399
+//! cargo run -p tally-redis --example two_processes -- consume redis://127.0.0.1:6399 &
+//! cargo run -p tally-redis --example two_processes -- produce redis://127.0.0.1:6399
 //! ```
 //!
 //! The producer puts ten jobs, shuts the queue down gracefully and waits for the ledger;
@@ -12,7 +12,7 @@
 
 use std::time::Duration;
 
-use adapter_redis::{Json, Options, Queue, Redelivery};
+use tally_redis::{Json, Options, Queue, Redelivery};
 
 fn options() -> Options {
     Options::new()

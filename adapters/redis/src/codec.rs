@@ -14,7 +14,7 @@ use core::marker::PhantomData;
 /// # Examples
 ///
 /// ```
-/// use adapter_redis::{Codec, CodecError};
+/// use tally_redis::{Codec, CodecError};
 ///
 /// /// Numbers as decimal text.
 /// #[derive(Clone, Debug)]
@@ -60,7 +60,7 @@ pub trait Codec: Send + Sync + 'static {
 /// # Examples
 ///
 /// ```
-/// let error = adapter_redis::CodecError::new("bad byte at 3");
+/// let error = tally_redis::CodecError::new("bad byte at 3");
 /// assert_eq!(error.to_string(), "bad byte at 3");
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -72,7 +72,7 @@ impl CodecError {
     /// # Examples
     ///
     /// ```
-    /// assert_eq!(adapter_redis::CodecError::new("too deep").message(), "too deep");
+    /// assert_eq!(tally_redis::CodecError::new("too deep").message(), "too deep");
     /// ```
     pub fn new(message: impl Into<String>) -> Self {
         CodecError(message.into())
@@ -83,7 +83,7 @@ impl CodecError {
     /// # Examples
     ///
     /// ```
-    /// assert_eq!(adapter_redis::CodecError::new("x").message(), "x");
+    /// assert_eq!(tally_redis::CodecError::new("x").message(), "x");
     /// ```
     pub fn message(&self) -> &str {
         &self.0
@@ -103,7 +103,7 @@ impl core::error::Error for CodecError {}
 /// # Examples
 ///
 /// ```
-/// use adapter_redis::{Bytes, Codec};
+/// use tally_redis::{Bytes, Codec};
 ///
 /// assert_eq!(Bytes.encode(&b"job".to_vec()).unwrap(), b"job");
 /// assert_eq!(Bytes.decode(b"job").unwrap(), b"job");
@@ -128,7 +128,7 @@ impl Codec for Bytes {
 /// # Examples
 ///
 /// ```
-/// use adapter_redis::{Codec, Json};
+/// use tally_redis::{Codec, Json};
 ///
 /// let codec = Json::<(u32, String)>::new();
 /// let bytes = codec.encode(&(7, "mail".to_string())).unwrap();
@@ -146,7 +146,7 @@ impl<T> Json<T> {
     /// # Examples
     ///
     /// ```
-    /// let _codec = adapter_redis::Json::<u8>::new();
+    /// let _codec = tally_redis::Json::<u8>::new();
     /// ```
     pub const fn new() -> Self {
         Json(PhantomData)

@@ -6,14 +6,14 @@ use alloc::sync::Arc;
 use core::fmt;
 use core::ops::Deref;
 
-use queue_core::{JobId, Outcome};
+use tally_queue::{JobId, Outcome};
 
 use crate::codec::Codec;
 use crate::error::{KeepAliveError, ResolveError};
 use crate::inner::{Dropped, How, Inner, Resolved};
 
 /// One delivered item, held on a lease by this process: the across-processes form of
-/// [`queue_core::Delivery`].
+/// [`tally_queue::Delivery`].
 ///
 /// Resolve it exactly once with [`succeed`](Delivery::succeed),
 /// [`reject`](Delivery::reject), [`uncertain`](Delivery::uncertain) or
@@ -30,7 +30,7 @@ use crate::inner::{Dropped, How, Inner, Resolved};
 /// # Examples
 ///
 /// ```no_run
-/// # async fn demo(queue: adapter_redis::Queue<adapter_redis::Bytes>) -> Result<(), Box<dyn std::error::Error>> {
+/// # async fn demo(queue: tally_redis::Queue<tally_redis::Bytes>) -> Result<(), Box<dyn std::error::Error>> {
 /// let job = queue.get().await?;
 /// println!("{} attempt {}: {} bytes", job.id(), job.attempt(), job.len());
 /// job.succeed().await?;
@@ -51,7 +51,7 @@ impl<C: Codec> Delivery<C> {
     /// # Examples
     ///
     /// ```no_run
-    /// # async fn demo(queue: adapter_redis::Queue<adapter_redis::Bytes>) {
+    /// # async fn demo(queue: tally_redis::Queue<tally_redis::Bytes>) {
     /// let job = queue.get().await.unwrap();
     /// assert!(job.id().get() < 1 << 63);
     /// # }
@@ -66,7 +66,7 @@ impl<C: Codec> Delivery<C> {
     /// # Examples
     ///
     /// ```no_run
-    /// # async fn demo(queue: adapter_redis::Queue<adapter_redis::Bytes>) {
+    /// # async fn demo(queue: tally_redis::Queue<tally_redis::Bytes>) {
     /// let job = queue.get().await.unwrap();
     /// assert!(job.attempt() >= 1);
     /// # }
@@ -80,7 +80,7 @@ impl<C: Codec> Delivery<C> {
     /// # Examples
     ///
     /// ```no_run
-    /// # async fn demo(queue: adapter_redis::Queue<adapter_redis::Bytes>) {
+    /// # async fn demo(queue: tally_redis::Queue<tally_redis::Bytes>) {
     /// let job = queue.get().await.unwrap();
     /// let _bytes: &Vec<u8> = job.item();
     /// # }
@@ -104,7 +104,7 @@ impl<C: Codec> Delivery<C> {
     /// # Examples
     ///
     /// ```no_run
-    /// # async fn demo(queue: adapter_redis::Queue<adapter_redis::Bytes>) {
+    /// # async fn demo(queue: tally_redis::Queue<tally_redis::Bytes>) {
     /// let item = queue.get().await.unwrap().succeed().await.unwrap();
     /// # drop(item); }
     /// ```
@@ -121,7 +121,7 @@ impl<C: Codec> Delivery<C> {
     /// # Examples
     ///
     /// ```no_run
-    /// # async fn demo(queue: adapter_redis::Queue<adapter_redis::Bytes>) {
+    /// # async fn demo(queue: tally_redis::Queue<tally_redis::Bytes>) {
     /// queue.get().await.unwrap().reject().await.unwrap();
     /// # }
     /// ```
@@ -139,7 +139,7 @@ impl<C: Codec> Delivery<C> {
     /// # Examples
     ///
     /// ```no_run
-    /// # async fn demo(queue: adapter_redis::Queue<adapter_redis::Bytes>) {
+    /// # async fn demo(queue: tally_redis::Queue<tally_redis::Bytes>) {
     /// queue.get().await.unwrap().uncertain().await.unwrap();
     /// # }
     /// ```
@@ -157,8 +157,8 @@ impl<C: Codec> Delivery<C> {
     /// # Examples
     ///
     /// ```no_run
-    /// # async fn demo(queue: adapter_redis::Queue<adapter_redis::Bytes>) {
-    /// use queue_core::Outcome;
+    /// # async fn demo(queue: tally_redis::Queue<tally_redis::Bytes>) {
+    /// use tally_queue::Outcome;
     /// queue.get().await.unwrap().resolve(Outcome::Rejected).await.unwrap();
     /// # }
     /// ```
@@ -194,7 +194,7 @@ impl<C: Codec> Delivery<C> {
     /// # Examples
     ///
     /// ```no_run
-    /// # async fn demo(queue: adapter_redis::Queue<adapter_redis::Bytes>) {
+    /// # async fn demo(queue: tally_redis::Queue<tally_redis::Bytes>) {
     /// let job = queue.get().await.unwrap();
     /// job.keep_alive().await.unwrap();
     /// job.succeed().await.unwrap();

@@ -10,7 +10,7 @@ use crate::codec::CodecError;
 /// # Examples
 ///
 /// ```
-/// use adapter_redis::Drained;
+/// use tally_redis::Drained;
 ///
 /// let item: Drained<u8> = Drained::Item(3);
 /// assert_eq!(item.ok(), Some(3));
@@ -34,7 +34,7 @@ impl<T> Drained<T> {
     /// # Examples
     ///
     /// ```
-    /// use adapter_redis::{CodecError, Drained};
+    /// use tally_redis::{CodecError, Drained};
     ///
     /// let bad: Drained<u8> = Drained::Undecodable { bytes: vec![1], error: CodecError::new("x") };
     /// assert_eq!(bad.ok(), None);

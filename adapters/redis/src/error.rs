@@ -5,7 +5,7 @@ use alloc::boxed::Box;
 use alloc::string::String;
 use core::fmt;
 
-use queue_core::Ledger;
+use tally_queue::Ledger;
 
 use crate::codec::{Codec, CodecError};
 use crate::delivery::Delivery;
@@ -18,7 +18,7 @@ use crate::delivery::Delivery;
 /// # Examples
 ///
 /// ```
-/// use adapter_redis::Error;
+/// use tally_redis::Error;
 ///
 /// let error = Error::Gone;
 /// assert!(!error.is_unknown());
@@ -51,7 +51,7 @@ impl Error {
     /// # Examples
     ///
     /// ```
-    /// assert!(!adapter_redis::Error::Protocol("x".into()).is_unknown());
+    /// assert!(!tally_redis::Error::Protocol("x".into()).is_unknown());
     /// ```
     pub fn is_unknown(&self) -> bool {
         matches!(self, Error::Unknown(_))
@@ -89,7 +89,7 @@ impl core::error::Error for Error {
 /// # Examples
 ///
 /// ```
-/// use adapter_redis::{Bytes, OpenError, Options, Queue};
+/// use tally_redis::{Bytes, OpenError, Options, Queue};
 ///
 /// let client = redis::Client::open("redis://127.0.0.1:1").unwrap();
 /// let error = futures_lite::future::block_on(
@@ -162,7 +162,7 @@ impl From<Error> for OpenError {
 
 /// A put was refused or its fate is unknown; the item comes back inside.
 ///
-/// The first four variants mirror [`queue_core::PutError`]. The others are new across
+/// The first four variants mirror [`tally_queue::PutError`]. The others are new across
 /// processes: the codec refused, the encoded item is too large, the server could not be
 /// reached or refused ([`PutError::Failed`]: not accepted), or the reply was lost
 /// ([`PutError::Unknown`]: it may have been accepted; use
@@ -171,7 +171,7 @@ impl From<Error> for OpenError {
 /// # Examples
 ///
 /// ```
-/// use adapter_redis::PutError;
+/// use tally_redis::PutError;
 ///
 /// let error = PutError::Full("job");
 /// assert!(error.is_full());
@@ -226,7 +226,7 @@ impl<T> PutError<T> {
     /// # Examples
     ///
     /// ```
-    /// assert_eq!(adapter_redis::PutError::ShutDown(5).into_inner(), 5);
+    /// assert_eq!(tally_redis::PutError::ShutDown(5).into_inner(), 5);
     /// ```
     pub fn into_inner(self) -> T {
         match self {
@@ -246,7 +246,7 @@ impl<T> PutError<T> {
     /// # Examples
     ///
     /// ```
-    /// assert!(adapter_redis::PutError::Full(1).is_full());
+    /// assert!(tally_redis::PutError::Full(1).is_full());
     /// ```
     pub fn is_full(&self) -> bool {
         matches!(self, PutError::Full(_))
@@ -257,7 +257,7 @@ impl<T> PutError<T> {
     /// # Examples
     ///
     /// ```
-    /// assert!(adapter_redis::PutError::ShutDown(1).is_shut_down());
+    /// assert!(tally_redis::PutError::ShutDown(1).is_shut_down());
     /// ```
     pub fn is_shut_down(&self) -> bool {
         matches!(self, PutError::ShutDown(_))
@@ -268,7 +268,7 @@ impl<T> PutError<T> {
     /// # Examples
     ///
     /// ```
-    /// assert!(!adapter_redis::PutError::Full(1).is_unknown());
+    /// assert!(!tally_redis::PutError::Full(1).is_unknown());
     /// ```
     pub fn is_unknown(&self) -> bool {
         matches!(self, PutError::Unknown { .. })
@@ -326,7 +326,7 @@ impl<T> core::error::Error for PutError<T> {}
 /// # Examples
 ///
 /// ```
-/// assert_eq!(adapter_redis::TryGetError::Empty.to_string(), "queue is empty");
+/// assert_eq!(tally_redis::TryGetError::Empty.to_string(), "queue is empty");
 /// ```
 #[derive(Debug)]
 #[non_exhaustive]
@@ -357,7 +357,7 @@ impl core::error::Error for TryGetError {}
 ///
 /// ```
 /// assert_eq!(
-///     adapter_redis::GetError::ShutDown.to_string(),
+///     tally_redis::GetError::ShutDown.to_string(),
 ///     "queue is shut down and empty"
 /// );
 /// ```
@@ -389,7 +389,7 @@ impl core::error::Error for GetError {}
 /// # Examples
 ///
 /// ```
-/// use adapter_redis::{Bytes, ResolveError};
+/// use tally_redis::{Bytes, ResolveError};
 ///
 /// let error: ResolveError<Bytes> = ResolveError::Stale(b"job".to_vec());
 /// assert_eq!(
@@ -441,7 +441,7 @@ impl<C: Codec> core::error::Error for ResolveError<C> {}
 ///
 /// ```
 /// assert_eq!(
-///     adapter_redis::KeepAliveError::Stale.to_string(),
+///     tally_redis::KeepAliveError::Stale.to_string(),
 ///     "stale delivery: its lease already expired and the job was handed out again"
 /// );
 /// ```
@@ -472,8 +472,8 @@ impl core::error::Error for KeepAliveError {}
 /// # Examples
 ///
 /// ```
-/// use adapter_redis::JoinError;
-/// use queue_core::Ledger;
+/// use tally_redis::JoinError;
+/// use tally_queue::Ledger;
 ///
 /// let mut ledger = Ledger::default();
 /// ledger.accepted = 1;
@@ -513,14 +513,14 @@ impl core::error::Error for JoinError {}
 /// # Examples
 ///
 /// ```
-/// use adapter_redis::{Error, ShutdownNowError};
+/// use tally_redis::{Error, ShutdownNowError};
 ///
 /// let error: ShutdownNowError<u8> = ShutdownNowError { drained: Vec::new(), error: Error::Gone };
 /// assert!(error.to_string().starts_with("shutdown_now stopped after 0 items: "));
 /// ```
 pub struct ShutdownNowError<T> {
     /// The items taken out so far, with their ids.
-    pub drained: alloc::vec::Vec<(queue_core::JobId, crate::drained::Drained<T>)>,
+    pub drained: alloc::vec::Vec<(tally_queue::JobId, crate::drained::Drained<T>)>,
     /// Why it stopped.
     pub error: Error,
 }

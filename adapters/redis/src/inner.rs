@@ -8,8 +8,8 @@ use alloc::vec::Vec;
 use core::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use queue_core::{JobId, Ledger};
 use redis::Value;
+use tally_queue::{JobId, Ledger};
 
 use crate::codec::Codec;
 use crate::conn::{args, Conn};

@@ -1,10 +1,10 @@
 //! The acknowledgement-counting work queue and the tracking latch across processes, on
 //! Redis Streams with consumer groups (Redis ≥ 7.0, or Valkey).
 //!
-//! The vocabulary is [`queue_core`]'s: a put returns a [`JobId`](queue_core::JobId) or
+//! The vocabulary is [`tally_queue`]'s: a put returns a [`JobId`](tally_queue::JobId) or
 //! hands the item back inside a [`PutError`]; a [`Delivery`] ends exactly once as
-//! succeeded, rejected or uncertain ([`Outcome`](queue_core::Outcome)); `join` returns
-//! the [`Ledger`](queue_core::Ledger); `shutdown_now` returns the undelivered items with
+//! succeeded, rejected or uncertain ([`Outcome`](tally_queue::Outcome)); `join` returns
+//! the [`Ledger`](tally_queue::Ledger); `shutdown_now` returns the undelivered items with
 //! their ids. What is new across processes:
 //!
 //! - **A crash is not a drop.** A process that dies runs no `Drop`. Each delivery is held
@@ -28,10 +28,10 @@
 //!
 //! # The tracking latch
 //!
-//! [`TrackingLatch`] is [`latch_core::TrackingLatch`] across processes: named counters
+//! [`TrackingLatch`] is [`tally_latch::TrackingLatch`] across processes: named counters
 //! that any process can [`claim`](TrackingLatch::claim) on a lease, report to and wait on,
-//! with latch-core's [`Failure`](latch_core::Failure),
-//! [`StillPending`](latch_core::StillPending) and [`NameError`](latch_core::NameError). A
+//! with tally-latch's [`Failure`](tally_latch::Failure),
+//! [`StillPending`](tally_latch::StillPending) and [`NameError`](tally_latch::NameError). A
 //! handle dropped unreported fails the latch naming itself; a holder process that dies
 //! fails it naming its counter once its lease expires (or, by [`OnExpiry::Reclaim`], frees
 //! the counter for another process). Its keys live under `{latch:NAME}`.

@@ -12,7 +12,7 @@ use crate::error::OpenError;
 /// # Examples
 ///
 /// ```
-/// use adapter_redis::{Options, Redelivery};
+/// use tally_redis::{Options, Redelivery};
 ///
 /// let options = Options::new().redelivery(Redelivery::Redeliver { max_attempts: 3 });
 /// assert_eq!(options.get_redelivery(), Redelivery::Redeliver { max_attempts: 3 });
@@ -41,7 +41,7 @@ pub enum Redelivery {
 ///
 /// ```
 /// use core::time::Duration;
-/// use adapter_redis::Options;
+/// use tally_redis::Options;
 ///
 /// let options = Options::new().bounded(100).lease(Duration::from_secs(5));
 /// assert_eq!(options.get_capacity(), Some(100));
@@ -71,7 +71,7 @@ impl Options {
     /// # Examples
     ///
     /// ```
-    /// assert_eq!(adapter_redis::Options::new().get_capacity(), None);
+    /// assert_eq!(tally_redis::Options::new().get_capacity(), None);
     /// ```
     pub const fn new() -> Self {
         Options {
@@ -91,7 +91,7 @@ impl Options {
     /// # Examples
     ///
     /// ```
-    /// assert_eq!(adapter_redis::Options::new().bounded(8).get_capacity(), Some(8));
+    /// assert_eq!(tally_redis::Options::new().bounded(8).get_capacity(), Some(8));
     /// ```
     pub const fn bounded(mut self, capacity: u64) -> Self {
         self.capacity = Some(capacity);
@@ -106,7 +106,7 @@ impl Options {
     ///
     /// ```
     /// use core::time::Duration;
-    /// let options = adapter_redis::Options::new().lease(Duration::from_millis(300));
+    /// let options = tally_redis::Options::new().lease(Duration::from_millis(300));
     /// assert_eq!(options.get_lease(), Duration::from_millis(300));
     /// ```
     pub const fn lease(mut self, lease: Duration) -> Self {
@@ -119,7 +119,7 @@ impl Options {
     /// # Examples
     ///
     /// ```
-    /// use adapter_redis::{Options, Redelivery};
+    /// use tally_redis::{Options, Redelivery};
     /// let options = Options::new().redelivery(Redelivery::Redeliver { max_attempts: 2 });
     /// assert_eq!(options.get_redelivery(), Redelivery::Redeliver { max_attempts: 2 });
     /// ```
@@ -135,7 +135,7 @@ impl Options {
     ///
     /// ```
     /// use core::time::Duration;
-    /// let options = adapter_redis::Options::new().poll(Duration::from_millis(100));
+    /// let options = tally_redis::Options::new().poll(Duration::from_millis(100));
     /// assert_eq!(options.get_poll(), Duration::from_millis(100));
     /// ```
     pub const fn poll(mut self, poll: Duration) -> Self {
@@ -148,7 +148,7 @@ impl Options {
     /// # Examples
     ///
     /// ```
-    /// assert_eq!(adapter_redis::Options::new().max_item_bytes(64).get_max_item_bytes(), 64);
+    /// assert_eq!(tally_redis::Options::new().max_item_bytes(64).get_max_item_bytes(), 64);
     /// ```
     pub const fn max_item_bytes(mut self, limit: usize) -> Self {
         self.max_item_bytes = limit;
@@ -162,7 +162,7 @@ impl Options {
     ///
     /// ```
     /// use core::time::Duration;
-    /// let options = adapter_redis::Options::new().repeat_window(Duration::from_secs(60));
+    /// let options = tally_redis::Options::new().repeat_window(Duration::from_secs(60));
     /// assert_eq!(options.get_repeat_window(), Duration::from_secs(60));
     /// ```
     pub const fn repeat_window(mut self, window: Duration) -> Self {
@@ -177,7 +177,7 @@ impl Options {
     ///
     /// ```
     /// use core::time::Duration;
-    /// let options = adapter_redis::Options::new().response_timeout(Duration::from_secs(1));
+    /// let options = tally_redis::Options::new().response_timeout(Duration::from_secs(1));
     /// assert_eq!(options.get_response_timeout(), Duration::from_secs(1));
     /// ```
     pub const fn response_timeout(mut self, timeout: Duration) -> Self {
@@ -190,7 +190,7 @@ impl Options {
     /// # Examples
     ///
     /// ```
-    /// assert_eq!(adapter_redis::Options::new().get_capacity(), None);
+    /// assert_eq!(tally_redis::Options::new().get_capacity(), None);
     /// ```
     pub const fn get_capacity(&self) -> Option<u64> {
         self.capacity
@@ -201,7 +201,7 @@ impl Options {
     /// # Examples
     ///
     /// ```
-    /// assert_eq!(adapter_redis::Options::new().get_lease().as_secs(), 30);
+    /// assert_eq!(tally_redis::Options::new().get_lease().as_secs(), 30);
     /// ```
     pub const fn get_lease(&self) -> Duration {
         self.lease
@@ -212,7 +212,7 @@ impl Options {
     /// # Examples
     ///
     /// ```
-    /// use adapter_redis::{Options, Redelivery};
+    /// use tally_redis::{Options, Redelivery};
     /// assert_eq!(Options::new().get_redelivery(), Redelivery::Abandon);
     /// ```
     pub const fn get_redelivery(&self) -> Redelivery {
@@ -224,7 +224,7 @@ impl Options {
     /// # Examples
     ///
     /// ```
-    /// assert_eq!(adapter_redis::Options::new().get_poll().as_secs(), 1);
+    /// assert_eq!(tally_redis::Options::new().get_poll().as_secs(), 1);
     /// ```
     pub const fn get_poll(&self) -> Duration {
         self.poll
@@ -235,7 +235,7 @@ impl Options {
     /// # Examples
     ///
     /// ```
-    /// assert_eq!(adapter_redis::Options::new().get_max_item_bytes(), 1 << 20);
+    /// assert_eq!(tally_redis::Options::new().get_max_item_bytes(), 1 << 20);
     /// ```
     pub const fn get_max_item_bytes(&self) -> usize {
         self.max_item_bytes
@@ -246,7 +246,7 @@ impl Options {
     /// # Examples
     ///
     /// ```
-    /// assert_eq!(adapter_redis::Options::new().get_repeat_window().as_secs(), 600);
+    /// assert_eq!(tally_redis::Options::new().get_repeat_window().as_secs(), 600);
     /// ```
     pub const fn get_repeat_window(&self) -> Duration {
         self.repeat_window
@@ -257,7 +257,7 @@ impl Options {
     /// # Examples
     ///
     /// ```
-    /// assert_eq!(adapter_redis::Options::new().get_response_timeout().as_secs(), 2);
+    /// assert_eq!(tally_redis::Options::new().get_response_timeout().as_secs(), 2);
     /// ```
     pub const fn get_response_timeout(&self) -> Duration {
         self.response_timeout

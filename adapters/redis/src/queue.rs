@@ -10,7 +10,7 @@ use core::pin::pin;
 use core::time::Duration;
 
 use futures_lite::future;
-use queue_core::{JobId, Ledger};
+use tally_queue::{JobId, Ledger};
 
 use crate::codec::{Codec, CodecError};
 use crate::delivery::Delivery;
@@ -36,13 +36,13 @@ use crate::worker::Worker;
 /// accepted == buffered + in_flight + succeeded + rejected + uncertain + abandoned + discarded
 /// ```
 ///
-/// The verbs are [`queue_core::Queue`]'s, made fallible (the network can fail) and
+/// The verbs are [`tally_queue::Queue`]'s, made fallible (the network can fail) and
 /// asynchronous. See the crate docs for the guarantees and their limits.
 ///
 /// # Examples
 ///
 /// ```no_run
-/// use adapter_redis::{Bytes, Options, Queue};
+/// use tally_redis::{Bytes, Options, Queue};
 ///
 /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 /// let client = redis::Client::open("redis+unix:///run/redis/redis.sock")?;
@@ -115,7 +115,7 @@ impl<C: Codec> Queue<C> {
     /// # Examples
     ///
     /// ```no_run
-    /// use adapter_redis::{Json, Options, Queue, Redelivery};
+    /// use tally_redis::{Json, Options, Queue, Redelivery};
     /// use core::time::Duration;
     ///
     /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
@@ -152,7 +152,7 @@ impl<C: Codec> Queue<C> {
     /// # Examples
     ///
     /// ```no_run
-    /// # fn demo(queue: adapter_redis::Queue<adapter_redis::Bytes>) {
+    /// # fn demo(queue: tally_redis::Queue<tally_redis::Bytes>) {
     /// assert_eq!(queue.name(), "mail");
     /// # }
     /// ```
@@ -165,7 +165,7 @@ impl<C: Codec> Queue<C> {
     /// # Examples
     ///
     /// ```no_run
-    /// # fn demo(queue: adapter_redis::Queue<adapter_redis::Bytes>) {
+    /// # fn demo(queue: tally_redis::Queue<tally_redis::Bytes>) {
     /// assert!(!queue.consumer().is_empty());
     /// # }
     /// ```
@@ -178,7 +178,7 @@ impl<C: Codec> Queue<C> {
     /// # Examples
     ///
     /// ```no_run
-    /// # fn demo(queue: adapter_redis::Queue<adapter_redis::Bytes>) {
+    /// # fn demo(queue: tally_redis::Queue<tally_redis::Bytes>) {
     /// assert_eq!(queue.options().get_capacity(), None);
     /// # }
     /// ```
@@ -195,7 +195,7 @@ impl<C: Codec> Queue<C> {
     /// # Examples
     ///
     /// ```no_run
-    /// # fn demo(queue: adapter_redis::Queue<adapter_redis::Bytes>) {
+    /// # fn demo(queue: tally_redis::Queue<tally_redis::Bytes>) {
     /// assert_eq!(queue.decode(b"x").unwrap(), b"x");
     /// # }
     /// ```
@@ -214,7 +214,7 @@ impl<C: Codec> Queue<C> {
     /// # Examples
     ///
     /// ```no_run
-    /// # async fn demo(queue: adapter_redis::Queue<adapter_redis::Bytes>) {
+    /// # async fn demo(queue: tally_redis::Queue<tally_redis::Bytes>) {
     /// match queue.try_put(b"job".to_vec()).await {
     ///     Ok(id) => println!("accepted as {id}"),
     ///     Err(error) => {
@@ -240,7 +240,7 @@ impl<C: Codec> Queue<C> {
     /// # Examples
     ///
     /// ```no_run
-    /// # async fn demo(queue: adapter_redis::Queue<adapter_redis::Bytes>) {
+    /// # async fn demo(queue: tally_redis::Queue<tally_redis::Bytes>) {
     /// let id = queue.put(b"job".to_vec()).await.unwrap();
     /// # drop(id); }
     /// ```
@@ -261,10 +261,10 @@ impl<C: Codec> Queue<C> {
     /// # Examples
     ///
     /// ```no_run
-    /// # async fn demo(queue: adapter_redis::Queue<adapter_redis::Bytes>) {
+    /// # async fn demo(queue: tally_redis::Queue<tally_redis::Bytes>) {
     /// let deadline = async_io::Timer::after(std::time::Duration::from_secs(1));
     /// match queue.put_until(b"job".to_vec(), deadline).await {
-    ///     Err(error) if matches!(error, adapter_redis::PutError::TimedOut(_)) => {}
+    ///     Err(error) if matches!(error, tally_redis::PutError::TimedOut(_)) => {}
     ///     other => drop(other),
     /// }
     /// # }
@@ -291,7 +291,7 @@ impl<C: Codec> Queue<C> {
     /// # Examples
     ///
     /// ```no_run
-    /// # async fn demo(queue: adapter_redis::Queue<adapter_redis::Bytes>) {
+    /// # async fn demo(queue: tally_redis::Queue<tally_redis::Bytes>) {
     /// let first = queue.put_keyed("order-17", b"ship".to_vec()).await.unwrap();
     /// let again = queue.put_keyed("order-17", b"ship".to_vec()).await.unwrap();
     /// assert_eq!(first, again);
@@ -357,7 +357,7 @@ impl<C: Codec> Queue<C> {
     /// # Examples
     ///
     /// ```no_run
-    /// # async fn demo(queue: adapter_redis::Queue<adapter_redis::Bytes>) {
+    /// # async fn demo(queue: tally_redis::Queue<tally_redis::Bytes>) {
     /// if let Ok(job) = queue.try_get().await {
     ///     job.succeed().await.unwrap();
     /// }
@@ -401,7 +401,7 @@ impl<C: Codec> Queue<C> {
     /// # Examples
     ///
     /// ```no_run
-    /// # async fn demo(queue: adapter_redis::Queue<adapter_redis::Bytes>) {
+    /// # async fn demo(queue: tally_redis::Queue<tally_redis::Bytes>) {
     /// while let Ok(job) = queue.get().await {
     ///     job.succeed().await.unwrap();
     /// }
@@ -448,11 +448,11 @@ impl<C: Codec> Queue<C> {
     /// # Examples
     ///
     /// ```no_run
-    /// # async fn demo(queue: adapter_redis::Queue<adapter_redis::Bytes>) {
+    /// # async fn demo(queue: tally_redis::Queue<tally_redis::Bytes>) {
     /// let deadline = async_io::Timer::after(std::time::Duration::from_millis(100));
     /// match queue.get_until(deadline).await {
     ///     Ok(job) => drop(job.succeed().await),
-    ///     Err(adapter_redis::GetError::TimedOut) => {}
+    ///     Err(tally_redis::GetError::TimedOut) => {}
     ///     Err(other) => panic!("{other}"),
     /// }
     /// # }
@@ -500,7 +500,7 @@ impl<C: Codec> Queue<C> {
     /// # Examples
     ///
     /// ```no_run
-    /// # async fn demo(queue: adapter_redis::Queue<adapter_redis::Bytes>) {
+    /// # async fn demo(queue: tally_redis::Queue<tally_redis::Bytes>) {
     /// let _worker = queue.worker().await.unwrap();
     /// # }
     /// ```
@@ -525,7 +525,7 @@ impl<C: Codec> Queue<C> {
     /// # Examples
     ///
     /// ```no_run
-    /// # async fn demo(queue: adapter_redis::Queue<adapter_redis::Bytes>) {
+    /// # async fn demo(queue: tally_redis::Queue<tally_redis::Bytes>) {
     /// assert!(queue.ledger().await.unwrap().is_balanced());
     /// # }
     /// ```
@@ -542,7 +542,7 @@ impl<C: Codec> Queue<C> {
     /// # Examples
     ///
     /// ```no_run
-    /// # async fn demo(queue: adapter_redis::Queue<adapter_redis::Bytes>) {
+    /// # async fn demo(queue: tally_redis::Queue<tally_redis::Bytes>) {
     /// let status = queue.status().await.unwrap();
     /// println!("{} ({}), {} redelivered", status.ledger, status.state, status.redelivered);
     /// # }
@@ -562,7 +562,7 @@ impl<C: Codec> Queue<C> {
     /// # Examples
     ///
     /// ```no_run
-    /// # async fn demo(queue: adapter_redis::Queue<adapter_redis::Bytes>) {
+    /// # async fn demo(queue: tally_redis::Queue<tally_redis::Bytes>) {
     /// queue.shutdown().await.unwrap();
     /// let ledger = queue.join().await.unwrap();
     /// assert_eq!(ledger.unfinished(), 0);
@@ -588,9 +588,9 @@ impl<C: Codec> Queue<C> {
     /// # Examples
     ///
     /// ```no_run
-    /// # async fn demo(queue: adapter_redis::Queue<adapter_redis::Bytes>) {
+    /// # async fn demo(queue: tally_redis::Queue<tally_redis::Bytes>) {
     /// let deadline = async_io::Timer::after(std::time::Duration::from_secs(5));
-    /// if let Err(adapter_redis::JoinError::TimedOut(ledger)) = queue.join_until(deadline).await {
+    /// if let Err(tally_redis::JoinError::TimedOut(ledger)) = queue.join_until(deadline).await {
     ///     println!("still unfinished: {}", ledger.unfinished());
     /// }
     /// # }
@@ -627,7 +627,7 @@ impl<C: Codec> Queue<C> {
     /// # Examples
     ///
     /// ```no_run
-    /// # async fn demo(queue: adapter_redis::Queue<adapter_redis::Bytes>) {
+    /// # async fn demo(queue: tally_redis::Queue<tally_redis::Bytes>) {
     /// assert!(queue.shutdown().await.unwrap());
     /// assert!(!queue.shutdown().await.unwrap());
     /// # }
@@ -652,7 +652,7 @@ impl<C: Codec> Queue<C> {
     /// # Examples
     ///
     /// ```no_run
-    /// # async fn demo(queue: adapter_redis::Queue<adapter_redis::Bytes>) {
+    /// # async fn demo(queue: tally_redis::Queue<tally_redis::Bytes>) {
     /// for (id, item) in queue.shutdown_now().await.unwrap() {
     ///     println!("{id} was never delivered: {:?}", item.ok());
     /// }
@@ -681,10 +681,10 @@ impl<C: Codec> Queue<C> {
     /// # Examples
     ///
     /// ```no_run
-    /// # async fn demo(queue: adapter_redis::Queue<adapter_redis::Bytes>) {
+    /// # async fn demo(queue: tally_redis::Queue<tally_redis::Bytes>) {
     /// for record in queue.uncertain(None, 100).await.unwrap() {
     ///     println!("reconcile {record}");
-    ///     queue.remove_record(adapter_redis::Records::Uncertain, &record.key).await.unwrap();
+    ///     queue.remove_record(tally_redis::Records::Uncertain, &record.key).await.unwrap();
     /// }
     /// # }
     /// ```
@@ -702,7 +702,7 @@ impl<C: Codec> Queue<C> {
     /// # Examples
     ///
     /// ```no_run
-    /// # async fn demo(queue: adapter_redis::Queue<adapter_redis::Bytes>) {
+    /// # async fn demo(queue: tally_redis::Queue<tally_redis::Bytes>) {
     /// for record in queue.dead_letters(None, 100).await.unwrap() {
     ///     println!("{record}: {:?}", queue.decode(&record.bytes));
     /// }
@@ -725,8 +725,8 @@ impl<C: Codec> Queue<C> {
     /// # Examples
     ///
     /// ```no_run
-    /// # async fn demo(queue: adapter_redis::Queue<adapter_redis::Bytes>) {
-    /// assert!(!queue.remove_record(adapter_redis::Records::Dead, "0-1").await.unwrap());
+    /// # async fn demo(queue: tally_redis::Queue<tally_redis::Bytes>) {
+    /// assert!(!queue.remove_record(tally_redis::Records::Dead, "0-1").await.unwrap());
     /// # }
     /// ```
     pub async fn remove_record(&self, which: Records, key: &str) -> Result<bool, Error> {
@@ -747,7 +747,7 @@ impl<C: Codec> Queue<C> {
     /// # Examples
     ///
     /// ```no_run
-    /// # async fn demo(queue: adapter_redis::Queue<adapter_redis::Bytes>) {
+    /// # async fn demo(queue: tally_redis::Queue<tally_redis::Bytes>) {
     /// queue.maintain_once().await.unwrap();
     /// # }
     /// ```
@@ -815,7 +815,7 @@ impl<C: Codec> Queue<C> {
     /// # Examples
     ///
     /// ```no_run
-    /// # async fn demo(queue: adapter_redis::Queue<adapter_redis::Bytes>) {
+    /// # async fn demo(queue: tally_redis::Queue<tally_redis::Bytes>) {
     /// let background = queue.clone();
     /// smol::spawn(async move {
     ///     background.maintain(|d| async_io::Timer::after(d)).await

@@ -4,7 +4,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt;
 
-use queue_core::JobId;
+use tally_queue::JobId;
 
 /// One record from [`Queue::uncertain`](crate::Queue::uncertain) or
 /// [`Queue::dead_letters`](crate::Queue::dead_letters): which job, which attempt, who held
@@ -17,8 +17,8 @@ use queue_core::JobId;
 /// # Examples
 ///
 /// ```
-/// use adapter_redis::Record;
-/// use queue_core::JobId;
+/// use tally_redis::Record;
+/// use tally_queue::JobId;
 ///
 /// let record = Record {
 ///     key: "1-0".into(),
@@ -78,7 +78,7 @@ impl fmt::Display for Record {
 /// # Examples
 ///
 /// ```
-/// assert_ne!(adapter_redis::Records::Uncertain, adapter_redis::Records::Dead);
+/// assert_ne!(tally_redis::Records::Uncertain, tally_redis::Records::Dead);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Records {

@@ -2,14 +2,14 @@
 
 use core::fmt;
 
-use queue_core::Ledger;
+use tally_queue::Ledger;
 
 /// Where a queue stands in its life.
 ///
 /// # Examples
 ///
 /// ```
-/// assert_eq!(adapter_redis::State::Draining.to_string(), "draining");
+/// assert_eq!(tally_redis::State::Draining.to_string(), "draining");
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum State {
@@ -41,8 +41,8 @@ impl fmt::Display for State {
 /// # Examples
 ///
 /// ```
-/// use adapter_redis::{State, Status};
-/// use queue_core::Ledger;
+/// use tally_redis::{State, Status};
+/// use tally_queue::Ledger;
 ///
 /// let status = Status {
 ///     state: State::Open,

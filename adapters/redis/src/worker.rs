@@ -9,7 +9,7 @@ use crate::error::Error;
 use crate::inner::Inner;
 
 /// A worker registration, from [`Queue::worker`](crate::Queue::worker): the
-/// across-processes form of [`queue_core::Worker`].
+/// across-processes form of [`tally_queue::Worker`].
 ///
 /// While a queue has had workers and none is alive, puts are refused with
 /// [`PutError::NoWorkers`](crate::PutError::NoWorkers), so producers do not fill a queue
@@ -21,7 +21,7 @@ use crate::inner::Inner;
 /// # Examples
 ///
 /// ```no_run
-/// # async fn demo(queue: adapter_redis::Queue<adapter_redis::Bytes>) -> Result<(), adapter_redis::Error> {
+/// # async fn demo(queue: tally_redis::Queue<tally_redis::Bytes>) -> Result<(), tally_redis::Error> {
 /// let worker = queue.worker().await?;
 /// while let Ok(job) = queue.get().await {
 ///     job.succeed().await.ok();
@@ -44,7 +44,7 @@ impl<C: Codec> Worker<C> {
     /// # Examples
     ///
     /// ```no_run
-    /// # async fn demo(queue: adapter_redis::Queue<adapter_redis::Bytes>) {
+    /// # async fn demo(queue: tally_redis::Queue<tally_redis::Bytes>) {
     /// queue.worker().await.unwrap().retire().await.unwrap();
     /// # }
     /// ```

@@ -4,13 +4,13 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use adapter_redis::{
+use common::latch_roles::{latch_options, now_ms, COUNTER, DELAY_MS, NAMES, POLICY};
+use common::{after, child, sleep, wait, Reader, Rt, Server};
+use tally_latch::{Failure, NameError};
+use tally_redis::{
     ClaimError, CounterState, CreateError, Error, EventKind, LatchState, LatchWaitError, OnExpiry,
     Reason, ReportError, TrackingLatch,
 };
-use common::latch_roles::{latch_options, now_ms, COUNTER, DELAY_MS, NAMES, POLICY};
-use common::{after, child, sleep, wait, Reader, Rt, Server};
-use latch_core::{Failure, NameError};
 
 /// Child processes enter here (see `latch_roles`); outside a child this does nothing.
 #[test]
@@ -65,7 +65,7 @@ where
 }
 
 /// Reports, handing the counter back on transport failures, until an answer comes.
-async fn report_surely(mut counter: adapter_redis::Counter) -> u64 {
+async fn report_surely(mut counter: tally_redis::Counter) -> u64 {
     let start = Instant::now();
     loop {
         match counter.report().await {
@@ -79,7 +79,7 @@ async fn report_surely(mut counter: adapter_redis::Counter) -> u64 {
     }
 }
 
-fn kinds(events: &[adapter_redis::LatchEvent], kind: EventKind) -> Vec<&str> {
+fn kinds(events: &[tally_redis::LatchEvent], kind: EventKind) -> Vec<&str> {
     events
         .iter()
         .filter(|event| event.kind == kind)

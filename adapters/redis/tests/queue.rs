@@ -5,12 +5,12 @@ mod common;
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use adapter_redis::{
+use common::{after, open, options, redeliver, sleep, Rt};
+use tally_queue::{JobId, Outcome};
+use tally_redis::{
     Bytes, Error, GetError, JoinError, OpenError, PutError, Queue, Records, Redelivery,
     ResolveError, State, TryGetError,
 };
-use common::{after, open, options, redeliver, sleep, Rt};
-use queue_core::{JobId, Outcome};
 
 /// Child processes enter here (see `roles`); outside a child this does nothing.
 #[test]
@@ -125,7 +125,7 @@ async fn late_resolve_is_stale(_rt: Rt) {
     assert_eq!((second.id(), second.attempt()), (first.id(), 2));
     assert!(matches!(
         first.keep_alive().await,
-        Err(adapter_redis::KeepAliveError::Stale)
+        Err(tally_redis::KeepAliveError::Stale)
     ));
     match first.succeed().await {
         Err(ResolveError::Stale(item)) => assert_eq!(item, b"job"),
@@ -275,7 +275,7 @@ async fn oversized_and_unencodable_items(_rt: Rt) {
     let json = Queue::open(
         server.client(),
         "json",
-        adapter_redis::Json::<std::collections::HashMap<(u8, u8), u8>>::new(),
+        tally_redis::Json::<std::collections::HashMap<(u8, u8), u8>>::new(),
         options(),
     )
     .await
@@ -300,7 +300,7 @@ async fn undecodable_entries_are_dead_lettered(_rt: Rt) {
     let typed = Queue::open(
         server.client(),
         "mixed",
-        adapter_redis::Json::<u32>::new(),
+        tally_redis::Json::<u32>::new(),
         options(),
     )
     .await
@@ -765,7 +765,7 @@ mod processes {
     const LIMIT: Duration = Duration::from_secs(20);
 
     fn env_attempts(n: u32) -> (&'static str, String) {
-        ("ADAPTER_REDIS_MAXATT", n.to_string())
+        ("TALLY_REDIS_MAXATT", n.to_string())
     }
 
     /// Issue point 1: a consumer process killed with SIGKILL mid-job. Its job comes back
@@ -896,8 +896,8 @@ mod processes {
         // Bounded, so producers also wait for room across processes.
         let queue = open(&server, name, options().bounded(100)).await;
         let per_producer = 1500u64;
-        let cap = ("ADAPTER_REDIS_CAP", "100".to_string());
-        let count = ("ADAPTER_REDIS_COUNT", per_producer.to_string());
+        let cap = ("TALLY_REDIS_CAP", "100".to_string());
+        let count = ("TALLY_REDIS_COUNT", per_producer.to_string());
         let mut consumers: Vec<_> = (0..3)
             .map(|_| child(&server, name, "consumer", rt, core::slice::from_ref(&cap)))
             .collect();
@@ -992,7 +992,7 @@ mod processes {
     async fn no_workers_when_the_worker_process_dies(rt: Rt) {
         let server = server!();
         let name = "staffed";
-        let lease = ("ADAPTER_REDIS_LEASE_MS", "500".to_string());
+        let lease = ("TALLY_REDIS_LEASE_MS", "500".to_string());
         let queue = open(&server, name, options().lease(Duration::from_millis(500))).await;
         let mut worker = child(&server, name, "worker", rt, &[lease]);
         assert_eq!(Reader::new(&mut worker).until("READY", LIMIT), ["READY"]);

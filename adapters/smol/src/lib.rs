@@ -1,4 +1,4 @@
-//! `Duration` timeouts for [`latch_core`] and [`queue_core`] on smol's timer,
+//! `Duration` timeouts for [`tally_latch`] and [`tally_queue`] on smol's timer,
 //! [`async_io::Timer`].
 //!
 //! The cores race every wait against a deadline future of the caller's choosing; this crate
@@ -18,16 +18,16 @@
 //! on the thread blocked in `async_io::block_on`): the futures work under any executor,
 //! smol's, `futures_lite::future::block_on`, or another runtime's, and need no setup.
 //!
-//! The same methods, with the same names, exist in `adapter-tokio` and
-//! `adapter-async-std`.
+//! The same methods, with the same names, exist in `tally-tokio` and
+//! `tally-async-std`.
 //!
 //! # Examples
 //!
 //! ```
 //! use std::time::Duration;
 //!
-//! use adapter_smol::LatchExt;
-//! use latch_core::TrackingLatch;
+//! use tally_smol::LatchExt;
+//! use tally_latch::TrackingLatch;
 //!
 //! futures_lite::future::block_on(async {
 //!     let ready = TrackingLatch::new(["consumer", "cache-warmer", "http"]).unwrap();
@@ -39,9 +39,9 @@
 //! });
 //! ```
 //!
-//! [`TrackingLatch`]: latch_core::TrackingLatch
-//! [`FailableLatch`]: latch_core::FailableLatch
-//! [`Queue`]: queue_core::Queue
+//! [`TrackingLatch`]: tally_latch::TrackingLatch
+//! [`FailableLatch`]: tally_latch::FailableLatch
+//! [`Queue`]: tally_queue::Queue
 #![forbid(unsafe_code)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
@@ -56,21 +56,21 @@ use alloc::sync::Arc;
 use core::time::Duration;
 
 use async_io::Timer;
-use latch_core::futures::WaitUntil;
-use latch_core::Latch;
-use queue_core::futures::{Get, GetOwned, Join, Put, ShutdownUntil, Until};
-use queue_core::Queue;
+use tally_latch::futures::WaitUntil;
+use tally_latch::Latch;
+use tally_queue::futures::{Get, GetOwned, Join, Put, ShutdownUntil, Until};
+use tally_queue::Queue;
 
-/// A `Duration` timeout on any latch ([`CountDownLatch`](latch_core::CountDownLatch),
-/// [`FailableLatch`](latch_core::FailableLatch), [`TrackingLatch`](latch_core::TrackingLatch)).
+/// A `Duration` timeout on any latch ([`CountDownLatch`](tally_latch::CountDownLatch),
+/// [`FailableLatch`](tally_latch::FailableLatch), [`TrackingLatch`](tally_latch::TrackingLatch)).
 ///
 /// # Examples
 ///
 /// ```
 /// use std::time::Duration;
 ///
-/// use adapter_smol::LatchExt;
-/// use latch_core::{CountDownLatch, TimedOut};
+/// use tally_smol::LatchExt;
+/// use tally_latch::{CountDownLatch, TimedOut};
 ///
 /// # futures_lite::future::block_on(async {
 /// let latch = CountDownLatch::new(1);
@@ -101,8 +101,8 @@ pub trait LatchExt: Latch + Sized {
     /// ```
     /// use std::time::Duration;
     ///
-    /// use adapter_smol::LatchExt;
-    /// use latch_core::FailableLatch;
+    /// use tally_smol::LatchExt;
+    /// use tally_latch::FailableLatch;
     ///
     /// # futures_lite::future::block_on(async {
     /// let latch = FailableLatch::new(2);
@@ -129,8 +129,8 @@ impl<L: Latch> LatchExt for L {}
 /// ```
 /// use std::time::Duration;
 ///
-/// use adapter_smol::QueueExt;
-/// use queue_core::{GetTimeoutError, PutTimeoutError, Queue};
+/// use tally_smol::QueueExt;
+/// use tally_queue::{GetTimeoutError, PutTimeoutError, Queue};
 ///
 /// # futures_lite::future::block_on(async {
 /// let queue = Queue::bounded(1).unwrap();
@@ -155,8 +155,8 @@ pub trait QueueExt<T> {
     /// ```
     /// use std::time::Duration;
     ///
-    /// use adapter_smol::QueueExt;
-    /// use queue_core::{PutTimeoutError, Queue};
+    /// use tally_smol::QueueExt;
+    /// use tally_queue::{PutTimeoutError, Queue};
     ///
     /// # futures_lite::future::block_on(async {
     /// let queue = Queue::bounded(1).unwrap();
@@ -180,8 +180,8 @@ pub trait QueueExt<T> {
     /// ```
     /// use std::time::Duration;
     ///
-    /// use adapter_smol::QueueExt;
-    /// use queue_core::Queue;
+    /// use tally_smol::QueueExt;
+    /// use tally_queue::Queue;
     ///
     /// # futures_lite::future::block_on(async {
     /// let queue = Queue::unbounded();
@@ -194,7 +194,7 @@ pub trait QueueExt<T> {
     fn get_timeout(&self, timeout: Duration) -> Until<Get<'_, T>, Timer>;
 
     /// Waits for an item for at most `timeout`, on a queue held in an [`Arc`]
-    /// ([`Queue::get_owned_until`]): the [`OwnedDelivery`](queue_core::OwnedDelivery) is
+    /// ([`Queue::get_owned_until`]): the [`OwnedDelivery`](tally_queue::OwnedDelivery) is
     /// `'static`, so a spawned task can take it and hold it.
     ///
     /// # Errors
@@ -207,8 +207,8 @@ pub trait QueueExt<T> {
     /// use std::sync::Arc;
     /// use std::time::Duration;
     ///
-    /// use adapter_smol::QueueExt;
-    /// use queue_core::{GetTimeoutError, Queue};
+    /// use tally_smol::QueueExt;
+    /// use tally_queue::{GetTimeoutError, Queue};
     ///
     /// # smol::block_on(async {
     /// let queue = Arc::new(Queue::unbounded());
@@ -239,8 +239,8 @@ pub trait QueueExt<T> {
     /// ```
     /// use std::time::Duration;
     ///
-    /// use adapter_smol::QueueExt;
-    /// use queue_core::Queue;
+    /// use tally_smol::QueueExt;
+    /// use tally_queue::Queue;
     ///
     /// # futures_lite::future::block_on(async {
     /// let queue = Queue::unbounded();
@@ -253,7 +253,7 @@ pub trait QueueExt<T> {
 
     /// Drain or abort ([`Queue::shutdown_until`]): shuts the queue down gracefully, waits
     /// up to `timeout` for the drain, and if it has not finished by then, shuts down
-    /// immediately. The [`Closed`](queue_core::Closed) it resolves to holds the ledger, the
+    /// immediately. The [`Closed`](tally_queue::Closed) it resolves to holds the ledger, the
     /// items handed back, and whether the drain finished in time.
     ///
     /// # Examples
@@ -261,8 +261,8 @@ pub trait QueueExt<T> {
     /// ```
     /// use std::time::Duration;
     ///
-    /// use adapter_smol::QueueExt;
-    /// use queue_core::Queue;
+    /// use tally_smol::QueueExt;
+    /// use tally_queue::Queue;
     ///
     /// # futures_lite::future::block_on(async {
     /// let queue = Queue::unbounded();

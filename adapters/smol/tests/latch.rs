@@ -2,7 +2,7 @@
 
 use core::future::Future;
 
-use adapter_smol::LatchExt;
+use tally_smol::LatchExt;
 
 fn block_on<F: Future>(future: F) -> F::Output {
     futures_lite::future::block_on(future)

@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use pool::{Kind, Plan, Report};
-use queue_core::{JobId, Ledger, Outcome};
+use tally_queue::{JobId, Ledger, Outcome};
 
 fn plan(work: Duration, drain_timeout: Duration) -> Plan {
     Plan {

@@ -2,7 +2,7 @@
 
 use core::future::Future;
 
-use adapter_smol::QueueExt;
+use tally_smol::QueueExt;
 
 fn block_on<F: Future>(future: F) -> F::Output {
     futures_lite::future::block_on(future)

@@ -1,4 +1,4 @@
-//! `Duration` timeouts for [`latch_core`] and [`queue_core`] on tokio's timer.
+//! `Duration` timeouts for [`tally_latch`] and [`tally_queue`] on tokio's timer.
 //!
 //! The cores race every wait against a deadline future of the caller's choosing; this crate
 //! supplies [`tokio::time::sleep`], so tokio users write
@@ -19,16 +19,16 @@
 //! [`tokio::time::sleep`] does. Under a paused clock (`start_paused`) the timeouts follow
 //! tokio's virtual time.
 //!
-//! The same methods, with the same names, exist in `adapter-smol` (async-io's timer) and
-//! `adapter-async-std`.
+//! The same methods, with the same names, exist in `tally-smol` (async-io's timer) and
+//! `tally-async-std`.
 //!
 //! # Examples
 //!
 //! ```
 //! use std::time::Duration;
 //!
-//! use adapter_tokio::LatchExt;
-//! use latch_core::TrackingLatch;
+//! use tally_tokio::LatchExt;
+//! use tally_latch::TrackingLatch;
 //!
 //! #[tokio::main(flavor = "current_thread")]
 //! async fn main() {
@@ -41,9 +41,9 @@
 //! }
 //! ```
 //!
-//! [`TrackingLatch`]: latch_core::TrackingLatch
-//! [`FailableLatch`]: latch_core::FailableLatch
-//! [`Queue`]: queue_core::Queue
+//! [`TrackingLatch`]: tally_latch::TrackingLatch
+//! [`FailableLatch`]: tally_latch::FailableLatch
+//! [`Queue`]: tally_queue::Queue
 #![forbid(unsafe_code)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
@@ -57,22 +57,22 @@ extern crate alloc;
 use alloc::sync::Arc;
 use core::time::Duration;
 
-use latch_core::futures::WaitUntil;
-use latch_core::Latch;
-use queue_core::futures::{Get, GetOwned, Join, Put, ShutdownUntil, Until};
-use queue_core::Queue;
+use tally_latch::futures::WaitUntil;
+use tally_latch::Latch;
+use tally_queue::futures::{Get, GetOwned, Join, Put, ShutdownUntil, Until};
+use tally_queue::Queue;
 use tokio::time::{sleep, Sleep};
 
-/// A `Duration` timeout on any latch ([`CountDownLatch`](latch_core::CountDownLatch),
-/// [`FailableLatch`](latch_core::FailableLatch), [`TrackingLatch`](latch_core::TrackingLatch)).
+/// A `Duration` timeout on any latch ([`CountDownLatch`](tally_latch::CountDownLatch),
+/// [`FailableLatch`](tally_latch::FailableLatch), [`TrackingLatch`](tally_latch::TrackingLatch)).
 ///
 /// # Examples
 ///
 /// ```
 /// use std::time::Duration;
 ///
-/// use adapter_tokio::LatchExt;
-/// use latch_core::{CountDownLatch, TimedOut};
+/// use tally_tokio::LatchExt;
+/// use tally_latch::{CountDownLatch, TimedOut};
 ///
 /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
 /// let latch = CountDownLatch::new(1);
@@ -107,8 +107,8 @@ pub trait LatchExt: Latch + Sized {
     /// ```
     /// use std::time::Duration;
     ///
-    /// use adapter_tokio::LatchExt;
-    /// use latch_core::FailableLatch;
+    /// use tally_tokio::LatchExt;
+    /// use tally_latch::FailableLatch;
     ///
     /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
     /// let latch = FailableLatch::new(2);
@@ -137,8 +137,8 @@ impl<L: Latch> LatchExt for L {}
 /// ```
 /// use std::time::Duration;
 ///
-/// use adapter_tokio::QueueExt;
-/// use queue_core::{GetTimeoutError, PutTimeoutError, Queue};
+/// use tally_tokio::QueueExt;
+/// use tally_queue::{GetTimeoutError, PutTimeoutError, Queue};
 ///
 /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
 /// let queue = Queue::bounded(1).unwrap();
@@ -163,8 +163,8 @@ pub trait QueueExt<T> {
     /// ```
     /// use std::time::Duration;
     ///
-    /// use adapter_tokio::QueueExt;
-    /// use queue_core::{PutTimeoutError, Queue};
+    /// use tally_tokio::QueueExt;
+    /// use tally_queue::{PutTimeoutError, Queue};
     ///
     /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
     /// let queue = Queue::bounded(1).unwrap();
@@ -188,8 +188,8 @@ pub trait QueueExt<T> {
     /// ```
     /// use std::time::Duration;
     ///
-    /// use adapter_tokio::QueueExt;
-    /// use queue_core::Queue;
+    /// use tally_tokio::QueueExt;
+    /// use tally_queue::Queue;
     ///
     /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
     /// let queue = Queue::unbounded();
@@ -202,7 +202,7 @@ pub trait QueueExt<T> {
     fn get_timeout(&self, timeout: Duration) -> Until<Get<'_, T>, Sleep>;
 
     /// Waits for an item for at most `timeout`, on a queue held in an [`Arc`]
-    /// ([`Queue::get_owned_until`]): the [`OwnedDelivery`](queue_core::OwnedDelivery) is
+    /// ([`Queue::get_owned_until`]): the [`OwnedDelivery`](tally_queue::OwnedDelivery) is
     /// `'static`, so a spawned task can take it and hold it.
     ///
     /// # Errors
@@ -215,8 +215,8 @@ pub trait QueueExt<T> {
     /// use std::sync::Arc;
     /// use std::time::Duration;
     ///
-    /// use adapter_tokio::QueueExt;
-    /// use queue_core::{GetTimeoutError, Queue};
+    /// use tally_tokio::QueueExt;
+    /// use tally_queue::{GetTimeoutError, Queue};
     ///
     /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
     /// let queue = Arc::new(Queue::unbounded());
@@ -247,8 +247,8 @@ pub trait QueueExt<T> {
     /// ```
     /// use std::time::Duration;
     ///
-    /// use adapter_tokio::QueueExt;
-    /// use queue_core::Queue;
+    /// use tally_tokio::QueueExt;
+    /// use tally_queue::Queue;
     ///
     /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
     /// let queue = Queue::unbounded();
@@ -261,7 +261,7 @@ pub trait QueueExt<T> {
 
     /// Drain or abort ([`Queue::shutdown_until`]): shuts the queue down gracefully, waits
     /// up to `timeout` for the drain, and if it has not finished by then, shuts down
-    /// immediately. The [`Closed`](queue_core::Closed) it resolves to holds the ledger, the
+    /// immediately. The [`Closed`](tally_queue::Closed) it resolves to holds the ledger, the
     /// items handed back, and whether the drain finished in time.
     ///
     /// # Examples
@@ -269,8 +269,8 @@ pub trait QueueExt<T> {
     /// ```
     /// use std::time::Duration;
     ///
-    /// use adapter_tokio::QueueExt;
-    /// use queue_core::Queue;
+    /// use tally_tokio::QueueExt;
+    /// use tally_queue::Queue;
     ///
     /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
     /// let queue = Queue::unbounded();

@@ -2,7 +2,7 @@
 
 use core::future::Future;
 
-use adapter_tokio::LatchExt;
+use tally_tokio::LatchExt;
 
 fn block_on<F: Future>(future: F) -> F::Output {
     tokio::runtime::Builder::new_current_thread()

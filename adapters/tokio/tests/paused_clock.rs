@@ -3,9 +3,9 @@
 
 use std::time::Duration;
 
-use adapter_tokio::{LatchExt, QueueExt};
-use latch_core::{CountDownLatch, TimedOut, TrackingLatch};
-use queue_core::{PutTimeoutError, Queue};
+use tally_latch::{CountDownLatch, TimedOut, TrackingLatch};
+use tally_queue::{PutTimeoutError, Queue};
+use tally_tokio::{LatchExt, QueueExt};
 use tokio::time::Instant;
 
 const HOUR: Duration = Duration::from_secs(3600);

@@ -2,7 +2,7 @@
 
 use core::future::Future;
 
-use adapter_tokio::QueueExt;
+use tally_tokio::QueueExt;
 
 fn block_on<F: Future>(future: F) -> F::Output {
     tokio::runtime::Builder::new_current_thread()

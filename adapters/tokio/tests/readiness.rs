@@ -8,8 +8,8 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use latch_core::{CountDownLatch, Failure};
 use service::{get, Config, Service, ServiceError, Warmup};
+use tally_latch::{CountDownLatch, Failure};
 
 /// A bound on every wait in these tests, far above what they need.
 const MARGIN: Duration = Duration::from_secs(5);

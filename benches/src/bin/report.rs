@@ -493,7 +493,7 @@ fn render_markdown(
              `xchg`-with-memory and `mfence` instructions that `objdump` finds in the binary. \
              A locked instruction is one instruction to callgrind but about 20 cycles to the \
              CPU. `engine/ring-floor` is the new ring engine alone (put + get + ending on a \
-             ring bound at 128, nobody waiting; queue-core's unit test \
+             ring bound at 128, nobody waiting; tally-queue's unit test \
              `ring::tests::floor_ops_from_env`), not yet the queue's path. The per-instruction \
              tables are in the run's `locked/` folder.\n\n",
         );
@@ -746,7 +746,7 @@ fn draw_chart(timings: &Timings, path: &Path) -> Result<(), Error> {
     let root = SVGBackend::new(path, (1400, 1000)).into_drawing_area();
     root.fill(&WHITE)?;
     let root = root.titled(
-        "latch-core and queue-core against their peers (ns per op, lower is better)",
+        "tally-latch and tally-queue against their peers (ns per op, lower is better)",
         ("sans-serif", 22),
     )?;
     let panels = root.split_evenly((2, 2));

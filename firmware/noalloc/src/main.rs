@@ -1,5 +1,5 @@
-//! The fixed latches of latch-core under an embassy executor, on an emulated Cortex-M4,
-//! with no heap: no `#[global_allocator]`, no `alloc` crate, latch-core built without its
+//! The fixed latches of tally-latch under an embassy executor, on an emulated Cortex-M4,
+//! with no heap: no `#[global_allocator]`, no `alloc` crate, tally-latch built without its
 //! `alloc` feature. Everything lives in `static`s.
 //!
 //! The SysTick interrupt is the "hardware". On every tick its handler counts down
@@ -32,7 +32,7 @@ use cortex_m_rt::exception;
 use cortex_m_semihosting::hprintln;
 use embassy_executor::Spawner;
 use embassy_time::Timer;
-use latch_core::fixed::{
+use tally_latch::fixed::{
     FixedFailableLatch, FixedLatch, FixedTimedWaitError, FixedTrackingLatch, FixedWaitError,
 };
 

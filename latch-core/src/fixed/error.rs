@@ -15,7 +15,7 @@ use core::fmt;
 /// use core::future::Future;
 /// use core::pin::pin;
 /// use core::task::{Context, Waker};
-/// use latch_core::fixed::{FixedLatch, NoWaiterSlot};
+/// use tally_latch::fixed::{FixedLatch, NoWaiterSlot};
 ///
 /// let latch = FixedLatch::<1>::new(1);
 /// let mut cx = Context::from_waker(Waker::noop());
@@ -47,7 +47,7 @@ impl fmt::Display for NoWaiterSlot {
 /// # Examples
 ///
 /// ```
-/// use latch_core::fixed::{FixedLatch, FixedTimedOut, FixedTimeoutError};
+/// use tally_latch::fixed::{FixedLatch, FixedTimedOut, FixedTimeoutError};
 ///
 /// let latch = FixedLatch::<1>::new(3);
 /// let result = futures_lite::future::block_on(latch.wait_until(async {}));
@@ -77,7 +77,7 @@ impl fmt::Display for FixedTimedOut {
 /// # Examples
 ///
 /// ```
-/// use latch_core::fixed::{FixedTimedWaitError, FixedTrackingLatch};
+/// use tally_latch::fixed::{FixedTimedWaitError, FixedTrackingLatch};
 ///
 /// static READY: FixedTrackingLatch<3, ()> = FixedTrackingLatch::new(["timer", "radio", "sensor"]);
 /// READY.count_down_for("radio").unwrap();
@@ -107,7 +107,7 @@ impl<const N: usize> FixedStillPending<N> {
     /// # Examples
     ///
     /// ```
-    /// use latch_core::fixed::{FixedTimedWaitError, FixedTrackingLatch};
+    /// use tally_latch::fixed::{FixedTimedWaitError, FixedTrackingLatch};
     ///
     /// let latch = FixedTrackingLatch::<2, ()>::new(["a", "b"]);
     /// match futures_lite::future::block_on(latch.wait_until(async {})) {
@@ -167,7 +167,7 @@ impl<const N: usize> fmt::Display for FixedStillPending<N> {
 /// # Examples
 ///
 /// ```
-/// use latch_core::fixed::{FixedLatch, FixedTimeoutError};
+/// use tally_latch::fixed::{FixedLatch, FixedTimeoutError};
 ///
 /// let latch = FixedLatch::<1>::new(1);
 /// let error = futures_lite::future::block_on(latch.wait_until(async {})).unwrap_err();
@@ -196,7 +196,7 @@ impl fmt::Display for FixedTimeoutError {
 /// # Examples
 ///
 /// ```
-/// use latch_core::fixed::{FixedFailableLatch, FixedWaitError};
+/// use tally_latch::fixed::{FixedFailableLatch, FixedWaitError};
 ///
 /// let latch = FixedFailableLatch::<&str, 1>::new(2);
 /// latch.fail("crc error").unwrap();
@@ -237,7 +237,7 @@ impl<E: fmt::Display> fmt::Display for FixedWaitError<'_, E> {
 /// # Examples
 ///
 /// ```
-/// use latch_core::fixed::{FixedFailableLatch, FixedTimedWaitError, FixedTimedOut};
+/// use tally_latch::fixed::{FixedFailableLatch, FixedTimedWaitError, FixedTimedOut};
 ///
 /// let latch = FixedFailableLatch::<&str, 1>::new(2);
 /// let error = futures_lite::future::block_on(latch.wait_until(async {})).unwrap_err();
@@ -287,7 +287,7 @@ impl<'a, E, T> From<FixedWaitError<'a, E>> for FixedTimedWaitError<'a, E, T> {
 /// # Examples
 ///
 /// ```
-/// use latch_core::fixed::{FixedLatch, FixedCountTooLarge, MAX_COUNT};
+/// use tally_latch::fixed::{FixedLatch, FixedCountTooLarge, MAX_COUNT};
 ///
 /// let error = FixedLatch::<1>::try_new(MAX_COUNT + 1).unwrap_err();
 /// assert_eq!(error, FixedCountTooLarge { count: MAX_COUNT + 1 });
@@ -316,7 +316,7 @@ impl fmt::Display for FixedCountTooLarge {
 /// # Examples
 ///
 /// ```
-/// use latch_core::fixed::{FixedTrackingLatch, UnknownCounter};
+/// use tally_latch::fixed::{FixedTrackingLatch, UnknownCounter};
 ///
 /// let latch = FixedTrackingLatch::<1, ()>::new(["timer"]);
 /// let error = latch.count_down_for("tmier").unwrap_err();
@@ -341,7 +341,7 @@ impl fmt::Display for UnknownCounter<'_> {
 /// # Examples
 ///
 /// ```
-/// use latch_core::fixed::{DuplicateCounter, FixedTrackingLatch};
+/// use tally_latch::fixed::{DuplicateCounter, FixedTrackingLatch};
 ///
 /// let error = FixedTrackingLatch::<2, ()>::try_new(["uart", "uart"]).unwrap_err();
 /// assert_eq!(error, DuplicateCounter { name: "uart" });

@@ -32,7 +32,7 @@ use super::{FixedWait, FixedWaitUntil};
 /// # Examples
 ///
 /// ```
-/// use latch_core::fixed::{FixedFailableLatch, FixedWaitError};
+/// use tally_latch::fixed::{FixedFailableLatch, FixedWaitError};
 ///
 /// #[derive(Debug, PartialEq)]
 /// enum LinkError { Crc, Timeout }
@@ -64,14 +64,14 @@ impl<E, const W: usize> FixedFailableLatch<E, W> {
         /// # Examples
         ///
         /// ```
-        /// use latch_core::fixed::FixedFailableLatch;
+        /// use tally_latch::fixed::FixedFailableLatch;
         ///
         /// static STARTUP: FixedFailableLatch<&str, 2> = FixedFailableLatch::new(3);
         /// assert_eq!(STARTUP.count(), 3);
         /// ```
         pub fn new(count: usize) -> Self {
             let () = CheckWaiters::<W>::OK;
-            assert!(count <= MAX_COUNT, "count exceeds latch_core::fixed::MAX_COUNT");
+            assert!(count <= MAX_COUNT, "count exceeds tally_latch::fixed::MAX_COUNT");
             Self {
                 inner: RawFailable::new(count),
             }
@@ -89,7 +89,7 @@ impl<E, const W: usize> FixedFailableLatch<E, W> {
         /// # Examples
         ///
         /// ```
-        /// use latch_core::fixed::{FixedFailableLatch, MAX_COUNT};
+        /// use tally_latch::fixed::{FixedFailableLatch, MAX_COUNT};
         ///
         /// assert!(FixedFailableLatch::<(), 1>::try_new(MAX_COUNT + 1).is_err());
         /// ```
@@ -110,7 +110,7 @@ impl<E, const W: usize> FixedFailableLatch<E, W> {
     /// # Examples
     ///
     /// ```
-    /// use latch_core::fixed::FixedFailableLatch;
+    /// use tally_latch::fixed::FixedFailableLatch;
     ///
     /// let latch = FixedFailableLatch::<(), 1>::new(2);
     /// latch.count_down();
@@ -127,7 +127,7 @@ impl<E, const W: usize> FixedFailableLatch<E, W> {
     /// # Examples
     ///
     /// ```
-    /// use latch_core::fixed::FixedFailableLatch;
+    /// use tally_latch::fixed::FixedFailableLatch;
     ///
     /// let latch = FixedFailableLatch::<(), 1>::new(1);
     /// latch.count_down();
@@ -142,7 +142,7 @@ impl<E, const W: usize> FixedFailableLatch<E, W> {
     /// # Examples
     ///
     /// ```
-    /// use latch_core::fixed::FixedFailableLatch;
+    /// use tally_latch::fixed::FixedFailableLatch;
     ///
     /// let latch = FixedFailableLatch::<u8, 1>::new(1);
     /// assert_eq!(latch.error(), None);
@@ -158,7 +158,7 @@ impl<E, const W: usize> FixedFailableLatch<E, W> {
     /// # Examples
     ///
     /// ```
-    /// use latch_core::fixed::FixedFailableLatch;
+    /// use tally_latch::fixed::FixedFailableLatch;
     ///
     /// let latch = FixedFailableLatch::<(), 1>::new(1);
     /// assert_eq!(latch.waiting(), 0);
@@ -175,7 +175,7 @@ impl<E, const W: usize> FixedFailableLatch<E, W> {
     /// # Examples
     ///
     /// ```
-    /// use latch_core::fixed::FixedFailableLatch;
+    /// use tally_latch::fixed::FixedFailableLatch;
     ///
     /// let latch = FixedFailableLatch::<(), 1>::new(1);
     /// assert!(latch.count_down());
@@ -195,7 +195,7 @@ impl<E, const W: usize> FixedFailableLatch<E, W> {
     /// # Examples
     ///
     /// ```
-    /// use latch_core::fixed::FixedFailableLatch;
+    /// use tally_latch::fixed::FixedFailableLatch;
     ///
     /// let latch = FixedFailableLatch::<&str, 1>::new(2);
     /// assert_eq!(latch.fail("first"), Ok(()));
@@ -220,7 +220,7 @@ impl<E, const W: usize> FixedFailableLatch<E, W> {
     /// # Examples
     ///
     /// ```
-    /// use latch_core::fixed::FixedFailableLatch;
+    /// use tally_latch::fixed::FixedFailableLatch;
     ///
     /// let latch = FixedFailableLatch::<(), 1>::new(1);
     /// latch.count_down();
@@ -245,7 +245,7 @@ impl<E, const W: usize> FixedFailableLatch<E, W> {
     /// # Examples
     ///
     /// ```
-    /// use latch_core::fixed::{FixedFailableLatch, FixedTimedWaitError};
+    /// use tally_latch::fixed::{FixedFailableLatch, FixedTimedWaitError};
     ///
     /// let latch = FixedFailableLatch::<&str, 1>::new(1);
     /// // A deadline that fails the latch as it fires: the failure is reported.

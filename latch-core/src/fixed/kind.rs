@@ -12,7 +12,7 @@ use super::raw::{Outcome, Raw};
 /// # Examples
 ///
 /// ```
-/// use latch_core::fixed::{FixedKind, FixedLatch};
+/// use tally_latch::fixed::{FixedKind, FixedLatch};
 ///
 /// async fn gate<L: FixedKind>(latch: &L) -> L::Output<'_> {
 ///     latch.wait().await

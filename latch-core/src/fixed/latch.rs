@@ -36,7 +36,7 @@ use super::{FixedWait, FixedWaitUntil};
 /// # Examples
 ///
 /// ```
-/// use latch_core::fixed::FixedLatch;
+/// use tally_latch::fixed::FixedLatch;
 ///
 /// /// Opens after three ticks of a timer interrupt.
 /// static BOOT: FixedLatch = FixedLatch::new(3);
@@ -66,14 +66,14 @@ impl<const W: usize> FixedLatch<W> {
         /// # Examples
         ///
         /// ```
-        /// use latch_core::fixed::FixedLatch;
+        /// use tally_latch::fixed::FixedLatch;
         ///
         /// static TWO_WAITERS: FixedLatch<2> = FixedLatch::new(5);
         /// assert_eq!(TWO_WAITERS.count(), 5);
         /// ```
         pub fn new(count: usize) -> Self {
             let () = CheckWaiters::<W>::OK;
-            assert!(count <= MAX_COUNT, "count exceeds latch_core::fixed::MAX_COUNT");
+            assert!(count <= MAX_COUNT, "count exceeds tally_latch::fixed::MAX_COUNT");
             Self {
                 raw: RawFixed::new(count),
             }
@@ -91,7 +91,7 @@ impl<const W: usize> FixedLatch<W> {
         /// # Examples
         ///
         /// ```
-        /// use latch_core::fixed::{FixedLatch, MAX_COUNT};
+        /// use tally_latch::fixed::{FixedLatch, MAX_COUNT};
         ///
         /// assert!(FixedLatch::<1>::try_new(MAX_COUNT + 1).is_err());
         /// ```
@@ -112,7 +112,7 @@ impl<const W: usize> FixedLatch<W> {
     /// # Examples
     ///
     /// ```
-    /// use latch_core::fixed::FixedLatch;
+    /// use tally_latch::fixed::FixedLatch;
     ///
     /// let latch = FixedLatch::<1>::new(2);
     /// latch.count_down();
@@ -127,7 +127,7 @@ impl<const W: usize> FixedLatch<W> {
     /// # Examples
     ///
     /// ```
-    /// use latch_core::fixed::FixedLatch;
+    /// use tally_latch::fixed::FixedLatch;
     ///
     /// let latch = FixedLatch::<1>::new(1);
     /// assert!(!latch.is_open());
@@ -146,7 +146,7 @@ impl<const W: usize> FixedLatch<W> {
     /// use core::future::Future;
     /// use core::pin::pin;
     /// use core::task::{Context, Waker};
-    /// use latch_core::fixed::FixedLatch;
+    /// use tally_latch::fixed::FixedLatch;
     ///
     /// let latch = FixedLatch::<2>::new(1);
     /// let mut wait = pin!(latch.wait());
@@ -168,7 +168,7 @@ impl<const W: usize> FixedLatch<W> {
     /// # Examples
     ///
     /// ```
-    /// use latch_core::fixed::FixedLatch;
+    /// use tally_latch::fixed::FixedLatch;
     ///
     /// let latch = FixedLatch::<1>::new(1);
     /// assert!(latch.count_down());
@@ -193,7 +193,7 @@ impl<const W: usize> FixedLatch<W> {
     /// # Examples
     ///
     /// ```
-    /// use latch_core::fixed::FixedLatch;
+    /// use tally_latch::fixed::FixedLatch;
     ///
     /// let latch = FixedLatch::<1>::new(1);
     /// latch.count_down();
@@ -219,7 +219,7 @@ impl<const W: usize> FixedLatch<W> {
     /// # Examples
     ///
     /// ```
-    /// use latch_core::fixed::{FixedLatch, FixedTimedOut, FixedTimeoutError};
+    /// use tally_latch::fixed::{FixedLatch, FixedTimedOut, FixedTimeoutError};
     ///
     /// let latch = FixedLatch::<1>::new(1);
     /// let result = futures_lite::future::block_on(latch.wait_until(async {}));

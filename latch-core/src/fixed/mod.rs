@@ -50,7 +50,7 @@
 //! # Examples
 //!
 //! ```
-//! use latch_core::fixed::{FixedLatch, FixedTrackingLatch, FixedTimedWaitError};
+//! use tally_latch::fixed::{FixedLatch, FixedTrackingLatch, FixedTimedWaitError};
 //!
 //! static TICKS: FixedLatch = FixedLatch::new(2);
 //! static READY: FixedTrackingLatch<2, &str> = FixedTrackingLatch::new(["clock", "sensor"]);

@@ -22,7 +22,7 @@ const SHIFT: u32 = 2;
 /// # Examples
 ///
 /// ```
-/// use latch_core::fixed::{FixedLatch, MAX_COUNT};
+/// use tally_latch::fixed::{FixedLatch, MAX_COUNT};
 ///
 /// assert_eq!(MAX_COUNT, (1 << 30) - 1);
 /// assert!(FixedLatch::<1>::try_new(MAX_COUNT).is_ok());

@@ -10,7 +10,7 @@ use crate::sync::{AtomicUsize, Ordering};
 /// # Examples
 ///
 /// ```
-/// use latch_core::fixed::{FixedLatch, MAX_WAITERS};
+/// use tally_latch::fixed::{FixedLatch, MAX_WAITERS};
 ///
 /// assert_eq!(MAX_WAITERS, 32);
 /// static WIDE: FixedLatch<MAX_WAITERS> = FixedLatch::new(1);
@@ -25,7 +25,7 @@ impl<const W: usize> CheckWaiters<W> {
     /// Evaluated at compile time by every constructor.
     pub(crate) const OK: () = assert!(
         W >= 1 && W <= MAX_WAITERS,
-        "a fixed latch has between 1 and latch_core::fixed::MAX_WAITERS waiter slots"
+        "a fixed latch has between 1 and tally_latch::fixed::MAX_WAITERS waiter slots"
     );
 }
 

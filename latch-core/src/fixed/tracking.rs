@@ -18,7 +18,7 @@ use super::{FixedWait, FixedWaitUntil};
 /// # Examples
 ///
 /// ```
-/// use latch_core::fixed::MAX_COUNTERS;
+/// use tally_latch::fixed::MAX_COUNTERS;
 ///
 /// assert_eq!(MAX_COUNTERS, 30);
 /// ```
@@ -30,7 +30,7 @@ struct CheckCounters<const N: usize>;
 impl<const N: usize> CheckCounters<N> {
     const OK: () = assert!(
         N <= MAX_COUNTERS,
-        "a fixed tracking latch has at most latch_core::fixed::MAX_COUNTERS counters"
+        "a fixed tracking latch has at most tally_latch::fixed::MAX_COUNTERS counters"
     );
 }
 
@@ -45,7 +45,7 @@ impl<const N: usize> CheckCounters<N> {
 /// The names can be a `const` array, or come from an enum:
 ///
 /// ```
-/// use latch_core::fixed::FixedTrackingLatch;
+/// use tally_latch::fixed::FixedTrackingLatch;
 ///
 /// #[derive(Clone, Copy)]
 /// enum Part { Clock, Radio }
@@ -80,7 +80,7 @@ impl<const N: usize> CheckCounters<N> {
 /// # Examples
 ///
 /// ```
-/// use latch_core::fixed::{FixedTimedWaitError, FixedTrackingLatch};
+/// use tally_latch::fixed::{FixedTimedWaitError, FixedTrackingLatch};
 ///
 /// static READY: FixedTrackingLatch<3, &str> =
 ///     FixedTrackingLatch::new(["timer", "radio", "sensor"]);
@@ -109,7 +109,7 @@ impl<const N: usize, E, const W: usize> FixedTrackingLatch<N, E, W> {
         /// # Examples
         ///
         /// ```
-        /// use latch_core::fixed::FixedTrackingLatch;
+        /// use tally_latch::fixed::FixedTrackingLatch;
         ///
         /// static READY: FixedTrackingLatch<2, (), 2> = FixedTrackingLatch::new(["a", "b"]);
         /// assert_eq!(READY.count(), 2);
@@ -132,7 +132,7 @@ impl<const N: usize, E, const W: usize> FixedTrackingLatch<N, E, W> {
         /// # Examples
         ///
         /// ```
-        /// use latch_core::fixed::{DuplicateCounter, FixedTrackingLatch};
+        /// use tally_latch::fixed::{DuplicateCounter, FixedTrackingLatch};
         ///
         /// assert!(FixedTrackingLatch::<2, ()>::try_new(["a", "b"]).is_ok());
         /// let error = FixedTrackingLatch::<2, ()>::try_new(["a", "a"]).unwrap_err();
@@ -167,7 +167,7 @@ impl<const N: usize, E, const W: usize> FixedTrackingLatch<N, E, W> {
     /// # Examples
     ///
     /// ```
-    /// use latch_core::fixed::FixedTrackingLatch;
+    /// use tally_latch::fixed::FixedTrackingLatch;
     ///
     /// let latch = FixedTrackingLatch::<2, ()>::new(["a", "b"]);
     /// latch.count_down_for("a").unwrap();
@@ -182,7 +182,7 @@ impl<const N: usize, E, const W: usize> FixedTrackingLatch<N, E, W> {
     /// # Examples
     ///
     /// ```
-    /// use latch_core::fixed::FixedTrackingLatch;
+    /// use tally_latch::fixed::FixedTrackingLatch;
     ///
     /// let latch = FixedTrackingLatch::<1, ()>::new(["a"]);
     /// latch.count_down_for("a").unwrap();
@@ -197,7 +197,7 @@ impl<const N: usize, E, const W: usize> FixedTrackingLatch<N, E, W> {
     /// # Examples
     ///
     /// ```
-    /// use latch_core::fixed::FixedTrackingLatch;
+    /// use tally_latch::fixed::FixedTrackingLatch;
     ///
     /// let latch = FixedTrackingLatch::<1, &str>::new(["a"]);
     /// latch.fail("no clock").unwrap();
@@ -212,7 +212,7 @@ impl<const N: usize, E, const W: usize> FixedTrackingLatch<N, E, W> {
     /// # Examples
     ///
     /// ```
-    /// use latch_core::fixed::FixedTrackingLatch;
+    /// use tally_latch::fixed::FixedTrackingLatch;
     ///
     /// let latch = FixedTrackingLatch::<1, ()>::new(["a"]);
     /// assert_eq!(latch.waiting(), 0);
@@ -226,7 +226,7 @@ impl<const N: usize, E, const W: usize> FixedTrackingLatch<N, E, W> {
     /// # Examples
     ///
     /// ```
-    /// use latch_core::fixed::FixedTrackingLatch;
+    /// use tally_latch::fixed::FixedTrackingLatch;
     ///
     /// let latch = FixedTrackingLatch::<2, ()>::new(["b", "a"]);
     /// assert_eq!(latch.names(), &["b", "a"]);
@@ -241,7 +241,7 @@ impl<const N: usize, E, const W: usize> FixedTrackingLatch<N, E, W> {
     /// # Examples
     ///
     /// ```
-    /// use latch_core::fixed::FixedTrackingLatch;
+    /// use tally_latch::fixed::FixedTrackingLatch;
     ///
     /// let latch = FixedTrackingLatch::<3, ()>::new(["a", "b", "c"]);
     /// latch.count_down_for("b").unwrap();
@@ -262,7 +262,7 @@ impl<const N: usize, E, const W: usize> FixedTrackingLatch<N, E, W> {
     /// # Examples
     ///
     /// ```
-    /// use latch_core::fixed::{FixedTrackingLatch, UnknownCounter};
+    /// use tally_latch::fixed::{FixedTrackingLatch, UnknownCounter};
     ///
     /// let latch = FixedTrackingLatch::<2, ()>::new(["a", "b"]);
     /// assert_eq!(latch.count_down_for("a"), Ok(true));
@@ -289,7 +289,7 @@ impl<const N: usize, E, const W: usize> FixedTrackingLatch<N, E, W> {
     /// # Examples
     ///
     /// ```
-    /// use latch_core::fixed::FixedTrackingLatch;
+    /// use tally_latch::fixed::FixedTrackingLatch;
     ///
     /// let latch = FixedTrackingLatch::<1, &str>::new(["a"]);
     /// assert_eq!(latch.fail("shutting down"), Ok(()));
@@ -313,7 +313,7 @@ impl<const N: usize, E, const W: usize> FixedTrackingLatch<N, E, W> {
     /// # Examples
     ///
     /// ```
-    /// use latch_core::fixed::FixedTrackingLatch;
+    /// use tally_latch::fixed::FixedTrackingLatch;
     ///
     /// let latch = FixedTrackingLatch::<1, ()>::new(["a"]);
     /// latch.count_down_for("a").unwrap();
@@ -339,7 +339,7 @@ impl<const N: usize, E, const W: usize> FixedTrackingLatch<N, E, W> {
     /// # Examples
     ///
     /// ```
-    /// use latch_core::fixed::FixedTrackingLatch;
+    /// use tally_latch::fixed::FixedTrackingLatch;
     ///
     /// let latch = FixedTrackingLatch::<2, ()>::new(["a", "b"]);
     /// latch.count_down_for("a").unwrap();

@@ -21,7 +21,7 @@ use super::raw::RawFixedWait;
 /// # Examples
 ///
 /// ```
-/// use latch_core::fixed::FixedLatch;
+/// use tally_latch::fixed::FixedLatch;
 ///
 /// static LATCH: FixedLatch<1> = FixedLatch::new(1);
 /// let wait = LATCH.wait();
@@ -83,7 +83,7 @@ pin_project_lite::pin_project! {
     /// # Examples
     ///
     /// ```
-    /// use latch_core::fixed::{FixedLatch, FixedTimedOut, FixedTimeoutError};
+    /// use tally_latch::fixed::{FixedLatch, FixedTimedOut, FixedTimeoutError};
     ///
     /// static LATCH: FixedLatch<1> = FixedLatch::new(1);
     /// // A deadline that counts the latch down when it fires: not a timeout.

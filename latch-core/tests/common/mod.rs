@@ -9,7 +9,7 @@ use std::task::{Context, Poll, Waker};
 use std::thread;
 use std::time::Duration;
 
-use latch_core::CountDownLatch;
+use tally_latch::CountDownLatch;
 
 /// Loop bounds scaled down under Miri, which runs thousands of times slower.
 pub(crate) const fn scaled(normal: usize, miri: usize) -> usize {

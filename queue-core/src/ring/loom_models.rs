@@ -1,5 +1,5 @@
 //! loom models of the ring. Run with
-//! `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=3 cargo test --release -p queue-core --lib`.
+//! `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=3 cargo test --release -p tally-queue --lib`.
 //!
 //! The slots' entries are loom `UnsafeCell`s (`crate::sync::Cell`), so every model also
 //! checks that no entry is read and written concurrently. A stand-in for event-listener

@@ -1,12 +1,12 @@
 //! One queue and one latch shared, at the same time, by four kinds of user:
 //!
-//! - two producer tasks on a tokio runtime (`adapter_tokio::QueueExt::put_timeout`);
-//! - two consumer tasks on smol's executor (`adapter_smol::QueueExt::get_timeout`);
+//! - two producer tasks on a tokio runtime (`tally_tokio::QueueExt::put_timeout`);
+//! - two consumer tasks on smol's executor (`tally_smol::QueueExt::get_timeout`);
 //! - a plain thread that produces with `put_blocking` and then consumes with
 //!   `get_blocking`;
 //! - a waiter on async-std that waits for every producer to report on the latch
-//!   (`adapter_async_std::LatchExt::wait_timeout`), then drains the queue
-//!   (`adapter_async_std::QueueExt::shutdown_timeout`).
+//!   (`tally_async_std::LatchExt::wait_timeout`), then drains the queue
+//!   (`tally_async_std::QueueExt::shutdown_timeout`).
 //!
 //! The primitives name no runtime, so each side uses its own timer and they interoperate.
 
@@ -14,8 +14,8 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::Duration;
 
-use latch_core::TrackingLatch;
-use queue_core::{Closed, GetTimeoutError, JobId, Queue};
+use tally_latch::TrackingLatch;
+use tally_queue::{Closed, GetTimeoutError, JobId, Queue};
 
 /// The producers, as named on the latch.
 pub(crate) const PRODUCERS: [&str; 3] = ["tokio-0", "tokio-1", "thread"];
@@ -59,7 +59,7 @@ pub(crate) fn run(items_per_producer: u32) -> Report {
             smol::spawn(async move {
                 let _registration = registration;
                 loop {
-                    match adapter_smol::QueueExt::get_timeout(&*queue, IDLE).await {
+                    match tally_smol::QueueExt::get_timeout(&*queue, IDLE).await {
                         Ok(delivery) => {
                             let entry = (delivery.id(), delivery.succeed(), name);
                             ended.lock().unwrap().push(entry);
@@ -77,12 +77,12 @@ pub(crate) fn run(items_per_producer: u32) -> Report {
     let waiter = {
         let (queue, latch) = (queue.clone(), latch.clone());
         async_std::task::spawn(async move {
-            match adapter_async_std::LatchExt::wait_timeout(&*latch, DEADLINE).await {
+            match tally_async_std::LatchExt::wait_timeout(&*latch, DEADLINE).await {
                 Ok(Ok(())) => {}
                 Ok(Err(failure)) => panic!("a producer failed: {failure}"),
                 Err(pending) => panic!("producers stalled: {pending}"),
             }
-            adapter_async_std::QueueExt::shutdown_timeout(&*queue, DEADLINE).await
+            tally_async_std::QueueExt::shutdown_timeout(&*queue, DEADLINE).await
         })
     };
 
@@ -130,7 +130,7 @@ pub(crate) fn run(items_per_producer: u32) -> Report {
                             seq,
                         };
                         let put =
-                            adapter_tokio::QueueExt::put_timeout(&*queue, item.clone(), DEADLINE);
+                            tally_tokio::QueueExt::put_timeout(&*queue, item.clone(), DEADLINE);
                         accepted.push((put.await.expect("accepted"), item));
                     }
                     done.report();

@@ -1,4 +1,4 @@
-//! A claimed counter: the across-processes form of [`latch_core::Counter`].
+//! A claimed counter: the across-processes form of [`tally_latch::Counter`].
 
 use alloc::boxed::Box;
 use alloc::string::String;
@@ -18,7 +18,7 @@ use crate::latch::inner::{Dropped, LatchInner, Outcome};
 /// - [`report`](Counter::report) counts the counter once; the last report opens the latch;
 /// - [`fail`](Counter::fail) fails the latch naming it (the first failure wins);
 /// - dropped unreported (an early return, a panic), it fails the latch naming itself, as
-///   [`Failure::Abandoned`](latch_core::Failure::Abandoned): `Drop` cannot await, so the
+///   [`Failure::Abandoned`](tally_latch::Failure::Abandoned): `Drop` cannot await, so the
 ///   maintenance future sends it. If the process dies instead, nothing runs: once the
 ///   lease expires, the next sweep (by any waiter, or any maintenance future) fails the
 ///   latch naming the counter, or makes it claimable again, by the
@@ -27,7 +27,7 @@ use crate::latch::inner::{Dropped, LatchInner, Outcome};
 /// # Examples
 ///
 /// ```no_run
-/// # async fn demo(latch: adapter_redis::TrackingLatch) -> Result<(), Box<dyn std::error::Error>> {
+/// # async fn demo(latch: tally_redis::TrackingLatch) -> Result<(), Box<dyn std::error::Error>> {
 /// let counter = latch.claim("migration").await?;
 /// // ... run the migration ...
 /// let left = counter.report().await?;
@@ -49,7 +49,7 @@ impl Counter {
     /// # Examples
     ///
     /// ```no_run
-    /// # async fn demo(latch: adapter_redis::TrackingLatch) {
+    /// # async fn demo(latch: tally_redis::TrackingLatch) {
     /// assert_eq!(latch.claim("db").await.unwrap().name(), "db");
     /// # }
     /// ```
@@ -63,7 +63,7 @@ impl Counter {
     /// # Examples
     ///
     /// ```no_run
-    /// # async fn demo(latch: adapter_redis::TrackingLatch) {
+    /// # async fn demo(latch: tally_redis::TrackingLatch) {
     /// println!("held by {}", latch.claim("db").await.unwrap().holder());
     /// # }
     /// ```
@@ -87,12 +87,12 @@ impl Counter {
     /// # Examples
     ///
     /// ```no_run
-    /// # async fn demo(latch: adapter_redis::TrackingLatch) {
+    /// # async fn demo(latch: tally_redis::TrackingLatch) {
     /// let mut counter = latch.claim("db").await.unwrap();
     /// loop {
     ///     match counter.report().await {
     ///         Ok(_) => break,
-    ///         Err(adapter_redis::ReportError::Redis { counter: back, .. }) => counter = *back,
+    ///         Err(tally_redis::ReportError::Redis { counter: back, .. }) => counter = *back,
     ///         Err(other) => panic!("{other}"),
     ///     }
     /// }
@@ -128,7 +128,7 @@ impl Counter {
     /// # Examples
     ///
     /// ```no_run
-    /// # async fn demo(latch: adapter_redis::TrackingLatch) {
+    /// # async fn demo(latch: tally_redis::TrackingLatch) {
     /// let counter = latch.claim("cache").await.unwrap();
     /// assert!(counter.fail("cold cache").await.unwrap());
     /// # }

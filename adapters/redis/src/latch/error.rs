@@ -1,4 +1,4 @@
-//! The latch's errors. Failures, timeouts and name errors are latch-core's own types
+//! The latch's errors. Failures, timeouts and name errors are tally-latch's own types
 //! ([`Failure`], [`StillPending`], [`NameError`]), so the wording is the same in process
 //! and across processes; what is new is the transport failure ([`Error`]).
 
@@ -7,7 +7,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt;
 
-use latch_core::{Failure, NameError, StillPending};
+use tally_latch::{Failure, NameError, StillPending};
 
 use crate::error::Error;
 use crate::latch::counter::Counter;
@@ -18,8 +18,8 @@ use crate::latch::counter::Counter;
 /// # Examples
 ///
 /// ```
-/// use adapter_redis::Reason;
-/// use latch_core::Failure;
+/// use tally_redis::Reason;
+/// use tally_latch::Failure;
 ///
 /// let failure = Failure::Failed {
 ///     counter: Some("loader-2".into()),
@@ -60,8 +60,8 @@ impl fmt::Display for Reason {
 /// # Examples
 ///
 /// ```
-/// use adapter_redis::{CreateError, LatchOptions, TrackingLatch};
-/// use latch_core::NameError;
+/// use tally_redis::{CreateError, LatchOptions, TrackingLatch};
+/// use tally_latch::NameError;
 ///
 /// let client = redis::Client::open("redis://127.0.0.1:1").unwrap();
 /// let error = futures_lite::future::block_on(
@@ -151,8 +151,8 @@ impl From<Error> for CreateError {
 /// # Examples
 ///
 /// ```
-/// use adapter_redis::ClaimError;
-/// use latch_core::NameError;
+/// use tally_redis::ClaimError;
+/// use tally_latch::NameError;
 ///
 /// let error = ClaimError::Name(NameError::Claimed("db".into()));
 /// assert_eq!(error.to_string(), "counter `db` already has a handle");
@@ -192,7 +192,7 @@ impl core::error::Error for ClaimError {}
 ///
 /// ```
 /// assert_eq!(
-///     adapter_redis::ReportError::Stale.to_string(),
+///     tally_redis::ReportError::Stale.to_string(),
 ///     "stale counter handle: its lease expired and the counter was released or failed"
 /// );
 /// ```
@@ -244,8 +244,8 @@ impl core::error::Error for ReportError {}
 /// # Examples
 ///
 /// ```
-/// use adapter_redis::LatchWaitError;
-/// use latch_core::StillPending;
+/// use tally_redis::LatchWaitError;
+/// use tally_latch::StillPending;
 ///
 /// let error = LatchWaitError::TimedOut(StillPending::new(["cache", "http"]));
 /// assert_eq!(error.to_string(), "timed out waiting for: cache, http");

@@ -11,7 +11,7 @@ use crate::reply::Entry;
 /// # Examples
 ///
 /// ```
-/// assert_eq!(adapter_redis::EventKind::Reported.to_string(), "reported");
+/// assert_eq!(tally_redis::EventKind::Reported.to_string(), "reported");
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -50,7 +50,7 @@ impl fmt::Display for EventKind {
 /// # Examples
 ///
 /// ```no_run
-/// # async fn demo(latch: adapter_redis::TrackingLatch) {
+/// # async fn demo(latch: tally_redis::TrackingLatch) {
 /// for event in latch.events(None, 100).await.unwrap() {
 ///     println!("{event}");
 /// }

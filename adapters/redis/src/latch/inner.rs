@@ -19,7 +19,7 @@ use crate::latch::options::LatchOptions;
 use crate::latch::scripts::LatchScripts;
 use crate::latch::snapshot::{failure_of, Snapshot};
 use crate::reply::{self, Reply};
-use latch_core::Failure;
+use tally_latch::Failure;
 
 /// A counter handle dropped unreported, waiting for the maintenance future to fail the
 /// latch naming it.

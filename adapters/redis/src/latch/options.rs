@@ -10,7 +10,7 @@ use crate::latch::error::CreateError;
 /// # Examples
 ///
 /// ```
-/// use adapter_redis::{LatchOptions, OnExpiry};
+/// use tally_redis::{LatchOptions, OnExpiry};
 ///
 /// assert_eq!(LatchOptions::new().get_on_expiry(), OnExpiry::Fail);
 /// let options = LatchOptions::new().on_expiry(OnExpiry::Reclaim);
@@ -42,7 +42,7 @@ impl OnExpiry {
 ///
 /// ```
 /// use core::time::Duration;
-/// use adapter_redis::LatchOptions;
+/// use tally_redis::LatchOptions;
 ///
 /// let options = LatchOptions::new().lease(Duration::from_secs(5)).poll(Duration::from_millis(200));
 /// assert_eq!(options.get_lease(), Duration::from_secs(5));
@@ -68,7 +68,7 @@ impl LatchOptions {
     /// # Examples
     ///
     /// ```
-    /// assert_eq!(adapter_redis::LatchOptions::new().get_lease().as_secs(), 10);
+    /// assert_eq!(tally_redis::LatchOptions::new().get_lease().as_secs(), 10);
     /// ```
     pub const fn new() -> Self {
         LatchOptions {
@@ -87,7 +87,7 @@ impl LatchOptions {
     ///
     /// ```
     /// use core::time::Duration;
-    /// let options = adapter_redis::LatchOptions::new().lease(Duration::from_millis(300));
+    /// let options = tally_redis::LatchOptions::new().lease(Duration::from_millis(300));
     /// assert_eq!(options.get_lease().as_millis(), 300);
     /// ```
     pub const fn lease(mut self, lease: Duration) -> Self {
@@ -100,7 +100,7 @@ impl LatchOptions {
     /// # Examples
     ///
     /// ```
-    /// use adapter_redis::{LatchOptions, OnExpiry};
+    /// use tally_redis::{LatchOptions, OnExpiry};
     /// let options = LatchOptions::new().on_expiry(OnExpiry::Reclaim);
     /// assert_eq!(options.get_on_expiry(), OnExpiry::Reclaim);
     /// ```
@@ -116,7 +116,7 @@ impl LatchOptions {
     ///
     /// ```
     /// use core::time::Duration;
-    /// let options = adapter_redis::LatchOptions::new().poll(Duration::from_millis(50));
+    /// let options = tally_redis::LatchOptions::new().poll(Duration::from_millis(50));
     /// assert_eq!(options.get_poll().as_millis(), 50);
     /// ```
     pub const fn poll(mut self, poll: Duration) -> Self {
@@ -131,7 +131,7 @@ impl LatchOptions {
     ///
     /// ```
     /// use core::time::Duration;
-    /// let options = adapter_redis::LatchOptions::new().response_timeout(Duration::from_secs(1));
+    /// let options = tally_redis::LatchOptions::new().response_timeout(Duration::from_secs(1));
     /// assert_eq!(options.get_response_timeout().as_secs(), 1);
     /// ```
     pub const fn response_timeout(mut self, timeout: Duration) -> Self {
@@ -144,7 +144,7 @@ impl LatchOptions {
     /// # Examples
     ///
     /// ```
-    /// assert_eq!(adapter_redis::LatchOptions::new().get_lease().as_secs(), 10);
+    /// assert_eq!(tally_redis::LatchOptions::new().get_lease().as_secs(), 10);
     /// ```
     pub const fn get_lease(&self) -> Duration {
         self.lease
@@ -155,7 +155,7 @@ impl LatchOptions {
     /// # Examples
     ///
     /// ```
-    /// use adapter_redis::{LatchOptions, OnExpiry};
+    /// use tally_redis::{LatchOptions, OnExpiry};
     /// assert_eq!(LatchOptions::new().get_on_expiry(), OnExpiry::Fail);
     /// ```
     pub const fn get_on_expiry(&self) -> OnExpiry {
@@ -167,7 +167,7 @@ impl LatchOptions {
     /// # Examples
     ///
     /// ```
-    /// assert_eq!(adapter_redis::LatchOptions::new().get_poll().as_secs(), 1);
+    /// assert_eq!(tally_redis::LatchOptions::new().get_poll().as_secs(), 1);
     /// ```
     pub const fn get_poll(&self) -> Duration {
         self.poll
@@ -178,7 +178,7 @@ impl LatchOptions {
     /// # Examples
     ///
     /// ```
-    /// assert_eq!(adapter_redis::LatchOptions::new().get_response_timeout().as_secs(), 2);
+    /// assert_eq!(tally_redis::LatchOptions::new().get_response_timeout().as_secs(), 2);
     /// ```
     pub const fn get_response_timeout(&self) -> Duration {
         self.response_timeout

@@ -6,7 +6,7 @@ use alloc::vec::Vec;
 use core::fmt;
 use core::time::Duration;
 
-use latch_core::Failure;
+use tally_latch::Failure;
 
 use crate::error::Error;
 use crate::latch::error::Reason;
@@ -17,7 +17,7 @@ use crate::reply::Reply;
 /// # Examples
 ///
 /// ```
-/// assert_eq!(adapter_redis::LatchState::Open.to_string(), "open");
+/// assert_eq!(tally_redis::LatchState::Open.to_string(), "open");
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum LatchState {
@@ -44,7 +44,7 @@ impl fmt::Display for LatchState {
 /// # Examples
 ///
 /// ```
-/// use adapter_redis::CounterState;
+/// use tally_redis::CounterState;
 /// assert!(CounterState::Pending.is_pending());
 /// assert!(!CounterState::Reported.is_pending());
 /// ```
@@ -67,7 +67,7 @@ impl CounterState {
     /// # Examples
     ///
     /// ```
-    /// let claimed = adapter_redis::CounterState::Claimed { holder: "h".into() };
+    /// let claimed = tally_redis::CounterState::Claimed { holder: "h".into() };
     /// assert!(claimed.is_pending());
     /// ```
     pub fn is_pending(&self) -> bool {
@@ -82,7 +82,7 @@ impl CounterState {
 /// # Examples
 ///
 /// ```no_run
-/// # async fn demo(latch: adapter_redis::TrackingLatch) {
+/// # async fn demo(latch: tally_redis::TrackingLatch) {
 /// let snapshot = latch.snapshot().await.unwrap();
 /// println!("{} ({} left), waiting for {:?}", snapshot.state, snapshot.left, snapshot.pending());
 /// # }
@@ -112,7 +112,7 @@ impl Snapshot {
     /// # Examples
     ///
     /// ```no_run
-    /// # async fn demo(latch: adapter_redis::TrackingLatch) {
+    /// # async fn demo(latch: tally_redis::TrackingLatch) {
     /// assert_eq!(latch.snapshot().await.unwrap().pending(), ["http"]);
     /// # }
     /// ```
@@ -129,7 +129,7 @@ impl Snapshot {
     /// # Examples
     ///
     /// ```no_run
-    /// # async fn demo(latch: adapter_redis::TrackingLatch) {
+    /// # async fn demo(latch: tally_redis::TrackingLatch) {
     /// if let Some(took) = latch.snapshot().await.unwrap().time_to_open() {
     ///     println!("ready after {took:?}");
     /// }
@@ -198,7 +198,7 @@ pub(crate) fn failure_of(reply: &mut Reply) -> Result<Failure<Reason>, Error> {
     Ok(failure(counter, &kind, holder, message, panicking))
 }
 
-/// The stored failure, as latch-core's [`Failure`].
+/// The stored failure, as tally-latch's [`Failure`].
 fn failure(
     counter: String,
     kind: &str,

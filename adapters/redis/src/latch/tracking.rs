@@ -9,7 +9,7 @@ use core::future::Future;
 use core::time::Duration;
 
 use futures_lite::future;
-use latch_core::{NameError, StillPending};
+use tally_latch::{NameError, StillPending};
 
 use crate::error::Error;
 use crate::keys::name_problem;
@@ -20,7 +20,7 @@ use crate::latch::inner::{holder_id, Claimed, LatchInner, Outcome};
 use crate::latch::options::LatchOptions;
 use crate::latch::snapshot::{LatchState, Snapshot};
 
-/// [`latch_core::TrackingLatch`] across processes: a latch of named counters on one Redis
+/// [`tally_latch::TrackingLatch`] across processes: a latch of named counters on one Redis
 /// server, that any process can claim counters of, report to, and wait on.
 ///
 /// Readiness gating across replicas: "a migration ran once", "N shard loaders on N
@@ -39,8 +39,8 @@ use crate::latch::snapshot::{LatchState, Snapshot};
 /// - **Wake-ups are latency, not truth.** A wait re-reads the state after every wake-up
 ///   on the event stream and at least once per [poll interval](LatchOptions::poll).
 ///
-/// Failures, timeouts and name errors are latch-core's types, with its wording
-/// ([`Failure`](latch_core::Failure), [`StillPending`], [`NameError`]). Unlike
+/// Failures, timeouts and name errors are tally-latch's types, with its wording
+/// ([`Failure`](tally_latch::Failure), [`StillPending`], [`NameError`]). Unlike
 /// `Redisson`'s `RCountDownLatch`, counters have names, a latch can fail, and a dead
 /// holder is detected.
 ///
@@ -55,7 +55,7 @@ use crate::latch::snapshot::{LatchState, Snapshot};
 /// # Examples
 ///
 /// ```no_run
-/// use adapter_redis::{LatchOptions, TrackingLatch};
+/// use tally_redis::{LatchOptions, TrackingLatch};
 ///
 /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 /// let client = redis::Client::open("redis+unix:///run/redis/redis.sock")?;
@@ -103,7 +103,7 @@ impl TrackingLatch {
     /// # Examples
     ///
     /// ```no_run
-    /// use adapter_redis::{LatchOptions, OnExpiry, TrackingLatch};
+    /// use tally_redis::{LatchOptions, OnExpiry, TrackingLatch};
     /// use core::time::Duration;
     ///
     /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
@@ -188,7 +188,7 @@ impl TrackingLatch {
     /// # Examples
     ///
     /// ```no_run
-    /// # fn demo(latch: adapter_redis::TrackingLatch) {
+    /// # fn demo(latch: tally_redis::TrackingLatch) {
     /// assert_eq!(latch.name(), "boot");
     /// # }
     /// ```
@@ -201,7 +201,7 @@ impl TrackingLatch {
     /// # Examples
     ///
     /// ```no_run
-    /// # fn demo(latch: adapter_redis::TrackingLatch) {
+    /// # fn demo(latch: tally_redis::TrackingLatch) {
     /// assert_eq!(latch.names(), ["migration", "cache"]);
     /// # }
     /// ```
@@ -214,7 +214,7 @@ impl TrackingLatch {
     /// # Examples
     ///
     /// ```no_run
-    /// # fn demo(latch: adapter_redis::TrackingLatch) {
+    /// # fn demo(latch: tally_redis::TrackingLatch) {
     /// println!("lease {:?}", latch.options().get_lease());
     /// # }
     /// ```
@@ -236,7 +236,7 @@ impl TrackingLatch {
     /// # Examples
     ///
     /// ```no_run
-    /// # async fn demo(latch: adapter_redis::TrackingLatch) {
+    /// # async fn demo(latch: tally_redis::TrackingLatch) {
     /// let counter = latch.claim("cache").await.unwrap();
     /// assert!(latch.claim("cache").await.is_err());
     /// counter.report().await.unwrap();
@@ -284,7 +284,7 @@ impl TrackingLatch {
     /// # Examples
     ///
     /// ```no_run
-    /// # async fn demo(latch: adapter_redis::TrackingLatch) {
+    /// # async fn demo(latch: tally_redis::TrackingLatch) {
     /// assert!(latch.fail("deploy cancelled").await.unwrap());
     /// assert!(!latch.fail("again").await.unwrap());
     /// # }
@@ -306,7 +306,7 @@ impl TrackingLatch {
     /// # Examples
     ///
     /// ```no_run
-    /// # async fn demo(latch: adapter_redis::TrackingLatch) {
+    /// # async fn demo(latch: tally_redis::TrackingLatch) {
     /// let snapshot = latch.snapshot().await.unwrap();
     /// println!("{}: {} left", snapshot.state, snapshot.left);
     /// # }
@@ -324,7 +324,7 @@ impl TrackingLatch {
     /// # Examples
     ///
     /// ```no_run
-    /// # async fn demo(latch: adapter_redis::TrackingLatch) {
+    /// # async fn demo(latch: tally_redis::TrackingLatch) {
     /// println!("waiting for {:?}", latch.pending().await.unwrap());
     /// # }
     /// ```
@@ -342,7 +342,7 @@ impl TrackingLatch {
     /// # Examples
     ///
     /// ```no_run
-    /// # async fn demo(latch: adapter_redis::TrackingLatch) {
+    /// # async fn demo(latch: tally_redis::TrackingLatch) {
     /// latch.wait().await.unwrap();
     /// println!("ready after {:?}", latch.time_to_open().await.unwrap().unwrap());
     /// # }
@@ -362,7 +362,7 @@ impl TrackingLatch {
     /// # Examples
     ///
     /// ```no_run
-    /// # async fn demo(latch: adapter_redis::TrackingLatch) {
+    /// # async fn demo(latch: tally_redis::TrackingLatch) {
     /// let mut after = None;
     /// loop {
     ///     let events = latch.events(after.as_deref(), 100).await.unwrap();
@@ -415,7 +415,7 @@ impl TrackingLatch {
     /// # Examples
     ///
     /// ```no_run
-    /// # async fn demo(latch: adapter_redis::TrackingLatch) {
+    /// # async fn demo(latch: tally_redis::TrackingLatch) {
     /// match latch.wait().await {
     ///     Ok(()) => println!("ready"),
     ///     Err(error) => println!("not ready: {error}"),
@@ -445,9 +445,9 @@ impl TrackingLatch {
     /// # Examples
     ///
     /// ```no_run
-    /// # async fn demo(latch: adapter_redis::TrackingLatch) {
+    /// # async fn demo(latch: tally_redis::TrackingLatch) {
     /// let deadline = async_io::Timer::after(std::time::Duration::from_secs(10));
-    /// if let Err(adapter_redis::LatchWaitError::TimedOut(pending)) = latch.wait_until(deadline).await {
+    /// if let Err(tally_redis::LatchWaitError::TimedOut(pending)) = latch.wait_until(deadline).await {
     ///     println!("missing: {:?}", pending.names());
     /// }
     /// # }
@@ -471,7 +471,7 @@ impl TrackingLatch {
 
     /// One pass of background work: renews the leases of this handle's live counters,
     /// fails the latch for each counter dropped unreported (naming it, as
-    /// [`Failure::Abandoned`](latch_core::Failure::Abandoned)), and sweeps expired leases.
+    /// [`Failure::Abandoned`](tally_latch::Failure::Abandoned)), and sweeps expired leases.
     /// Work that failed is kept for the next pass.
     ///
     /// # Errors
@@ -481,7 +481,7 @@ impl TrackingLatch {
     /// # Examples
     ///
     /// ```no_run
-    /// # async fn demo(latch: adapter_redis::TrackingLatch) {
+    /// # async fn demo(latch: tally_redis::TrackingLatch) {
     /// latch.maintain_once().await.unwrap();
     /// # }
     /// ```
@@ -536,7 +536,7 @@ impl TrackingLatch {
     /// # Examples
     ///
     /// ```no_run
-    /// # async fn demo(latch: adapter_redis::TrackingLatch) {
+    /// # async fn demo(latch: tally_redis::TrackingLatch) {
     /// let background = latch.clone();
     /// smol::spawn(async move { background.maintain(async_io::Timer::after).await }).detach();
     /// # }

@@ -1,26 +1,26 @@
 //! Child-process roles of the latch tests: the test binary re-run with
-//! `ADAPTER_REDIS_ROLE` set. Each role reports on stdout through `report`.
+//! `TALLY_REDIS_ROLE` set. Each role reports on stdout through `report`.
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use adapter_redis::{LatchOptions, LatchWaitError, OnExpiry, TrackingLatch};
 use futures_lite::future;
+use tally_redis::{LatchOptions, LatchWaitError, OnExpiry, TrackingLatch};
 
 use super::{report, sleep, Rt};
 
 /// The counter a child claims.
-pub const COUNTER: &str = "ADAPTER_REDIS_COUNTER";
+pub const COUNTER: &str = "TALLY_REDIS_COUNTER";
 /// The latch's counter names, comma-separated.
-pub const NAMES: &str = "ADAPTER_REDIS_NAMES";
+pub const NAMES: &str = "TALLY_REDIS_NAMES";
 /// How long a reporter waits between its claim and its report.
-pub const DELAY_MS: &str = "ADAPTER_REDIS_DELAY_MS";
+pub const DELAY_MS: &str = "TALLY_REDIS_DELAY_MS";
 /// `reclaim` for `OnExpiry::Reclaim`.
-pub const POLICY: &str = "ADAPTER_REDIS_POLICY";
+pub const POLICY: &str = "TALLY_REDIS_POLICY";
 
-/// The latch tests' options: 300 ms leases, 50 ms polls; `ADAPTER_REDIS_LEASE_MS` and
-/// `ADAPTER_REDIS_POLICY` override.
+/// The latch tests' options: 300 ms leases, 50 ms polls; `TALLY_REDIS_LEASE_MS` and
+/// `TALLY_REDIS_POLICY` override.
 pub fn latch_options() -> LatchOptions {
-    let lease: u64 = std::env::var("ADAPTER_REDIS_LEASE_MS")
+    let lease: u64 = std::env::var("TALLY_REDIS_LEASE_MS")
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(300);
@@ -71,7 +71,7 @@ pub fn run_if_child() {
     });
 }
 
-/// Claims its counter, waits `ADAPTER_REDIS_DELAY_MS`, reports.
+/// Claims its counter, waits `TALLY_REDIS_DELAY_MS`, reports.
 async fn reporter(latch: &TrackingLatch) {
     let name = std::env::var(COUNTER).unwrap();
     let delay: u64 = std::env::var(DELAY_MS)

@@ -7,19 +7,19 @@ use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use adapter_redis::{Bytes, Options, Queue, Redelivery};
+use tally_redis::{Bytes, Options, Queue, Redelivery};
 
 pub mod latch_roles;
 pub mod roles;
 
 /// The environment variable that makes the test binary run a child role.
-pub const ROLE: &str = "ADAPTER_REDIS_ROLE";
+pub const ROLE: &str = "TALLY_REDIS_ROLE";
 /// The server's socket, for a child.
-pub const SOCK: &str = "ADAPTER_REDIS_SOCK";
+pub const SOCK: &str = "TALLY_REDIS_SOCK";
 /// The queue's name, for a child.
-pub const NAME: &str = "ADAPTER_REDIS_QUEUE";
+pub const NAME: &str = "TALLY_REDIS_QUEUE";
 /// `tokio` or `smol`, for a child.
-pub const RUNTIME: &str = "ADAPTER_REDIS_RUNTIME";
+pub const RUNTIME: &str = "TALLY_REDIS_RUNTIME";
 
 /// One `redis-server` child, on a Unix socket in its own temp dir, with AOF fsynced on
 /// every write. It is killed and its dir removed on drop.
@@ -60,7 +60,7 @@ impl Server {
         }
         static N: AtomicU64 = AtomicU64::new(0);
         let n = N.fetch_add(1, Ordering::Relaxed);
-        let dir = std::env::temp_dir().join(format!("adapter-redis-{}-{n}", std::process::id()));
+        let dir = std::env::temp_dir().join(format!("tally-redis-{}-{n}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).expect("temp dir");
         let sock = dir.join("redis.sock");

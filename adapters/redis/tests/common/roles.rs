@@ -1,27 +1,27 @@
-//! Child-process roles: the test binary re-run with `ADAPTER_REDIS_ROLE` set. Each role
+//! Child-process roles: the test binary re-run with `TALLY_REDIS_ROLE` set. Each role
 //! reports on stdout through `report` and exits when its test function returns.
 
 use std::time::Duration;
 
-use adapter_redis::{Bytes, GetError, Options, Queue, Redelivery};
-use queue_core::Outcome;
+use tally_queue::Outcome;
+use tally_redis::{Bytes, GetError, Options, Queue, Redelivery};
 
 use super::{report, sleep, Rt};
 
-/// The options a child opens with: `ADAPTER_REDIS_MAXATT` (0 or unset: Abandon),
-/// `ADAPTER_REDIS_LEASE_MS` (default the tests' 300 ms) and `ADAPTER_REDIS_CAP` (unset:
+/// The options a child opens with: `TALLY_REDIS_MAXATT` (0 or unset: Abandon),
+/// `TALLY_REDIS_LEASE_MS` (default the tests' 300 ms) and `TALLY_REDIS_CAP` (unset:
 /// unbounded).
 fn child_options() -> Options {
-    let attempts: u32 = std::env::var("ADAPTER_REDIS_MAXATT")
+    let attempts: u32 = std::env::var("TALLY_REDIS_MAXATT")
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(0);
-    let lease: u64 = std::env::var("ADAPTER_REDIS_LEASE_MS")
+    let lease: u64 = std::env::var("TALLY_REDIS_LEASE_MS")
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(300);
     let mut options = super::options().lease(Duration::from_millis(lease));
-    if let Some(capacity) = std::env::var("ADAPTER_REDIS_CAP")
+    if let Some(capacity) = std::env::var("TALLY_REDIS_CAP")
         .ok()
         .and_then(|v| v.parse().ok())
     {
@@ -37,7 +37,7 @@ fn child_options() -> Options {
 }
 
 fn count() -> u64 {
-    std::env::var("ADAPTER_REDIS_COUNT")
+    std::env::var("TALLY_REDIS_COUNT")
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(0)
@@ -113,7 +113,7 @@ async fn consumer(queue: Queue<Bytes>) {
     report("DONE");
 }
 
-/// Puts `ADAPTER_REDIS_COUNT` jobs.
+/// Puts `TALLY_REDIS_COUNT` jobs.
 async fn producer(queue: Queue<Bytes>) {
     let tag = std::process::id().to_le_bytes();
     for n in 0..count() {

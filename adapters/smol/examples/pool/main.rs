@@ -1,7 +1,7 @@
 //! A worker pool on smol with a graceful drain: 3 producers, 4 workers, one job rejected
 //! and one uncertain, and the ledger at the end.
 //!
-//! Run it with `cargo run -p adapter-smol --example pool [-- abort | dead-producer]`. With
+//! Run it with `cargo run -p tally-smol --example pool [-- abort | dead-producer]`. With
 //! `abort`, the workers are slow and the drain's deadline passes: the queue shuts down
 //! immediately and hands the unprocessed jobs back. With `dead-producer`, one more producer
 //! puts a job and panics; its producer guard still lets the pool drain and stop.

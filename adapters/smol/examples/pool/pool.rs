@@ -4,7 +4,7 @@
 //!
 //! Everything runs on smol's global executor (`smol::spawn`); the tasks are `'static`, so
 //! they share the queue through an `Arc` and use the owned forms (`get_owned`,
-//! `worker_owned`, `producer_owned`). Timeouts come from `adapter-smol`.
+//! `worker_owned`, `producer_owned`). Timeouts come from `tally-smol`.
 //!
 //! Each producer holds a producer guard, so the queue shuts down gracefully by itself when
 //! the last producer is gone, even one that panicked: the workers drain and stop instead of
@@ -14,9 +14,9 @@ use std::fmt::Write as _;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use adapter_smol::{LatchExt, QueueExt};
-use latch_core::CountDownLatch;
-use queue_core::{JobId, Ledger, Outcome, OwnedProducer, OwnedWorker, Queue};
+use tally_latch::CountDownLatch;
+use tally_queue::{JobId, Ledger, Outcome, OwnedProducer, OwnedWorker, Queue};
+use tally_smol::{LatchExt, QueueExt};
 
 /// What a job asks of its worker.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

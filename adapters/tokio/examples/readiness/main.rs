@@ -2,7 +2,7 @@
 //! components (consumer, cache warmer, http) have reported through a `TrackingLatch`, then
 //! 200. `/healthz` is live from the start.
 //!
-//! Run it with `cargo run -p adapter-tokio --example readiness [-- stall | panic]`. It
+//! Run it with `cargo run -p tally-tokio --example readiness [-- stall | panic]`. It
 //! serves on an ephemeral port of 127.0.0.1 and probes itself every 200 ms. By default the
 //! cache warmer takes 900 ms and the service becomes ready; with `stall` the cache warmer
 //! never reports and startup fails after 1 s naming it; with `panic` it panics before
@@ -14,8 +14,8 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use latch_core::CountDownLatch;
 use service::{get, Config, Service, Warmup};
+use tally_latch::CountDownLatch;
 
 #[tokio::main]
 async fn main() -> Result<ExitCode, Box<dyn std::error::Error>> {

@@ -17,14 +17,14 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use adapter_tokio::LatchExt;
 use http_body_util::Full;
 use hyper::body::{Bytes, Incoming};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
-use latch_core::{CountDownLatch, Failure, OwnedCounter, StillPending, TrackingLatch};
+use tally_latch::{CountDownLatch, Failure, OwnedCounter, StillPending, TrackingLatch};
+use tally_tokio::LatchExt;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::{JoinHandle, JoinSet};
