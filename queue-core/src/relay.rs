@@ -52,6 +52,12 @@ impl Deferred {
         self.wake_queued();
     }
 
+    /// Drops every relay still queued, waking nobody. A queued relay holds this list, so
+    /// the queue calls this as it goes, or the two would keep each other alive.
+    pub(crate) fn discard(&self) {
+        each_despite_panics(|| self.woken.pop().ok(), drop);
+    }
+
     #[cold]
     fn wake_queued(&self) {
         each_despite_panics(|| self.woken.pop().ok(), |relay| relay.task.wake_by_ref());

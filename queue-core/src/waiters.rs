@@ -189,6 +189,16 @@ impl Waiters {
     }
 }
 
+// A relay signalled but never drained (its notifier unwound between the two steps) would
+// keep the shared list alive through its own reference to it. No wait can be left by then:
+// every wait borrows the queue or holds it.
+#[cfg(target_has_atomic = "ptr")]
+impl Drop for Waiters {
+    fn drop(&mut self) {
+        self.deferred.discard();
+    }
+}
+
 #[cfg(all(test, not(loom), feature = "std"))]
 mod tests {
     use core::future::Future;
@@ -244,6 +254,35 @@ mod tests {
         };
         assert_eq!(ledger.succeeded, 3);
         assert_eq!(counts(&queue), [0, 0, 0]);
+    }
+
+    /// A queue dropped with relays signalled but not yet drained frees them, and with
+    /// them its task wakers: a queued relay holds the list it sits on, so nothing else
+    /// would.
+    #[test]
+    fn a_queue_dropped_before_its_relays_are_drained_frees_them() {
+        use alloc::sync::Arc;
+        use alloc::task::Wake;
+
+        struct Task;
+        impl Wake for Task {
+            fn wake(self: Arc<Self>) {}
+        }
+
+        let task = Arc::new(Task);
+        let waker = Waker::from(Arc::clone(&task));
+        let mut context = Context::from_waker(&waker);
+        {
+            let queue = Queue::<u8>::unbounded();
+            {
+                let mut get = pin!(queue.get());
+                assert!(get.as_mut().poll(&mut context).is_pending());
+                // Signalled, never drained: the relay now sits on the deferred list.
+                assert!(queue.getters().signal_all());
+            }
+        }
+        drop(waker);
+        assert_eq!(Arc::strong_count(&task), 1, "the task waker leaked");
     }
 
     /// Every deadline form that has returned `Ready` holds no listener, while the future
