@@ -2,6 +2,7 @@
 //! ([`JobEvent`]), and the guard that calls it so that its panics cost the queue nothing.
 
 use alloc::boxed::Box;
+use alloc::vec::Vec;
 use core::fmt;
 
 use crate::job_id::JobId;
@@ -198,12 +199,25 @@ impl JobEvent {
 pub trait Journal: Send + Sync {
     /// Records one event.
     fn record(&self, event: JobEvent);
+
+    /// The ids delivered and not yet ended, in id order, if this journal keeps them;
+    /// `None` (the default) if not. [`Queue::in_flight_ids`](crate::Queue::in_flight_ids)
+    /// and the shutdown report ([`Closed`](crate::Closed)) ask for them. Called with no
+    /// lock of the queue held; a panic here is caught and counted as in
+    /// [`record`](Journal::record), and answers `None`.
+    fn in_flight_ids(&self) -> Option<Vec<JobId>> {
+        None
+    }
 }
 
 #[cfg(target_has_atomic = "ptr")]
 impl<J: Journal + ?Sized> Journal for alloc::sync::Arc<J> {
     fn record(&self, event: JobEvent) {
         (**self).record(event);
+    }
+
+    fn in_flight_ids(&self) -> Option<Vec<JobId>> {
+        (**self).in_flight_ids()
     }
 }
 
@@ -234,6 +248,22 @@ impl Journaled {
         }
         #[cfg(not(feature = "std"))]
         self.journal.record(event);
+    }
+
+    /// Asks the journal for the ids in flight; a panic is caught and counted (with `std`).
+    #[inline(never)]
+    pub(crate) fn in_flight_ids(&self) -> Option<Vec<JobId>> {
+        #[cfg(feature = "std")]
+        {
+            let call = core::panic::AssertUnwindSafe(|| self.journal.in_flight_ids());
+            std::panic::catch_unwind(call).unwrap_or_else(|_| {
+                // Relaxed: a statistic.
+                self.panics.fetch_add(1, Ordering::Relaxed);
+                None
+            })
+        }
+        #[cfg(not(feature = "std"))]
+        self.journal.in_flight_ids()
     }
 
     pub(crate) fn panics(&self) -> usize {

@@ -1596,11 +1596,15 @@ impl<T> Queue<T> {
 
     /// Drain or abort, decided by a deadline: shuts down gracefully, waits for every
     /// accepted item to end, and if `deadline` (any future) completes first, shuts down
-    /// immediately and hands the drained items back.
+    /// immediately, hands the drained items back and requests cancellation of the work in
+    /// flight ([`abort`](Queue::abort)). With a grace period
+    /// ([`with_grace`](ShutdownUntil::with_grace)), it then waits for that work to end
+    /// until the grace period is over; without one it reports at once. The report
+    /// ([`Closed`]) names the ids still in flight, if a journal keeps them.
     ///
-    /// The graceful shutdown happens on the first poll. Deliveries in flight when the
-    /// deadline fires are not touched: they still must end, and show as `in_flight` in the
-    /// returned ledger.
+    /// The graceful shutdown happens on the first poll. Cancellation is a request: work
+    /// still in flight when the report is made shows as `in_flight` in its ledger and
+    /// must still end.
     ///
     /// # Cancel safety
     ///
@@ -1609,17 +1613,52 @@ impl<T> Queue<T> {
     /// # Examples
     ///
     /// ```
-    /// use tally_queue::Queue;
+    /// use std::sync::Arc;
+    /// use tally_queue::{Queue, Record};
     ///
-    /// let queue = Queue::unbounded();
+    /// let record = Arc::new(Record::new());
+    /// let queue = Queue::unbounded().with_journal(Arc::clone(&record));
     /// queue.try_put(1).unwrap();
     /// queue.try_get().unwrap().succeed();
     /// let closed = futures_lite::future::block_on(queue.shutdown_until(std::future::pending::<()>()));
     /// assert!(closed.drained_in_time);
     /// assert_eq!(closed.ledger.succeeded, 1);
+    ///
+    /// // Past the deadline, a handler that ignores cancellation is named in the report.
+    /// let queue = Queue::unbounded().with_journal(Arc::clone(&record));
+    /// let stuck = queue.try_put(2).unwrap();
+    /// let job = queue.try_get().unwrap();
+    /// let closed = futures_lite::future::block_on(queue.shutdown_until(async {}));
+    /// assert!(!closed.drained_in_time && job.is_cancelled());
+    /// assert_eq!(closed.in_flight_ids, Some(vec![stuck]));
+    /// job.uncertain();
     /// ```
     pub fn shutdown_until<D: Future>(&self, deadline: D) -> ShutdownUntil<'_, T, D> {
         ShutdownUntil::new(self, deadline)
+    }
+
+    /// The ids of the deliveries in flight, in id order, as the installed
+    /// [`Journal`] keeps them ([`Journal::in_flight_ids`]; [`Record`](crate::Record) does).
+    /// `None` without a journal, or with one that keeps no ids: the queue itself counts
+    /// deliveries ([`ledger`](Queue::ledger)) but keeps no per-job state.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use tally_queue::{Queue, Record};
+    ///
+    /// let queue = Queue::unbounded().with_journal(Arc::new(Record::new()));
+    /// let id = queue.try_put("job").unwrap();
+    /// let job = queue.try_get().unwrap();
+    /// assert_eq!(queue.in_flight_ids(), Some(vec![id]));
+    /// job.succeed();
+    /// assert_eq!(queue.in_flight_ids(), Some(vec![]));
+    /// assert_eq!(Queue::<u8>::unbounded().in_flight_ids(), None);
+    /// ```
+    #[must_use]
+    pub fn in_flight_ids(&self) -> Option<Vec<JobId>> {
+        self.journal.as_ref().and_then(Journaled::in_flight_ids)
     }
 
     /// Whether the queue was shut down (either way).

@@ -291,6 +291,10 @@ impl Journal for Record {
             }
         }
     }
+
+    fn in_flight_ids(&self) -> Option<Vec<JobId>> {
+        Some(self.in_flight())
+    }
 }
 
 impl fmt::Debug for Record {

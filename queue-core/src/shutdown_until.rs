@@ -2,7 +2,7 @@
 
 use alloc::vec::Vec;
 use core::fmt;
-use core::future::Future;
+use core::future::{Future, Ready};
 use core::pin::Pin;
 use core::task::{Context, Poll};
 
@@ -26,17 +26,27 @@ use crate::queue::Queue;
 /// assert!(!closed.drained_in_time);
 /// assert_eq!(closed.returned.len(), 1);
 /// assert_eq!(closed.ledger.discarded, 1);
+/// assert_eq!(closed.in_flight_ids, Some(vec![]));
 /// ```
 #[non_exhaustive]
 pub struct Closed<T> {
     /// The ledger when the policy finished: settled if the drain finished in time;
-    /// otherwise deliveries still in flight show as `in_flight`, and must still end.
+    /// otherwise deliveries still in flight at the end of the grace period show as
+    /// `in_flight`, and must still end.
     pub ledger: Ledger,
     /// The items the immediate shutdown drained and handed back, with their ids; empty if
     /// the drain finished in time.
     pub returned: Vec<(JobId, T)>,
-    /// Whether every accepted item ended before the deadline.
+    /// Whether every accepted item ended before the deadline. When `false`, cancellation
+    /// of the work in flight was requested at the deadline.
     pub drained_in_time: bool,
+    /// The ids of the deliveries still in flight when the policy finished, in id order:
+    /// empty if none was. The queue keeps no per-job state of its own (it would cost every
+    /// get), so the ids come from its [`Journal`](crate::Journal)'s
+    /// [`in_flight_ids`](crate::Journal::in_flight_ids), which [`Record`](crate::Record) answers.
+    /// `None` if work was still in flight and no installed journal keeps ids; the ledger's
+    /// `in_flight` then says how many.
+    pub in_flight_ids: Option<Vec<JobId>>,
 }
 
 impl<T> fmt::Debug for Closed<T> {
@@ -45,17 +55,22 @@ impl<T> fmt::Debug for Closed<T> {
             .field("ledger", &self.ledger)
             .field("returned", &self.returned.len())
             .field("drained_in_time", &self.drained_in_time)
+            .field("in_flight_ids", &self.in_flight_ids)
             .finish()
     }
 }
 
 pin_project! {
-    /// The future returned by [`Queue::shutdown_until`](crate::Queue::shutdown_until).
+    /// The future returned by [`Queue::shutdown_until`](crate::Queue::shutdown_until):
+    /// drain until the deadline; then discard the buffer and request cancellation of the
+    /// work in flight; then wait out the grace period ([`with_grace`](Self::with_grace);
+    /// none by default) for that work to end; then report what is still in flight, by id.
     ///
     /// # Cancel safety
     ///
-    /// Dropped after its first poll, the queue stays shut down gracefully; dropped before,
-    /// it changes nothing.
+    /// Dropped after its first poll, the queue stays shut down gracefully (and, past the
+    /// deadline, shut down immediately with cancellation requested); dropped before, it
+    /// changes nothing. Items drained by the immediate shutdown are dropped with it.
     ///
     /// # Examples
     ///
@@ -66,65 +81,147 @@ pin_project! {
     /// assert!(futures_lite::future::block_on(closing).drained_in_time);
     /// ```
     #[must_use = "futures do nothing unless you `.await` or poll them"]
-    pub struct ShutdownUntil<'a, T, D> {
+    pub struct ShutdownUntil<'a, T, D, G = Ready<()>> {
         join: Join<'a, T>,
-        started: bool,
+        stage: Stage<T>,
         #[pin]
         deadline: D,
+        #[pin]
+        grace: G,
     }
+}
+
+/// Where the policy is.
+enum Stage<T> {
+    /// Not polled yet: nothing has changed.
+    Idle,
+    /// Shut down gracefully; draining until the deadline.
+    Draining,
+    /// Past the deadline: the buffer was discarded and cancellation requested; waiting
+    /// out the grace period. Holds the discarded items until the report.
+    Grace(Vec<(JobId, T)>),
+    /// The report was handed out.
+    Done,
 }
 
 impl<'a, T, D> ShutdownUntil<'a, T, D> {
     pub(crate) fn new(queue: &'a Queue<T>, deadline: D) -> Self {
         Self {
             join: queue.join(),
-            started: false,
+            stage: Stage::Idle,
             deadline,
+            grace: core::future::ready(()),
         }
     }
 }
 
-impl<T, D: Future> Future for ShutdownUntil<'_, T, D> {
+impl<'a, T, D, G> ShutdownUntil<'a, T, D, G> {
+    /// Sets the grace period: once the deadline has passed, the buffer is discarded and
+    /// cancellation requested, the policy waits until `grace` (any future) completes for
+    /// the work in flight to end, then reports what is still in flight.
+    ///
+    /// `grace` is first polled only after the deadline. A timer that starts when it is
+    /// created should therefore end at the deadline plus the grace period (the adapters'
+    /// `shutdown_timeout_with_grace` does that); an `async` block starts its timer only
+    /// when first polled.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use futures_lite::future::block_on;
+    /// use tally_queue::Queue;
+    ///
+    /// let queue = Queue::unbounded();
+    /// queue.try_put("running").unwrap();
+    /// let running = queue.try_get().unwrap();
+    /// let closing = queue.shutdown_until(async {}).with_grace(async {
+    ///     // The handler sees the request during the grace period, and ends.
+    ///     assert!(running.is_cancelled());
+    ///     running.uncertain();
+    /// });
+    /// let closed = block_on(closing);
+    /// assert!(!closed.drained_in_time);
+    /// assert_eq!(closed.ledger.uncertain, 1);
+    /// assert_eq!(closed.in_flight_ids, Some(vec![]));
+    /// ```
+    pub fn with_grace<G2: Future>(self, grace: G2) -> ShutdownUntil<'a, T, D, G2> {
+        ShutdownUntil {
+            join: self.join,
+            stage: self.stage,
+            deadline: self.deadline,
+            grace,
+        }
+    }
+}
+
+impl<T, D: Future, G: Future> Future for ShutdownUntil<'_, T, D, G> {
     type Output = Closed<T>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Closed<T>> {
-        let this = self.project();
+        let mut this = self.project();
         let queue = this.join.queue();
-        if !*this.started {
-            *this.started = true;
+        if let Stage::Idle = this.stage {
+            *this.stage = Stage::Draining;
             queue.shutdown();
         }
-        if let Poll::Ready(ledger) = Pin::new(&mut *this.join).poll(cx) {
-            return Poll::Ready(Closed {
-                ledger,
-                returned: Vec::new(),
-                drained_in_time: true,
-            });
+        if let Stage::Draining = this.stage {
+            if let Poll::Ready(ledger) = Pin::new(&mut *this.join).poll(cx) {
+                *this.stage = Stage::Done;
+                return Poll::Ready(Closed::in_time(ledger));
+            }
+            if this.deadline.as_mut().poll(cx).is_pending() {
+                return Poll::Pending;
+            }
+            // The deadline's poll may have ended the last job: check once more (this also
+            // gives the join's registration up).
+            if let Ok(ledger) = this.join.last_try() {
+                *this.stage = Stage::Done;
+                return Poll::Ready(Closed::in_time(ledger));
+            }
+            *this.stage = Stage::Grace(queue.abort());
         }
-        if this.deadline.poll(cx).is_pending() {
-            return Poll::Pending;
-        }
-        // The deadline's poll may have ended the last job: check once more (this also gives
-        // the join's registration up).
-        if let Ok(ledger) = this.join.last_try() {
-            return Poll::Ready(Closed {
-                ledger,
-                returned: Vec::new(),
-                drained_in_time: true,
-            });
-        }
-        let returned = queue.shutdown_now();
+        let Stage::Grace(_) = this.stage else {
+            panic!("`ShutdownUntil` polled after it completed");
+        };
+        // The grace period: the cancelled work may end at any time, the join sees it.
+        let settled = match Pin::new(&mut *this.join).poll(cx) {
+            Poll::Ready(_) => true,
+            Poll::Pending if this.grace.as_mut().poll(cx).is_pending() => return Poll::Pending,
+            // As above: the grace's poll may have ended the last job.
+            Poll::Pending => this.join.last_try().is_ok(),
+        };
+        let Stage::Grace(returned) = core::mem::replace(this.stage, Stage::Done) else {
+            unreachable!("checked above");
+        };
+        // A drain that the abort itself finished (nothing was in flight) still counts as
+        // not in time: the returned items were never processed.
+        let ledger = queue.ledger();
+        let in_flight_ids = if settled || ledger.in_flight == 0 {
+            Some(Vec::new())
+        } else {
+            queue.in_flight_ids()
+        };
         Poll::Ready(Closed {
-            // A drain that the abort itself finished (nothing was in flight) still counts
-            // as not in time: the returned items were never processed.
-            ledger: queue.ledger(),
+            ledger,
             returned,
             drained_in_time: false,
+            in_flight_ids,
         })
     }
 }
 
-impl<T, D> fmt::Debug for ShutdownUntil<'_, T, D> {
+impl<T> Closed<T> {
+    fn in_time(ledger: Ledger) -> Self {
+        Closed {
+            ledger,
+            returned: Vec::new(),
+            drained_in_time: true,
+            in_flight_ids: Some(Vec::new()),
+        }
+    }
+}
+
+impl<T, D, G> fmt::Debug for ShutdownUntil<'_, T, D, G> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("ShutdownUntil { .. }")
     }

@@ -144,7 +144,7 @@ fn shutdown_until_drains_in_time() {
 }
 
 /// The seed's "choose drain or abort": nobody drains, the deadline aborts. Buffered items
-/// come back with their ids; the held delivery is untouched and must still end.
+/// come back with their ids; the held delivery is asked to stop and must still end.
 #[test]
 fn shutdown_until_aborts_at_the_deadline() {
     let queue = Queue::unbounded();
@@ -169,6 +169,7 @@ fn shutdown_until_aborts_at_the_deadline() {
         closed.ledger
     );
     assert!(closed.ledger.is_balanced());
+    assert!(held.is_cancelled());
     held.succeed();
     assert_eq!(block_on(queue.join()).succeeded, 1);
 }
