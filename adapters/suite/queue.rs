@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use tally_queue::{GetTimeoutError, JobId, PutTimeoutError, Queue};
+use tally_queue::{GetTimeoutError, JobId, PutTimeoutError, Queue, Record};
 
 use super::{block_on, QueueExt};
 
@@ -232,8 +232,67 @@ fn shutdown_timeout_aborts_a_slow_drain_and_hands_the_items_back() {
         (1, 2, 0)
     );
     assert!(closed.ledger.is_balanced());
+    assert!(
+        stuck.is_cancelled(),
+        "past the deadline, cancellation is requested"
+    );
+    // No journal keeps ids here, so the report cannot name the one in flight.
+    assert_eq!(closed.in_flight_ids, None);
     // The delivery still in flight must still end, and then the queue is settled.
     stuck.succeed();
     let ledger = block_on(async { queue.join_timeout(LONG).await }).unwrap();
     assert_eq!((ledger.succeeded, ledger.discarded), (1, 2));
+}
+
+/// The grace period: a handler that stops when asked ends within it, one that ignores
+/// the request is named in the report once the grace period is over.
+#[test]
+fn shutdown_timeout_with_grace_waits_for_cancelled_work_then_names_the_rest() {
+    let record = Arc::new(Record::new());
+    let queue = Queue::unbounded().with_journal(Arc::clone(&record));
+    let cooperative = queue.try_put("stops when asked").unwrap();
+    let stubborn = queue.try_put("ignores the request").unwrap();
+    let buffered = queue.try_put("never taken").unwrap();
+    let (first, second) = (queue.try_get().unwrap(), queue.try_get().unwrap());
+    let start = Instant::now();
+    let closed = thread::scope(|s| {
+        s.spawn(move || {
+            block_on(first.cancelled());
+            first.uncertain();
+        });
+        block_on(async { queue.shutdown_timeout_with_grace(SHORT, SHORT).await })
+    });
+    let elapsed = start.elapsed();
+    assert!(
+        elapsed >= SHORT * 2,
+        "the grace period was cut short: {elapsed:?}"
+    );
+    assert!(elapsed < MARGIN, "fired late, after {elapsed:?}");
+    assert!(!closed.drained_in_time);
+    assert_eq!(closed.returned, [(buffered, "never taken")]);
+    assert_eq!(closed.in_flight_ids, Some(vec![stubborn]));
+    assert_eq!(record.uncertain(), [cooperative]);
+    assert_eq!((closed.ledger.uncertain, closed.ledger.in_flight), (1, 1));
+    second.reject();
+    assert!(block_on(async { queue.join_timeout(LONG).await }).is_ok());
+}
+
+/// A grace period cut short by the work ending: the report comes as soon as the last
+/// cancelled handler stops, long before the grace period would end.
+#[test]
+fn shutdown_timeout_with_grace_reports_as_soon_as_the_work_stops() {
+    let queue = Queue::unbounded();
+    queue.try_put(1).unwrap();
+    let job = queue.try_get().unwrap();
+    let start = Instant::now();
+    let closed = thread::scope(|s| {
+        s.spawn(move || {
+            block_on(job.cancelled());
+            job.uncertain();
+        });
+        block_on(async { queue.shutdown_timeout_with_grace(SHORT, LONG).await })
+    });
+    assert_on_time(start);
+    assert_eq!(closed.in_flight_ids, Some(vec![]));
+    assert_eq!(closed.ledger.uncertain, 1);
 }

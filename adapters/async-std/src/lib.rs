@@ -276,8 +276,10 @@ pub trait QueueExt<T> {
 
     /// Drain or abort ([`Queue::shutdown_until`]): shuts the queue down gracefully, waits
     /// up to `timeout` for the drain, and if it has not finished by then, shuts down
-    /// immediately. The [`Closed`](tally_queue::Closed) it resolves to holds the ledger, the
-    /// items handed back, and whether the drain finished in time.
+    /// immediately and requests cancellation of the work in flight. The
+    /// [`Closed`](tally_queue::Closed) it resolves to holds the ledger, the items handed
+    /// back, whether the drain finished in time, and the ids still in flight (if the
+    /// queue's journal keeps them).
     ///
     /// # Examples
     ///
@@ -300,6 +302,43 @@ pub trait QueueExt<T> {
         &self,
         timeout: Duration,
     ) -> ShutdownUntil<'_, T, impl Future<Output = ()> + Send + Sync>;
+
+    /// The shutdown policy with a grace period ([`ShutdownUntil::with_grace`]): drains
+    /// for up to `drain`; then discards the buffer and requests cancellation of the work
+    /// in flight; then waits up to `grace` more for that work to end; then reports what is
+    /// still in flight, by id if the queue's journal keeps ids.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use std::time::Duration;
+    ///
+    /// use tally_async_std::QueueExt;
+    /// use tally_queue::{Queue, Record};
+    ///
+    /// # async_std::task::block_on(async {
+    /// let queue = Queue::unbounded().with_journal(Arc::new(Record::new()));
+    /// let stuck = queue.try_put("ignores cancellation").unwrap();
+    /// let job = queue.try_get().unwrap();
+    /// let closed = queue
+    ///     .shutdown_timeout_with_grace(Duration::from_millis(5), Duration::from_millis(5))
+    ///     .await;
+    /// assert!(!closed.drained_in_time && job.is_cancelled());
+    /// assert_eq!(closed.in_flight_ids, Some(vec![stuck]));
+    /// job.uncertain();
+    /// # });
+    /// ```
+    fn shutdown_timeout_with_grace(
+        &self,
+        drain: Duration,
+        grace: Duration,
+    ) -> ShutdownUntil<
+        '_,
+        T,
+        impl Future<Output = ()> + Send + Sync,
+        impl Future<Output = ()> + Send + Sync,
+    >;
 }
 
 impl<T> QueueExt<T> for Queue<T> {
@@ -337,5 +376,19 @@ impl<T> QueueExt<T> for Queue<T> {
         timeout: Duration,
     ) -> ShutdownUntil<'_, T, impl Future<Output = ()> + Send + Sync> {
         self.shutdown_until(sleep(timeout))
+    }
+    fn shutdown_timeout_with_grace(
+        &self,
+        drain: Duration,
+        grace: Duration,
+    ) -> ShutdownUntil<
+        '_,
+        T,
+        impl Future<Output = ()> + Send + Sync,
+        impl Future<Output = ()> + Send + Sync,
+    > {
+        // Both timers start now, so the grace one ends `grace` after the drain one.
+        self.shutdown_until(sleep(drain))
+            .with_grace(sleep(drain.saturating_add(grace)))
     }
 }

@@ -76,8 +76,19 @@ pub trait QueueExt<T> {
     fn join_timeout(&self, timeout: Duration) -> Until<Join<'_, T>, Timer>;
 
     /// Drain or abort ([`Queue::shutdown_until`]): shuts down gracefully, and if the
-    /// drain takes longer than `timeout`, immediately, handing the drained items back.
+    /// drain takes longer than `timeout`, immediately, handing the drained items back and
+    /// requesting cancellation of the work in flight.
     fn shutdown_timeout(&self, timeout: Duration) -> ShutdownUntil<'_, T, Timer>;
+
+    /// The shutdown policy with a grace period ([`ShutdownUntil::with_grace`]): drains
+    /// for up to `drain`; then discards the buffer and requests cancellation of the work
+    /// in flight; then waits up to `grace` more for that work to end; then reports what is
+    /// still in flight, by id if the queue's journal keeps ids.
+    fn shutdown_timeout_with_grace(
+        &self,
+        drain: Duration,
+        grace: Duration,
+    ) -> ShutdownUntil<'_, T, Timer, Timer>;
 }
 
 impl<T> QueueExt<T> for Queue<T> {
@@ -100,5 +111,16 @@ impl<T> QueueExt<T> for Queue<T> {
 
     fn shutdown_timeout(&self, timeout: Duration) -> ShutdownUntil<'_, T, Timer> {
         self.shutdown_until(Timer::after(timeout))
+    }
+
+    fn shutdown_timeout_with_grace(
+        &self,
+        drain: Duration,
+        grace: Duration,
+    ) -> ShutdownUntil<'_, T, Timer, Timer> {
+        // Both timers start now, so the grace one ends `grace` after the drain one.
+        let end = drain.checked_add(grace).unwrap_or(Duration::MAX);
+        self.shutdown_until(Timer::after(drain))
+            .with_grace(Timer::after(end))
     }
 }

@@ -141,3 +141,26 @@ fn shutdown_timeout_aborts_a_stalled_drain_and_returns_the_items() {
     held.succeed();
     assert!(block_on(queue.join_timeout(LONG)).is_ok());
 }
+
+#[test]
+fn shutdown_timeout_with_grace_waits_for_cancelled_work_then_names_the_rest() {
+    let record = Arc::new(tally_queue::Record::new());
+    let queue = Queue::unbounded().with_journal(Arc::clone(&record));
+    let cooperative = queue.try_put(1).unwrap();
+    let stubborn = queue.try_put(2).unwrap();
+    let (first, second) = (queue.try_get().unwrap(), queue.try_get().unwrap());
+    let start = Instant::now();
+    let closed = thread::scope(|s| {
+        s.spawn(move || {
+            block_on(first.cancelled());
+            first.uncertain();
+        });
+        block_on(queue.shutdown_timeout_with_grace(SHORT, SHORT))
+    });
+    assert!(start.elapsed() >= SHORT + SHORT, "the grace period was cut short");
+    assert!(second.is_cancelled());
+    assert_eq!(closed.in_flight_ids, Some(vec![stubborn]));
+    assert_eq!(record.uncertain(), [cooperative]);
+    second.succeed();
+    assert!(block_on(queue.join_timeout(LONG)).is_ok());
+}
