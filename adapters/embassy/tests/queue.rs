@@ -157,7 +157,10 @@ fn shutdown_timeout_with_grace_waits_for_cancelled_work_then_names_the_rest() {
         });
         block_on(queue.shutdown_timeout_with_grace(SHORT, SHORT))
     });
-    assert!(start.elapsed() >= SHORT + SHORT, "the grace period was cut short");
+    assert!(
+        start.elapsed() >= SHORT + SHORT,
+        "the grace period was cut short"
+    );
     assert!(second.is_cancelled());
     assert_eq!(closed.in_flight_ids, Some(vec![stubborn]));
     assert_eq!(record.uncertain(), [cooperative]);

@@ -3,7 +3,8 @@
 //!
 //! Run it with `cargo run -p tally-smol --example pool [-- abort | dead-producer]`. With
 //! `abort`, the workers are slow and the drain's deadline passes: the queue shuts down
-//! immediately and hands the unprocessed jobs back. With `dead-producer`, one more producer
+//! immediately, hands the unprocessed jobs back and asks the workers to stop; the jobs they
+//! stop mid-work end uncertain, and the record lists them for reconciliation. With `dead-producer`, one more producer
 //! puts a job and panics; its producer guard still lets the pool drain and stop.
 
 mod pool;
@@ -22,6 +23,7 @@ fn main() {
         capacity: 4,
         work: Duration::from_millis(if abort { 40 } else { 5 }),
         drain_timeout: Duration::from_millis(if abort { 30 } else { 5_000 }),
+        grace: Duration::from_millis(100),
         verbose: true,
         dead_producer: mode.as_deref() == Some("dead-producer"),
     };

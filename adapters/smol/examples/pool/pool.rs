@@ -1,6 +1,12 @@
 //! A worker pool on smol: producers put jobs into a bounded `Queue`, N workers take them
 //! and resolve each one as succeeded, rejected or uncertain, and a graceful drain with a
-//! deadline closes the queue ("drain or abort").
+//! deadline closes the queue ("drain or abort"). Past the deadline the buffer is handed
+//! back and the workers are asked to stop: a job stopped mid-work ends uncertain, within
+//! the grace period.
+//!
+//! The queue's journal is a [`Record`]: at the end it answers, by id, which jobs ended how,
+//! which ones need reconciling (uncertain or abandoned) and which were still in flight.
+//! The producers keep only what a put returned, the job's id.
 //!
 //! Everything runs on smol's global executor (`smol::spawn`); the tasks are `'static`, so
 //! they share the queue through an `Arc` and use the owned forms (`get_owned`,
@@ -11,11 +17,11 @@
 //! waiting for jobs that will never come.
 
 use std::fmt::Write as _;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use tally_latch::CountDownLatch;
-use tally_queue::{JobId, Ledger, Outcome, OwnedProducer, OwnedWorker, Queue};
+use tally_queue::{JobId, JobState, Ledger, Outcome, OwnedProducer, OwnedWorker, Queue, Record};
 use tally_smol::{LatchExt, QueueExt};
 
 /// What a job asks of its worker.
@@ -49,24 +55,31 @@ pub(crate) struct Plan {
     pub(crate) capacity: usize,
     /// How long one job takes.
     pub(crate) work: Duration,
-    /// How long the graceful drain may take before the rest is handed back.
+    /// How long the graceful drain may take before the rest is handed back and the work
+    /// in flight is asked to stop.
     pub(crate) drain_timeout: Duration,
+    /// How long the work asked to stop may take to end.
+    pub(crate) grace: Duration,
     /// Print each job's outcome as the workers decide it.
     pub(crate) verbose: bool,
     /// Add one more producer, on a plain thread, that puts one job and then panics.
     pub(crate) dead_producer: bool,
 }
 
-/// What happened, as seen by the producers, the workers and the queue.
+/// What happened, as seen by the producers and by the queue's record.
 #[derive(Debug)]
 pub(crate) struct Report {
-    /// Every id a put returned.
-    pub(crate) accepted: Vec<JobId>,
-    /// Every outcome a worker decided, in the order they were decided.
-    pub(crate) outcomes: Vec<(JobId, Kind, Outcome)>,
+    /// Every id a put returned, with what the producer asked of it.
+    pub(crate) accepted: Vec<(JobId, Kind)>,
+    /// Each accepted id's final state, from the record.
+    pub(crate) fates: Vec<(JobId, JobState)>,
     /// The ids an aborted drain handed back, never processed.
     pub(crate) returned: Vec<JobId>,
     pub(crate) drained_in_time: bool,
+    /// The ids still in flight when the shutdown reported (after the grace period).
+    pub(crate) still_in_flight: Vec<JobId>,
+    /// The ids the record says need reconciling: ended uncertain, or abandoned.
+    pub(crate) to_reconcile: Vec<JobId>,
     /// Producers that panicked.
     pub(crate) producers_panicked: usize,
     /// Whether the queue was already shut down, by its last producer guard, when every
@@ -77,16 +90,34 @@ pub(crate) struct Report {
 }
 
 impl Report {
+    /// The ids whose final state is `state`, in id order.
+    pub(crate) fn ids_in(&self, state: JobState) -> Vec<JobId> {
+        let mut ids: Vec<JobId> = self
+            .fates
+            .iter()
+            .filter(|(_, fate)| *fate == state)
+            .map(|(id, _)| *id)
+            .collect();
+        ids.sort();
+        ids
+    }
+
     /// The lines the demo prints.
     pub(crate) fn summary(&self) -> String {
-        let mut out = String::new();
+        let list = |ids: &[JobId]| {
+            let ids: Vec<String> = ids.iter().map(JobId::to_string).collect();
+            format!("[{}]", ids.join(", "))
+        };
         let special: Vec<String> = self
-            .outcomes
+            .accepted
             .iter()
-            .filter(|(_, kind, _)| *kind != Kind::Normal)
-            .map(|(id, kind, outcome)| format!("{id} {kind:?}: {outcome}"))
+            .filter(|(_, kind)| *kind != Kind::Normal)
+            .map(|(id, kind)| {
+                let fate = self.fates.iter().find(|(fated, _)| fated == id);
+                format!("{id} {kind:?}: {:?}", fate.map(|(_, state)| state))
+            })
             .collect();
-        let returned: Vec<String> = self.returned.iter().map(JobId::to_string).collect();
+        let mut out = String::new();
         writeln!(out, "accepted: {} jobs", self.accepted.len()).unwrap();
         writeln!(out, "special jobs: {}", special.join(", ")).unwrap();
         writeln!(out, "producers panicked: {}", self.producers_panicked).unwrap();
@@ -97,7 +128,11 @@ impl Report {
         )
         .unwrap();
         writeln!(out, "drained in time: {}", self.drained_in_time).unwrap();
-        writeln!(out, "handed back: [{}]", returned.join(", ")).unwrap();
+        let rejected = self.ids_in(JobState::Ended(Outcome::Rejected));
+        writeln!(out, "rejected: {}", list(&rejected)).unwrap();
+        writeln!(out, "handed back: {}", list(&self.returned)).unwrap();
+        writeln!(out, "still in flight: {}", list(&self.still_in_flight)).unwrap();
+        writeln!(out, "to reconcile: {}", list(&self.to_reconcile)).unwrap();
         write!(out, "ledger: {}", self.ledger).unwrap();
         out
     }
@@ -114,20 +149,18 @@ fn kind(plan: &Plan, producer: usize, seq: usize) -> Kind {
 /// Runs the pool to completion on smol and reports what happened.
 pub(crate) fn run(plan: &Plan) -> Report {
     assert!(plan.jobs_per_producer >= 3 && plan.producers >= 1 && plan.workers >= 1);
-    let queue = Arc::new(Queue::bounded(plan.capacity).expect("a capacity of at least 1"));
-    let outcomes = Arc::new(Mutex::new(Vec::new()));
+    let record = Arc::new(Record::new());
+    let queue = Arc::new(
+        Queue::bounded(plan.capacity)
+            .expect("a capacity of at least 1")
+            .with_journal(Arc::clone(&record)),
+    );
     smol::block_on(async {
         // Register every worker before any put, so no producer sees "no workers".
         let workers: Vec<_> = (0..plan.workers)
             .map(|n| {
                 let registration = queue.worker_owned();
-                smol::spawn(worker(
-                    n,
-                    queue.clone(),
-                    registration,
-                    outcomes.clone(),
-                    plan.clone(),
-                ))
+                smol::spawn(worker(n, queue.clone(), registration, plan.clone()))
             })
             .collect();
         // Every producer guard is taken before any producer runs, so the queue cannot shut
@@ -163,20 +196,40 @@ pub(crate) fn run(plan: &Plan) -> Report {
                 .downcast_ref::<String>()
                 .expect("a formatted panic");
             let id = message.rsplit('#').next().expect("the id in the message");
-            accepted.push(JobId::from_raw(id.parse().expect("a job number")));
+            let id = JobId::from_raw(id.parse().expect("a job number"));
+            accepted.push((id, Kind::Normal));
             producers_panicked += 1;
         }
         // No one has called a shutdown yet: the last producer guard did.
         let shut_down_by_producers = queue.is_shut_down();
-        let closed = queue.shutdown_timeout(plan.drain_timeout).await;
+        let closed = queue
+            .shutdown_timeout_with_grace(plan.drain_timeout, plan.grace)
+            .await;
         for worker in workers {
             worker.await;
         }
+        // Reconciliation, by id, from the record: no side table.
+        let fates = accepted
+            .iter()
+            .map(|(id, _)| {
+                (
+                    *id,
+                    record.state(*id).expect("every accepted id is recorded"),
+                )
+            })
+            .collect();
+        let mut to_reconcile = record.uncertain();
+        to_reconcile.extend(record.abandoned());
+        to_reconcile.sort();
         Report {
             accepted,
-            outcomes: std::mem::take(&mut *outcomes.lock().unwrap()),
+            fates,
             returned: closed.returned.into_iter().map(|(id, _)| id).collect(),
             drained_in_time: closed.drained_in_time,
+            still_in_flight: closed
+                .in_flight_ids
+                .expect("the record keeps the ids in flight"),
+            to_reconcile,
             producers_panicked,
             shut_down_by_producers,
             ledger: queue.ledger(),
@@ -184,7 +237,7 @@ pub(crate) fn run(plan: &Plan) -> Report {
     })
 }
 
-async fn produce(producer: usize, guard: OwnedProducer<Job>, plan: Plan) -> Vec<JobId> {
+async fn produce(producer: usize, guard: OwnedProducer<Job>, plan: Plan) -> Vec<(JobId, Kind)> {
     let queue = guard.queue();
     let mut ids = Vec::new();
     for seq in 0..plan.jobs_per_producer {
@@ -199,29 +252,35 @@ async fn produce(producer: usize, guard: OwnedProducer<Job>, plan: Plan) -> Vec<
             .put_timeout(job, Duration::from_secs(5))
             .await
             .expect("room in time");
-        ids.push(id);
+        ids.push((id, kind));
     }
     ids
 }
 
-async fn worker(
-    n: usize,
-    queue: Arc<Queue<Job>>,
-    _registration: OwnedWorker<Job>,
-    outcomes: Arc<Mutex<Vec<(JobId, Kind, Outcome)>>>,
-    plan: Plan,
-) {
+async fn worker(n: usize, queue: Arc<Queue<Job>>, _registration: OwnedWorker<Job>, plan: Plan) {
     while let Ok(job) = queue.get_owned().await {
-        async_io::Timer::after(plan.work).await;
-        let outcome = match job.kind {
-            Kind::Normal => Outcome::Succeeded,
-            Kind::Malformed => Outcome::Rejected,
-            Kind::UnacknowledgedWrite => {
-                // The write went out; its acknowledgement never arrives.
-                let ack = CountDownLatch::new(1);
-                match ack.wait_timeout(Duration::from_millis(5)).await {
-                    Ok(()) => Outcome::Succeeded,
-                    Err(_timed_out) => Outcome::Uncertain,
+        let work = async {
+            async_io::Timer::after(plan.work).await;
+            true
+        };
+        let stop = async {
+            job.cancelled().await;
+            false
+        };
+        let outcome = if !smol::future::or(stop, work).await {
+            // Asked to stop mid-work: whether its effect happened is unknown.
+            Outcome::Uncertain
+        } else {
+            match job.kind {
+                Kind::Normal => Outcome::Succeeded,
+                Kind::Malformed => Outcome::Rejected,
+                Kind::UnacknowledgedWrite => {
+                    // The write went out; its acknowledgement never arrives.
+                    let ack = CountDownLatch::new(1);
+                    match ack.wait_timeout(Duration::from_millis(5)).await {
+                        Ok(()) => Outcome::Succeeded,
+                        Err(_timed_out) => Outcome::Uncertain,
+                    }
                 }
             }
         };
@@ -232,7 +291,6 @@ async fn worker(
                 job.id()
             );
         }
-        outcomes.lock().unwrap().push((job.id(), job.kind, outcome));
         job.resolve(outcome);
     }
 }
