@@ -1,6 +1,8 @@
 //! The readiness demo (`examples/readiness`) served on an ephemeral loopback port and
 //! probed with real HTTP requests.
 
+#[path = "../examples/readiness/metrics.rs"]
+mod metrics;
 #[path = "../examples/readiness/service.rs"]
 mod service;
 
@@ -8,7 +10,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use service::{get, Config, Service, ServiceError, Warmup};
+use service::{get, post, Config, Service, ServiceError, Warmup};
 use tally_latch::{CountDownLatch, Failure};
 
 /// A bound on every wait in these tests, far above what they need.
@@ -163,5 +165,85 @@ async fn the_slowest_component_sets_the_time_to_open() {
         time_to_open >= warmup && time_to_open < MARGIN,
         "{time_to_open:?}"
     );
+    service.stop().await;
+}
+
+/// The value of the sample `name` (with its labels, as written) on a metrics page.
+fn sample(page: &str, name: &str) -> Option<f64> {
+    page.lines()
+        .find_map(|line| line.strip_prefix(name)?.strip_prefix(' '))
+        .map(|value| value.parse().expect("a number"))
+}
+
+/// `/metrics` follows the latch and the ledger: pending components before, the time to
+/// open after, and each job's ending by outcome; `POST /jobs/NAME` is refused until the
+/// service is ready.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metrics_export_readiness_and_the_ledger() {
+    let gate = Arc::new(CountDownLatch::new(1));
+    let service = Service::start(config(Warmup::When(gate.clone()), Duration::from_secs(30)))
+        .await
+        .unwrap();
+    let addr = service.addr;
+    probe_until(
+        addr,
+        |_, body| body == "waiting for: cache-warmer",
+        |status, _| assert_eq!(status, 503),
+    )
+    .await;
+    let (status, page) = get(addr, "/metrics").await.unwrap();
+    assert_eq!(status, 200);
+    assert_eq!(sample(&page, "readiness_open"), Some(0.0));
+    assert_eq!(
+        sample(&page, "readiness_pending{component=\"cache-warmer\"}"),
+        Some(1.0)
+    );
+    assert_eq!(
+        sample(&page, "readiness_pending{component=\"consumer\"}"),
+        Some(0.0)
+    );
+    assert_eq!(sample(&page, "readiness_time_to_open_seconds"), None);
+    assert_eq!(
+        post(addr, "/jobs/early").await.unwrap(),
+        (503, "not ready".into())
+    );
+    assert_eq!(sample(&page, "jobs_accepted_total"), Some(0.0));
+
+    gate.count_down();
+    probe_until(
+        addr,
+        |status, _| status == 200,
+        |status, _| assert_eq!(status, 503),
+    )
+    .await;
+    for name in ["one", "two", "bad-three"] {
+        let (status, id) = post(addr, &format!("/jobs/{name}")).await.unwrap();
+        assert_eq!(status, 202, "{id}");
+        assert!(id.starts_with('#'), "{id}");
+    }
+    let start = Instant::now();
+    while service.jobs.ledger().ended() < 3 {
+        assert!(start.elapsed() < MARGIN, "{}", service.jobs.ledger());
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let (_, page) = get(addr, "/metrics").await.unwrap();
+    assert_eq!(sample(&page, "readiness_open"), Some(1.0));
+    assert_eq!(sample(&page, "readiness_failed"), Some(0.0));
+    let time_to_open = service.ready.time_to_open().unwrap().as_secs_f64();
+    let exported = sample(&page, "readiness_time_to_open_seconds").unwrap();
+    assert!(
+        (exported - time_to_open).abs() < 1e-6,
+        "{exported} vs {time_to_open}"
+    );
+    assert_eq!(sample(&page, "jobs_accepted_total"), Some(3.0));
+    assert_eq!(
+        sample(&page, "jobs_ended_total{outcome=\"succeeded\"}"),
+        Some(2.0)
+    );
+    assert_eq!(
+        sample(&page, "jobs_ended_total{outcome=\"rejected\"}"),
+        Some(1.0)
+    );
+    assert_eq!(sample(&page, "jobs{state=\"in_flight\"}"), Some(0.0));
     service.stop().await;
 }

@@ -7,18 +7,39 @@
 //! cache warmer takes 900 ms and the service becomes ready; with `stall` the cache warmer
 //! never reports and startup fails after 1 s naming it; with `panic` it panics before
 //! reporting and the latch fails with its name.
+//!
+//! Once ready, it enqueues three jobs (`POST /jobs/NAME`, one of them one the consumer
+//! rejects) and prints `/metrics`: the readiness latch and the queue's ledger in
+//! Prometheus' text format.
+//!
+//! With `--features tracing` the latch's and the queue's own `tracing` events are printed
+//! too (through `tracing-subscriber`): each component's count-down, the opening with its
+//! `time_to_open_us`, or the failure with its reason and counter; and each job's ending.
 
+mod metrics;
 mod service;
 
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use service::{get, Config, Service, Warmup};
+use service::{get, post, Config, Service, Warmup};
 use tally_latch::CountDownLatch;
+use tracing_subscriber::filter::{LevelFilter, Targets};
+use tracing_subscriber::layer::SubscriberExt as _;
+use tracing_subscriber::util::SubscriberInitExt as _;
 
 #[tokio::main]
 async fn main() -> Result<ExitCode, Box<dyn std::error::Error>> {
+    // The latch's events from `DEBUG` (each count-down), the queue's from `DEBUG` (each
+    // ending; its per-job `TRACE` events would be one line per put and get).
+    let targets = Targets::new()
+        .with_target("tally_latch", LevelFilter::DEBUG)
+        .with_target("tally_queue", LevelFilter::DEBUG);
+    tracing_subscriber::registry()
+        .with(tracing_subscriber::fmt::layer().without_time())
+        .with(targets)
+        .init();
     let (warmup, startup_timeout) = match std::env::args().nth(1).as_deref() {
         None => (Warmup::After(Duration::from_millis(900)), 10),
         // A gate nobody opens.
@@ -52,6 +73,15 @@ async fn main() -> Result<ExitCode, Box<dyn std::error::Error>> {
         if ready == 200 {
             let time_to_open = service.ready.time_to_open().unwrap_or_default();
             println!("ready after {} ms", time_to_open.as_millis());
+            for name in ["resize-1", "resize-2", "bad-upload"] {
+                let (status, id) = post(service.addr, &format!("/jobs/{name}")).await?;
+                println!("  POST /jobs/{name}  {status} {id}");
+            }
+            while service.jobs.ledger().ended() < 3 {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+            let (_, metrics) = get(service.addr, "/metrics").await?;
+            println!("GET /metrics\n{metrics}");
             service.stop().await;
             return Ok(ExitCode::SUCCESS);
         }

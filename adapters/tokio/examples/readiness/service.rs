@@ -8,6 +8,11 @@
 //! if a component failed). A component that panics before reporting drops its counter
 //! while unwinding, which fails the latch with its name; a startup that misses its
 //! deadline fails with the names of the components that never reported.
+//!
+//! The consumer works a job queue: `POST /jobs/NAME` enqueues the job `NAME` (202 with its
+//! id, or 503 while the service is not ready), and `/metrics` exports the readiness latch (open,
+//! failed, each component pending, time to open) and the queue's ledger in Prometheus'
+//! text format.
 
 use std::convert::Infallible;
 use std::fmt;
@@ -21,9 +26,10 @@ use http_body_util::Full;
 use hyper::body::{Bytes, Incoming};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
-use hyper::{Request, Response, StatusCode};
+use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
 use tally_latch::{CountDownLatch, Failure, OwnedCounter, StillPending, TrackingLatch};
+use tally_queue::Queue;
 use tally_tokio::LatchExt;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
@@ -102,6 +108,8 @@ pub(crate) struct Service {
     pub(crate) addr: SocketAddr,
     /// The readiness latch the probe reads.
     pub(crate) ready: Arc<TrackingLatch>,
+    /// The jobs the consumer works.
+    pub(crate) jobs: Arc<Queue<String>>,
     supervisor: JoinHandle<Result<(), ServiceError>>,
 }
 
@@ -110,7 +118,9 @@ impl Service {
     pub(crate) async fn start(config: Config) -> io::Result<Self> {
         let listener = TcpListener::bind(config.addr).await?;
         let addr = listener.local_addr()?;
-        let mut latch = TrackingLatch::new(COMPONENTS).expect("the names are distinct");
+        let mut latch = TrackingLatch::new(COMPONENTS)
+            .expect("the names are distinct")
+            .with_label("readiness");
         if config.verbose {
             latch = latch.on_count_down(|event| {
                 println!(
@@ -122,10 +132,12 @@ impl Service {
             });
         }
         let ready = Arc::new(latch);
-        let supervisor = tokio::spawn(supervise(config, listener, ready.clone()));
+        let jobs = Arc::new(Queue::unbounded());
+        let supervisor = tokio::spawn(supervise(config, listener, ready.clone(), jobs.clone()));
         Ok(Self {
             addr,
             ready,
+            jobs,
             supervisor,
         })
     }
@@ -151,6 +163,7 @@ async fn supervise(
     config: Config,
     listener: TcpListener,
     ready: Arc<TrackingLatch>,
+    jobs: Arc<Queue<String>>,
 ) -> Result<(), ServiceError> {
     let counter = |name| {
         ready
@@ -158,9 +171,13 @@ async fn supervise(
             .expect("each name is claimed once")
     };
     let mut components = JoinSet::new();
-    components.spawn(consumer(counter("consumer"), config.consumer_delay));
+    components.spawn(consumer(
+        counter("consumer"),
+        config.consumer_delay,
+        jobs.clone(),
+    ));
     components.spawn(cache_warmer(counter("cache-warmer"), config.warmup));
-    components.spawn(http(listener, counter("http"), ready.clone()));
+    components.spawn(http(listener, counter("http"), ready.clone(), jobs));
 
     // The outer `?` is the startup deadline (the components still pending), the inner one
     // a component that failed first.
@@ -174,9 +191,23 @@ async fn supervise(
     }))
 }
 
-async fn consumer(ready: OwnedCounter<Infallible>, connect: Duration) -> io::Result<()> {
+async fn consumer(
+    ready: OwnedCounter<Infallible>,
+    connect: Duration,
+    jobs: Arc<Queue<String>>,
+) -> io::Result<()> {
     tokio::time::sleep(connect).await; // connecting to the broker
+                                       // Registered as the queue's worker: puts are refused while nobody could work them.
+    let _worker = jobs.worker_owned();
     ready.report();
+    while let Ok(job) = jobs.get_owned().await {
+        // A job named `bad…` cannot be processed.
+        if job.starts_with("bad") {
+            job.reject();
+        } else {
+            job.succeed();
+        }
+    }
     pending().await
 }
 
@@ -194,15 +225,16 @@ async fn http(
     listener: TcpListener,
     ready_counter: OwnedCounter<Infallible>,
     ready: Arc<TrackingLatch>,
+    jobs: Arc<Queue<String>>,
 ) -> io::Result<()> {
     // Connections live in their own set, so stopping this component stops them too.
     let mut connections = JoinSet::new();
     ready_counter.report();
     loop {
         let (stream, _) = listener.accept().await?;
-        let ready = ready.clone();
+        let (ready, jobs) = (ready.clone(), jobs.clone());
         let service = service_fn(move |request| {
-            let response = respond(&request, &ready);
+            let response = respond(&request, &ready, &jobs);
             async move { Ok::<_, Infallible>(response) }
         });
         connections.spawn(async move {
@@ -215,10 +247,14 @@ async fn http(
     }
 }
 
-fn respond(request: &Request<Incoming>, ready: &TrackingLatch) -> Response<Full<Bytes>> {
-    let (status, body) = match request.uri().path() {
-        "/healthz" => (StatusCode::OK, "ok".to_owned()),
-        "/readyz" => match ready.failure() {
+fn respond(
+    request: &Request<Incoming>,
+    ready: &TrackingLatch,
+    jobs: &Queue<String>,
+) -> Response<Full<Bytes>> {
+    let (status, body) = match (request.method(), request.uri().path()) {
+        (&Method::GET, "/healthz") => (StatusCode::OK, "ok".to_owned()),
+        (&Method::GET, "/readyz") => match ready.failure() {
             Some(failure) => (StatusCode::SERVICE_UNAVAILABLE, failure.to_string()),
             None if ready.is_open() => (StatusCode::OK, "ready".to_owned()),
             None => (
@@ -226,6 +262,21 @@ fn respond(request: &Request<Incoming>, ready: &TrackingLatch) -> Response<Full<
                 format!("waiting for: {}", ready.pending().join(", ")),
             ),
         },
+        (&Method::GET, "/metrics") => (
+            StatusCode::OK,
+            crate::metrics::render(ready, &COMPONENTS, &jobs.ledger()),
+        ),
+        (&Method::POST, path) if path.starts_with("/jobs/") => {
+            let name = path.trim_start_matches("/jobs/").to_owned();
+            if ready.is_open() {
+                match jobs.try_put(name) {
+                    Ok(id) => (StatusCode::ACCEPTED, id.to_string()),
+                    Err(refused) => (StatusCode::SERVICE_UNAVAILABLE, refused.to_string()),
+                }
+            } else {
+                (StatusCode::SERVICE_UNAVAILABLE, "not ready".to_owned())
+            }
+        }
         _ => (StatusCode::NOT_FOUND, "not found".to_owned()),
     };
     let mut response = Response::new(Full::new(Bytes::from(body)));
@@ -236,8 +287,19 @@ fn respond(request: &Request<Incoming>, ready: &TrackingLatch) -> Response<Full<
 /// A minimal HTTP/1.1 client: `GET path` on a fresh connection; returns the status code
 /// and the body.
 pub(crate) async fn get(addr: SocketAddr, path: &str) -> io::Result<(u16, String)> {
+    request(addr, "GET", path).await
+}
+
+/// `POST path` with an empty body, as [`get`] does.
+pub(crate) async fn post(addr: SocketAddr, path: &str) -> io::Result<(u16, String)> {
+    request(addr, "POST", path).await
+}
+
+async fn request(addr: SocketAddr, method: &str, path: &str) -> io::Result<(u16, String)> {
     let mut stream = TcpStream::connect(addr).await?;
-    let request = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
+    let request = format!(
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+    );
     stream.write_all(request.as_bytes()).await?;
     let mut raw = Vec::new();
     stream.read_to_end(&mut raw).await?;
