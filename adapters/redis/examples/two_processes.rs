@@ -12,12 +12,12 @@
 
 use std::time::Duration;
 
-use tally_redis::{Json, Options, Queue, Redelivery};
+use tally_redis::{AbandonPolicy, Json, Options, Queue};
 
 fn options() -> Options {
     Options::new()
         .lease(Duration::from_secs(2))
-        .redelivery(Redelivery::Redeliver { max_attempts: 3 })
+        .abandon_policy(AbandonPolicy::redeliver(3).unwrap())
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

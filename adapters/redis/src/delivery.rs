@@ -24,7 +24,7 @@ use crate::inner::{Dropped, How, Inner, Resolved};
 ///
 /// Dropped unresolved, the delivery is handed to the maintenance future
 /// ([`Queue::maintain`](crate::Queue::maintain)), which ends it by the queue's
-/// [`Redelivery`](crate::Redelivery) policy; if that never runs (the process died), the
+/// [`AbandonPolicy`](crate::AbandonPolicy); if that never runs (the process died), the
 /// lease expires and the same policy applies then.
 ///
 /// # Examples
@@ -61,7 +61,7 @@ impl<C: Codec> Delivery<C> {
     }
 
     /// Which delivery of this job this is: 1 at first, one more after each lease that
-    /// expired or each drop under [`Redelivery::Redeliver`](crate::Redelivery::Redeliver).
+    /// expired or each drop under [`AbandonPolicy::Redeliver`](crate::AbandonPolicy::Redeliver).
     ///
     /// # Examples
     ///

@@ -9,7 +9,7 @@
 //!
 //! - **A crash is not a drop.** A process that dies runs no `Drop`. Each delivery is held
 //!   on a *lease* (its idle time in the consumer group's pending list); once it expires,
-//!   the job is reclaimed by the [`Redelivery`] policy: delivered again as attempt 2, 3,
+//!   the job is reclaimed by the [`AbandonPolicy`]: delivered again as attempt 2, 3,
 //!   … up to `max_attempts` and then dead-lettered, or abandoned at once.
 //! - **Resolves are fenced.** A resolve counts only from the consumer that holds the
 //!   current attempt; a late one from a reclaimed attempt returns
@@ -109,12 +109,13 @@ pub use crate::latch::event::{EventKind, LatchEvent};
 pub use crate::latch::options::{LatchOptions, OnExpiry};
 pub use crate::latch::snapshot::{CounterState, LatchState, Snapshot};
 pub use crate::latch::tracking::TrackingLatch;
-pub use crate::options::{Options, Redelivery};
+pub use crate::options::Options;
 pub use crate::queue::Queue;
 pub use crate::record::{Record, Records};
 pub use crate::status::{State, Status};
 pub use crate::worker::Worker;
 pub use redis;
+pub use tally_queue::AbandonPolicy;
 
 /// Compile-time checks of the auto traits.
 const _: () = {

@@ -2,36 +2,9 @@
 
 use core::time::Duration;
 
-use crate::error::OpenError;
+use tally_queue::AbandonPolicy;
 
-/// What happens to a delivery that ends without an outcome: dropped unresolved in a live
-/// process, or held by a process that died (its lease expired).
-///
-/// The names are the in-process queue's: one mental model covers both.
-///
-/// # Examples
-///
-/// ```
-/// use tally_redis::{Options, Redelivery};
-///
-/// let options = Options::new().redelivery(Redelivery::Redeliver { max_attempts: 3 });
-/// assert_eq!(options.get_redelivery(), Redelivery::Redeliver { max_attempts: 3 });
-/// assert_eq!(Options::new().get_redelivery(), Redelivery::Abandon);
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Redelivery {
-    /// Counted abandoned at once. The item is kept as a dead-letter record
-    /// ([`Queue::dead_letters`](crate::Queue::dead_letters)) with the reason, since a
-    /// process that died may have done part of the work.
-    Abandon,
-    /// Delivered again under its id, with [`Delivery::attempt`](crate::Delivery::attempt)
-    /// one higher, up to `max_attempts` deliveries in all; after the last one the item is
-    /// dead-lettered (counted abandoned, kept as a record).
-    Redeliver {
-        /// Deliveries in all, at least 1.
-        max_attempts: u32,
-    },
-}
+use crate::error::OpenError;
 
 /// A queue's settings. Capacity, lease and redelivery policy are stored with the queue at
 /// creation, and every later [`Queue::open`](crate::Queue::open) must ask for the same;
@@ -51,7 +24,7 @@ pub enum Redelivery {
 pub struct Options {
     pub(crate) capacity: Option<u64>,
     pub(crate) lease: Duration,
-    pub(crate) redelivery: Redelivery,
+    pub(crate) abandon_policy: AbandonPolicy,
     pub(crate) poll: Duration,
     pub(crate) max_item_bytes: usize,
     pub(crate) repeat_window: Duration,
@@ -65,7 +38,7 @@ impl Default for Options {
 }
 
 impl Options {
-    /// Unbounded, a 30 s lease, [`Redelivery::Abandon`], 1 s polls, items up to 1 MiB,
+    /// Unbounded, a 30 s lease, [`AbandonPolicy::Abandon`], 1 s polls, items up to 1 MiB,
     /// a 10 min repeat window and a 2 s response timeout.
     ///
     /// # Examples
@@ -77,7 +50,7 @@ impl Options {
         Options {
             capacity: None,
             lease: Duration::from_secs(30),
-            redelivery: Redelivery::Abandon,
+            abandon_policy: AbandonPolicy::Abandon,
             poll: Duration::from_secs(1),
             max_item_bytes: 1 << 20,
             repeat_window: Duration::from_secs(600),
@@ -114,17 +87,29 @@ impl Options {
         self
     }
 
-    /// The policy for deliveries that end without an outcome.
+    /// The policy for deliveries that end without an outcome: dropped unresolved in a
+    /// live process, or held by a process that died (its lease expired). It is the
+    /// in-process queue's [`AbandonPolicy`], so one mental model covers both:
+    ///
+    /// - [`AbandonPolicy::Abandon`] (the default): counted abandoned at once. Unlike in
+    ///   process, the item is kept as a dead-letter record
+    ///   ([`Queue::dead_letters`](crate::Queue::dead_letters)) with the reason, since a
+    ///   process that died may have done part of the work.
+    /// - [`AbandonPolicy::Redeliver`]: delivered again under its id, with
+    ///   [`Delivery::attempt`](crate::Delivery::attempt) one higher, up to `max_attempts`
+    ///   deliveries in all; after the last one the item is dead-lettered (counted
+    ///   abandoned, kept as a record).
     ///
     /// # Examples
     ///
     /// ```
-    /// use tally_redis::{Options, Redelivery};
-    /// let options = Options::new().redelivery(Redelivery::Redeliver { max_attempts: 2 });
-    /// assert_eq!(options.get_redelivery(), Redelivery::Redeliver { max_attempts: 2 });
+    /// use tally_redis::{AbandonPolicy, Options};
+    /// let policy = AbandonPolicy::redeliver(2).unwrap();
+    /// let options = Options::new().abandon_policy(policy);
+    /// assert_eq!(options.get_abandon_policy(), policy);
     /// ```
-    pub const fn redelivery(mut self, redelivery: Redelivery) -> Self {
-        self.redelivery = redelivery;
+    pub const fn abandon_policy(mut self, policy: AbandonPolicy) -> Self {
+        self.abandon_policy = policy;
         self
     }
 
@@ -207,16 +192,16 @@ impl Options {
         self.lease
     }
 
-    /// The redelivery policy.
+    /// The abandon policy.
     ///
     /// # Examples
     ///
     /// ```
-    /// use tally_redis::{Options, Redelivery};
-    /// assert_eq!(Options::new().get_redelivery(), Redelivery::Abandon);
+    /// use tally_redis::{AbandonPolicy, Options};
+    /// assert_eq!(Options::new().get_abandon_policy(), AbandonPolicy::Abandon);
     /// ```
-    pub const fn get_redelivery(&self) -> Redelivery {
-        self.redelivery
+    pub const fn get_abandon_policy(&self) -> AbandonPolicy {
+        self.abandon_policy
     }
 
     /// The poll interval.
@@ -300,12 +285,10 @@ impl Options {
             Some(capacity) => capacity,
             None => 0,
         };
-        let attempts = match self.redelivery {
-            Redelivery::Abandon => 0,
-            Redelivery::Redeliver { max_attempts: 0 } => {
-                return Err(OpenError::BadOption("max_attempts must be at least 1"))
-            }
-            Redelivery::Redeliver { max_attempts } => u64::from(max_attempts),
+        // 0 stands for `Abandon` on the server; `max_attempts` is never 0.
+        let attempts = match self.abandon_policy {
+            AbandonPolicy::Abandon => 0,
+            AbandonPolicy::Redeliver { max_attempts } => u64::from(max_attempts.get()),
         };
         Ok([capacity, lease as u64, attempts])
     }
@@ -329,15 +312,11 @@ mod tests {
             .is_err());
         assert!(Options::new().poll(Duration::ZERO).check().is_err());
         assert!(Options::new().max_item_bytes(0).check().is_err());
-        assert!(Options::new()
-            .redelivery(Redelivery::Redeliver { max_attempts: 0 })
-            .check()
-            .is_err());
         assert_eq!(
             Options::new()
                 .bounded(4)
                 .lease(Duration::from_millis(250))
-                .redelivery(Redelivery::Redeliver { max_attempts: 3 })
+                .abandon_policy(AbandonPolicy::redeliver(3).unwrap())
                 .check()
                 .unwrap(),
             [4, 250, 3]

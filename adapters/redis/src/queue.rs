@@ -20,10 +20,11 @@ use crate::error::{
 };
 use crate::inner::{Found, How, Inner};
 use crate::keys::name_problem;
-use crate::options::{Options, Redelivery};
+use crate::options::Options;
 use crate::record::{Record, Records};
 use crate::status::Status;
 use crate::worker::Worker;
+use tally_queue::AbandonPolicy;
 
 /// The acknowledgement-counting work queue, shared by many processes through one Redis
 /// stream and consumer group.
@@ -115,7 +116,7 @@ impl<C: Codec> Queue<C> {
     /// # Examples
     ///
     /// ```no_run
-    /// use tally_redis::{Json, Options, Queue, Redelivery};
+    /// use tally_redis::{AbandonPolicy, Json, Options, Queue};
     /// use core::time::Duration;
     ///
     /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
@@ -123,7 +124,7 @@ impl<C: Codec> Queue<C> {
     /// let options = Options::new()
     ///     .bounded(1000)
     ///     .lease(Duration::from_secs(10))
-    ///     .redelivery(Redelivery::Redeliver { max_attempts: 3 });
+    ///     .abandon_policy(AbandonPolicy::redeliver(3).unwrap());
     /// let queue = Queue::open(client, "thumbnails", Json::<String>::new(), options).await?;
     /// # drop(queue); Ok(()) }
     /// ```
@@ -346,7 +347,7 @@ impl<C: Codec> Queue<C> {
     }
 
     /// Hands out the next job if one is ready, without blocking on the server: first an
-    /// expired lease to reclaim (by the [`Redelivery`] policy), then a new entry.
+    /// expired lease to reclaim (by the [`AbandonPolicy`]), then a new entry.
     ///
     /// # Errors
     ///
@@ -616,7 +617,7 @@ impl<C: Codec> Queue<C> {
 
     /// Shuts down gracefully: no new puts; the buffer is still delivered, and so is
     /// anything in flight that comes back (a lease that expires, a drop under
-    /// [`Redelivery::Redeliver`]). Getters get [`GetError::ShutDown`] once nothing is
+    /// [`AbandonPolicy::Redeliver`]). Getters get [`GetError::ShutDown`] once nothing is
     /// buffered or in flight. Whether this call changed the state.
     ///
     /// # Errors
@@ -692,7 +693,7 @@ impl<C: Codec> Queue<C> {
         self.inner.records(Records::Uncertain, after, count).await
     }
 
-    /// Records from the dead-letter list (see [`Redelivery`]), oldest first, as
+    /// Records from the dead-letter list (see [`AbandonPolicy`]), oldest first, as
     /// [`uncertain`](Queue::uncertain).
     ///
     /// # Errors
@@ -734,7 +735,7 @@ impl<C: Codec> Queue<C> {
     }
 
     /// One pass of background work: removes dropped workers, refreshes the heartbeats of
-    /// live ones, ends the deliveries dropped unresolved (by the [`Redelivery`] policy),
+    /// live ones, ends the deliveries dropped unresolved (by the [`AbandonPolicy`]),
     /// sweeps expired leases that will not be delivered again (policy `Abandon`, last
     /// attempt, or after `shutdown_now`), and removes from the group the consumers (one
     /// per handle) that hold nothing and were idle for two leases. Work that failed is kept
@@ -771,8 +772,8 @@ impl<C: Codec> Queue<C> {
         }
         let mut dropped = dropped.into_iter();
         for lost in dropped.by_ref() {
-            let ended = match inner.options.redelivery {
-                Redelivery::Abandon => inner
+            let ended = match inner.options.abandon_policy {
+                AbandonPolicy::Abandon => inner
                     .resolve(
                         &lost.entry,
                         lost.attempt,
@@ -781,7 +782,7 @@ impl<C: Codec> Queue<C> {
                     )
                     .await
                     .map(drop),
-                Redelivery::Redeliver { .. } => {
+                AbandonPolicy::Redeliver { .. } => {
                     inner.hold(&lost.entry, lost.attempt, false).await.map(drop)
                 }
             };

@@ -8,7 +8,7 @@ use std::time::Duration;
 use common::{after, open, options, redeliver, sleep, Rt};
 use tally_queue::{JobId, Outcome};
 use tally_redis::{
-    Bytes, Error, GetError, JoinError, OpenError, PutError, Queue, Records, Redelivery,
+    AbandonPolicy, Bytes, Error, GetError, JoinError, OpenError, PutError, Queue, Records,
     ResolveError, State, TryGetError,
 };
 
@@ -233,7 +233,6 @@ async fn bad_names_and_options(_rt: Rt) {
     let bad = [
         options().bounded(0),
         options().lease(Duration::from_millis(1)),
-        options().redelivery(Redelivery::Redeliver { max_attempts: 0 }),
         options().max_item_bytes(0),
     ];
     for options in bad {
@@ -242,6 +241,8 @@ async fn bad_names_and_options(_rt: Rt) {
             Err(OpenError::BadOption(_))
         ));
     }
+    // Zero attempts cannot even be asked for: the policy refuses it, as in process.
+    assert!(AbandonPolicy::redeliver(0).is_err());
     // Settings are fixed at creation.
     open(&server, "fixed", options().bounded(5)).await;
     match Queue::open(server.client(), "fixed", Bytes, options().bounded(6)).await {

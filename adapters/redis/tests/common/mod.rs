@@ -7,7 +7,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use tally_redis::{Bytes, Options, Queue, Redelivery};
+use tally_redis::{AbandonPolicy, Bytes, Options, Queue};
 
 pub mod latch_roles;
 pub mod roles;
@@ -255,7 +255,7 @@ pub fn options() -> Options {
 }
 
 pub fn redeliver(max_attempts: u32) -> Options {
-    options().redelivery(Redelivery::Redeliver { max_attempts })
+    options().abandon_policy(AbandonPolicy::redeliver(max_attempts).expect("at least 1 attempt"))
 }
 
 /// Opens a byte queue.

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use tally_queue::Outcome;
-use tally_redis::{Bytes, GetError, Options, Queue, Redelivery};
+use tally_redis::{AbandonPolicy, Bytes, GetError, Options, Queue};
 
 use super::{report, sleep, Rt};
 
@@ -30,9 +30,7 @@ fn child_options() -> Options {
     if attempts == 0 {
         options
     } else {
-        options.redelivery(Redelivery::Redeliver {
-            max_attempts: attempts,
-        })
+        options.abandon_policy(AbandonPolicy::redeliver(attempts).expect("attempts is not 0"))
     }
 }
 
