@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use benches::queue::{
     floor_async_channel, floor_flume, floor_kanal, floor_ours, run_blocking, run_local, run_smol,
-    AsyncChannel, Blocking, Crossbeam, Flavor, Flume, Kanal, Ours, TokioMpsc, TokioTracked,
+    AsyncChannel, Blocking, Crossbeam, Flavor, Flume, Kanal, Ours, OursHandles, TokioMpsc,
+    TokioTracked,
 };
 use criterion::measurement::WallTime;
 use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion, Throughput};
@@ -50,6 +51,7 @@ fn single_thread(c: &mut Criterion) {
             group.throughput(Throughput::Elements(MESSAGES));
             let shape = (producers, consumers);
             local::<Ours>(&mut group, shape, capacity);
+            local::<OursHandles>(&mut group, shape, capacity);
             local::<AsyncChannel>(&mut group, shape, capacity);
             local::<Flume>(&mut group, shape, capacity);
             local::<Kanal>(&mut group, shape, capacity);
@@ -69,6 +71,7 @@ fn two_threads(c: &mut Criterion) {
             group.throughput(Throughput::Elements(MESSAGES));
             let shape = (producers, consumers);
             smol2::<Ours>(&mut group, shape, capacity);
+            smol2::<OursHandles>(&mut group, shape, capacity);
             smol2::<AsyncChannel>(&mut group, shape, capacity);
             smol2::<Flume>(&mut group, shape, capacity);
             smol2::<Kanal>(&mut group, shape, capacity);

@@ -13,7 +13,8 @@ use std::sync::{Arc, OnceLock};
 
 use async_executor::{Executor, LocalExecutor, Task};
 use futures_lite::future;
-use tally_queue::Queue;
+use futures_lite::StreamExt as _;
+use tally_queue::{OwnedDeliveries, OwnedProducer, Queue};
 use tokio_util::task::task_tracker::TaskTrackerToken;
 use tokio_util::task::TaskTracker;
 
@@ -75,6 +76,44 @@ impl Flavor for Ours {
         producer.shutdown();
         let ledger = producer.join().await;
         debug_assert!(ledger.is_balanced());
+    }
+}
+
+/// `tally-queue` through its handles: producer guards (the last one gone shuts the queue
+/// down) and consumers iterating [`deliveries_owned`](Queue::deliveries_owned) as a
+/// `Stream`; the same work as [`Ours`], so the two rows show what the handle and stream
+/// layer costs.
+#[derive(Debug)]
+pub enum OursHandles {}
+
+impl Flavor for OursHandles {
+    const NAME: &'static str = "ours-handles";
+    type Producer = OwnedProducer<u64>;
+    type Consumer = OwnedDeliveries<u64>;
+
+    fn new(capacity: Option<usize>, consumers: usize) -> (Self::Producer, Vec<Self::Consumer>) {
+        let queue = Arc::new(our_queue(capacity));
+        let deliveries = (0..consumers).map(|_| queue.deliveries_owned()).collect();
+        (queue.producer_owned(), deliveries)
+    }
+    async fn send(producer: &Self::Producer, value: u64) {
+        producer.queue().put(value).await.expect("queue is open");
+    }
+    async fn recv(consumer: &mut Self::Consumer) -> bool {
+        match consumer.next().await {
+            Some(delivery) => {
+                black_box(delivery.succeed());
+                true
+            }
+            None => false,
+        }
+    }
+    async fn finish(producer: Self::Producer) {
+        // The producer tasks' clones are gone: dropping the last guard shuts down.
+        let queue = Arc::clone(producer.queue());
+        drop(producer);
+        let ledger = queue.join().await;
+        debug_assert!(ledger.is_balanced() && queue.is_shut_down());
     }
 }
 

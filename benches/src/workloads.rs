@@ -13,7 +13,7 @@ use tally_queue::Queue;
 use crate::latch::NotifyLatch;
 use crate::queue::{
     floor_async_channel, floor_flume, floor_kanal, floor_ours, run_local, AsyncChannel, Flavor,
-    Flume, Kanal, Ours, TokioMpsc, TokioTracked,
+    Flume, Kanal, Ours, OursHandles, TokioMpsc, TokioTracked,
 };
 
 /// A count no run can exhaust.
@@ -33,12 +33,14 @@ pub const NAMES: &[&str] = &[
     "latch/open_no_waiters/tokio-notify",
     "latch/open_no_waiters/latches",
     "queue/local/spsc-bounded128/ours",
+    "queue/local/spsc-bounded128/ours-handles",
     "queue/local/spsc-bounded128/async-channel",
     "queue/local/spsc-bounded128/flume",
     "queue/local/spsc-bounded128/kanal",
     "queue/local/spsc-bounded128/tokio-mpsc",
     "queue/local/spsc-bounded128/tokio-mpsc+tracker",
     "queue/local/mpmc4x4-bounded128/ours",
+    "queue/local/mpmc4x4-bounded128/ours-handles",
     "queue/local/mpmc4x4-bounded128/async-channel",
     "queue/local/mpmc4x4-bounded128/flume",
     "queue/local/mpmc4x4-bounded128/kanal",
@@ -148,12 +150,14 @@ pub fn run(name: &str, n: u64) {
             }
         }
         "queue/local/spsc-bounded128/ours" => spsc::<Ours>(n),
+        "queue/local/spsc-bounded128/ours-handles" => spsc::<OursHandles>(n),
         "queue/local/spsc-bounded128/async-channel" => spsc::<AsyncChannel>(n),
         "queue/local/spsc-bounded128/flume" => spsc::<Flume>(n),
         "queue/local/spsc-bounded128/kanal" => spsc::<Kanal>(n),
         "queue/local/spsc-bounded128/tokio-mpsc" => spsc::<TokioMpsc>(n),
         "queue/local/spsc-bounded128/tokio-mpsc+tracker" => spsc::<TokioTracked>(n),
         "queue/local/mpmc4x4-bounded128/ours" => mpmc::<Ours>(n),
+        "queue/local/mpmc4x4-bounded128/ours-handles" => mpmc::<OursHandles>(n),
         "queue/local/mpmc4x4-bounded128/async-channel" => mpmc::<AsyncChannel>(n),
         "queue/local/mpmc4x4-bounded128/flume" => mpmc::<Flume>(n),
         "queue/local/mpmc4x4-bounded128/kanal" => mpmc::<Kanal>(n),

@@ -47,13 +47,14 @@ use crate::get::GetOwned;
 /// ```
 #[must_use = "streams do nothing unless polled"]
 pub struct Deliveries<'a, T> {
-    queue: &'a Queue<T>,
-    get: Option<Get<'a, T>>,
+    // One get, polled again for each item: a get that returned holds nothing (no listener,
+    // no turn), so its next poll is a fresh get.
+    get: Get<'a, T>,
 }
 
 impl<'a, T> Deliveries<'a, T> {
     pub(crate) fn new(queue: &'a Queue<T>) -> Self {
-        Deliveries { queue, get: None }
+        Deliveries { get: queue.get() }
     }
 }
 
@@ -61,12 +62,7 @@ impl<'a, T> Stream for Deliveries<'a, T> {
     type Item = Delivery<'a, T>;
 
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        let this = self.get_mut();
-        let queue = this.queue;
-        let get = this.get.get_or_insert_with(|| queue.get());
-        let got = ready!(Pin::new(get).poll(cx));
-        // A finished get holds nothing; the next `next()` starts a fresh one.
-        this.get = None;
+        let got = ready!(Pin::new(&mut self.get_mut().get).poll(cx));
         Poll::Ready(got.ok())
     }
 }
@@ -98,14 +94,17 @@ impl<T> fmt::Debug for Deliveries<'_, T> {
 #[cfg(target_has_atomic = "ptr")]
 #[must_use = "streams do nothing unless polled"]
 pub struct OwnedDeliveries<T> {
-    queue: Arc<Queue<T>>,
-    get: Option<GetOwned<T>>,
+    // As in `Deliveries`: one get, polled again for each item. Reusing it also keeps the
+    // stream's one reference to the queue, instead of a new `Arc` clone per item.
+    get: GetOwned<T>,
 }
 
 #[cfg(target_has_atomic = "ptr")]
 impl<T> OwnedDeliveries<T> {
     pub(crate) fn new(queue: Arc<Queue<T>>) -> Self {
-        OwnedDeliveries { queue, get: None }
+        OwnedDeliveries {
+            get: GetOwned::new(queue),
+        }
     }
 }
 
@@ -114,12 +113,7 @@ impl<T> Stream for OwnedDeliveries<T> {
     type Item = OwnedDelivery<T>;
 
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        let this = self.get_mut();
-        let queue = &this.queue;
-        let get = this.get.get_or_insert_with(|| queue.get_owned());
-        let got = ready!(Pin::new(get).poll(cx));
-        // A finished get holds nothing; the next `next()` starts a fresh one.
-        this.get = None;
+        let got = ready!(Pin::new(&mut self.get_mut().get).poll(cx));
         Poll::Ready(got.ok())
     }
 }
