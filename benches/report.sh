@@ -34,8 +34,9 @@ if [[ -z ${SKIP_CRITERION:-} ]]; then
   echo "==> criterion suites"
   rm -rf "$target/criterion"
   started=$(date +%s)
+  load_before=$(cut -d' ' -f1 /proc/loadavg)
   cargo bench -p benches 2>&1 | grep -E '^(latch|queue|scaling)/|time:' || true
-  echo "$(( $(date +%s) - started )) s, finished $(date -u +%Y-%m-%dT%H:%MZ)" > "$target/criterion/duration.txt"
+  echo "$(( $(date +%s) - started )) s, finished $(date -u +%Y-%m-%dT%H:%MZ); 1-min load average $load_before before, $(cut -d' ' -f1 /proc/loadavg) after" > "$target/criterion/duration.txt"
 fi
 
 echo "==> instructions per operation (callgrind, N = $ops)"
@@ -116,7 +117,9 @@ PYENV_VERSION=3.13.0 python3 benches/python/asyncio_queue.py | tee "$out/python.
   echo "python: $(PYENV_VERSION=3.13.0 python3 --version)"
   echo "date:   $(date -u +%Y-%m-%dT%H:%MZ)"
   echo "criterion suites: $(cat "$target/criterion/duration.txt" 2>/dev/null || echo "not timed")"
-  echo "counts, profiles, CPython: $(( $(date +%s) - begin )) s"
+  echo "counts, profiles, CPython: $(( $(date +%s) - begin )) s; 1-min load average $(cut -d' ' -f1 /proc/loadavg) at the end"
+  echo "(a load average above nproc means other work shared the cores: read the wall-clock"
+  echo " ratios of such a run with care; the callgrind counts do not depend on it)"
 } > "$out/machine.txt"
 
 echo "==> BENCHMARKS.md and benches/chart.svg"
