@@ -7,7 +7,8 @@
 #      message of the floor and the executor shapes (shared/tools/locked-per-op: callgrind's
 #      per-instruction counts matched against objdump), including the ring engine alone;
 #   3. allocations per operation with a counting global allocator;
-#   4. CPython 3.13's asyncio.Queue on the same queue shapes;
+#   4. CPython 3.13's asyncio.Queue on the same queue shapes, and tally-redis's throughput
+#      against raw stream commands (when redis-server is installed);
 #   5. the report itself (src/bin/report.rs).
 #
 #   bash benches/report.sh            # everything, about 10 minutes on 2 cores
@@ -107,6 +108,14 @@ OPS=20000 "$bin/alloc_count" | tee "$out/allocations.tsv"
 
 echo "==> CPython asyncio.Queue"
 PYENV_VERSION=3.13.0 python3 benches/python/asyncio_queue.py | tee "$out/python.tsv"
+
+echo "==> Redis Streams (tally-redis), if redis-server is installed"
+if command -v redis-server >/dev/null; then
+  cargo bench -p tally-redis --bench throughput 2>/dev/null | tee "$out/redis.txt"
+else
+  echo "redis-server is not installed: the Redis section says so" | tee /dev/stderr
+  : > "$out/redis.txt"
+fi
 
 {
   echo "nproc:  $(nproc)"

@@ -1,7 +1,7 @@
 //! Writes `BENCHMARKS.md` and the SVG chart from one run's results.
 //!
 //! `report RESULTS CRITERION MARKDOWN SVG`: RESULTS is the folder `benches/report.sh`
-//! filled (instructions.tsv, locked.tsv, allocations.tsv, python.tsv, machine.txt,
+//! filled (instructions.tsv, locked.tsv, allocations.tsv, python.tsv, redis.txt, machine.txt,
 //! profiles/*.txt),
 //! CRITERION the criterion output folder of the same run. Nothing here is measured: every
 //! figure comes from those files.
@@ -536,6 +536,20 @@ fn render_markdown(
          `join` (`benches/python/asyncio_queue.py`). Ours: the same shapes on a \
          single-thread executor.\n\n",
     );
+
+    let redis = fs::read_to_string(results.join("redis.txt")).unwrap_or_default();
+    out.push_str("## Redis Streams (tally-redis)\n\n");
+    if redis.trim().is_empty() {
+        out.push_str("Not measured in this run: `redis-server` was not on `PATH`.\n\n");
+    } else {
+        let _ = writeln!(out, "```text\n{}\n```\n", redis.trim());
+        out.push_str(
+            "`cargo bench -p tally-redis` (`adapters/redis/benches/throughput.rs`): jobs per \
+             second through put, then get + succeed, on one local `redis-server` over a Unix \
+             socket, against raw `XADD` / `XREADGROUP` / `XACK` + `XDEL` over the same client \
+             in the same run; overhead is raw ÷ ours. Wall clock, best of three.\n\n",
+        );
+    }
 
     out.push_str("## Latch, wall clock\n\n");
     ratio_table(&mut out, timings, "latch/");
