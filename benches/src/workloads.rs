@@ -7,14 +7,26 @@ use std::pin::pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::task::{Context, Poll, Waker};
 
+use std::sync::Arc;
 use tally_latch::CountDownLatch;
-use tally_queue::Queue;
+
+use tally_queue::{JobEvent, Journal, Queue, Record};
 
 use crate::latch::NotifyLatch;
 use crate::queue::{
     floor_async_channel, floor_flume, floor_kanal, floor_ours, run_local, AsyncChannel, Flavor,
     Flume, Kanal, Ours, OursHandles, TokioMpsc, TokioTracked,
 };
+
+/// A journal that only counts the events it sees.
+struct CountEvents(AtomicUsize);
+
+impl Journal for CountEvents {
+    fn record(&self, _: JobEvent) {
+        // Relaxed: a count read once the run is over.
+        self.0.fetch_add(1, Ordering::Relaxed);
+    }
+}
 
 /// A count no run can exhaust.
 const HUGE: usize = usize::MAX >> 8;
@@ -45,6 +57,8 @@ pub const NAMES: &[&str] = &[
     "queue/local/mpmc4x4-bounded128/flume",
     "queue/local/mpmc4x4-bounded128/kanal",
     "queue/floor/ours",
+    "queue/floor/ours+journal",
+    "queue/floor/ours+record",
     "queue/floor/async-channel",
     "queue/floor/flume",
     "queue/floor/kanal",
@@ -164,6 +178,26 @@ pub fn run(name: &str, n: u64) {
         "queue/floor/ours" => {
             let queue = Queue::bounded(128).expect("non-zero");
             floor_ours(&queue, n);
+        }
+        // The journal's cost: one that only counts events (the dispatch alone), and the
+        // shipped `Record`, emptied of finished ids every 128 jobs as a service would.
+        "queue/floor/ours+journal" => {
+            let journal = Arc::new(CountEvents(AtomicUsize::new(0)));
+            let queue = Queue::bounded(128)
+                .expect("non-zero")
+                .with_journal(Arc::clone(&journal));
+            floor_ours(&queue, n);
+            black_box(journal.0.load(Ordering::Relaxed));
+        }
+        "queue/floor/ours+record" => {
+            let record = Arc::new(Record::new());
+            let queue = Queue::bounded(128)
+                .expect("non-zero")
+                .with_journal(Arc::clone(&record));
+            for chunk in (0..n).step_by(128) {
+                floor_ours(&queue, (n - chunk).min(128));
+                black_box(record.take_finished());
+            }
         }
         "queue/floor/async-channel" => floor_async_channel(&async_channel::bounded(128), n),
         "queue/floor/flume" => floor_flume(&flume::bounded(128), n),
