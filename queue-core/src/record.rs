@@ -33,7 +33,8 @@ pub enum JobState {
     },
     /// Resolved with an outcome.
     Ended(Outcome),
-    /// Dropped unresolved and not redelivered (final under `Abandon`).
+    /// Dropped unresolved and not redelivered (final under `Abandon`; under `Uncertain`
+    /// the job goes on to `Ended(Outcome::Uncertain)` at once).
     Abandoned {
         /// Whether the delivery was dropped during a panic.
         panicking: bool,
@@ -187,7 +188,8 @@ impl Record {
     }
 
     /// Ids resolved as [`Outcome::Uncertain`]: those whose external effect needs
-    /// reconciling.
+    /// reconciling (with those dropped unresolved under
+    /// [`AbandonPolicy::Uncertain`](crate::AbandonPolicy::Uncertain)).
     ///
     /// # Examples
     ///

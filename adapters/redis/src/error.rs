@@ -116,7 +116,9 @@ pub enum OpenError {
     BadOption(&'static str),
     /// The queue exists with other settings; a queue's settings are fixed at creation.
     Mismatch {
-        /// The setting (`cap`, `lease_ms`, `max_att`, `version`).
+        /// The setting (`cap`, `lease_ms`, `max_att`, `version`). `max_att` is the
+        /// [`AbandonPolicy`](crate::AbandonPolicy): 0 for `Abandon`, -1 for `Uncertain`,
+        /// the attempt limit for `Redeliver`.
         field: String,
         /// The stored value.
         stored: String,

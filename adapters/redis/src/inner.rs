@@ -148,7 +148,7 @@ impl<C: Codec> Inner<C> {
     }
 
     /// OPEN: creates the group and meta, or checks the stored settings.
-    pub(crate) async fn open(&self, stored: [u64; 3]) -> Result<(), crate::OpenError> {
+    pub(crate) async fn open(&self, stored: [i64; 3]) -> Result<(), crate::OpenError> {
         let value = self
             .conn
             .script(

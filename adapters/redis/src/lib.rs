@@ -10,7 +10,8 @@
 //! - **A crash is not a drop.** A process that dies runs no `Drop`. Each delivery is held
 //!   on a *lease* (its idle time in the consumer group's pending list); once it expires,
 //!   the job is reclaimed by the [`AbandonPolicy`]: delivered again as attempt 2, 3,
-//!   … up to `max_attempts` and then dead-lettered, or abandoned at once.
+//!   … up to `max_attempts` and then dead-lettered, abandoned at once, or (for effects
+//!   that must not repeat) ended uncertain at once, kept as an uncertain record.
 //! - **Resolves are fenced.** A resolve counts only from the consumer that holds the
 //!   current attempt; a late one from a reclaimed attempt returns
 //!   [`ResolveError::Stale`] and is not counted. A repeat after a lost reply is

@@ -5,7 +5,7 @@ mod common;
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use common::{after, open, options, redeliver, sleep, Rt};
+use common::{after, open, options, redeliver, sleep, uncertain, Rt};
 use tally_queue::{JobId, Outcome};
 use tally_redis::{
     AbandonPolicy, Bytes, Error, GetError, JoinError, OpenError, PutError, Queue, Records,
@@ -199,6 +199,56 @@ async fn dropped_delivery_is_abandoned(_rt: Rt) {
     assert_eq!((ledger.abandoned, ledger.in_flight), (1, 0));
     let dead = queue.dead_letters(None, 10).await.unwrap();
     assert_eq!(dead[0].reason, "abandoned: dropped unresolved");
+}
+
+/// `Uncertain` policy: a dropped delivery ends uncertain (not abandoned), listed in the
+/// uncertain records with a reason that tells it from a handler's own uncertain, and is
+/// never delivered again.
+async fn dropped_delivery_ends_uncertain(_rt: Rt) {
+    let server = server!();
+    let queue = open(&server, "once", uncertain()).await;
+    queue.try_put(b"charge".to_vec()).await.unwrap();
+    queue.try_put(b"mail".to_vec()).await.unwrap();
+    drop(queue.get().await.unwrap());
+    queue.maintain_once().await.unwrap();
+    queue.get().await.unwrap().uncertain().await.unwrap();
+    assert!(matches!(queue.try_get().await, Err(TryGetError::Empty)));
+    let status = queue.status().await.unwrap();
+    assert_eq!((status.ledger.uncertain, status.ledger.abandoned), (2, 0));
+    assert_eq!((status.redelivered, status.dead_lettered), (0, 0));
+    assert!(status.ledger.is_balanced());
+    assert_eq!(status.ledger.unfinished(), 0);
+    let records = queue.uncertain(None, 10).await.unwrap();
+    let seen: Vec<_> = records
+        .iter()
+        .map(|r| {
+            (
+                r.job.get(),
+                r.attempt,
+                r.reason.as_str(),
+                r.bytes.as_slice(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            (
+                0,
+                1,
+                "abandoned: dropped unresolved, ended uncertain",
+                &b"charge"[..]
+            ),
+            (1, 1, "uncertain", &b"mail"[..]),
+        ]
+    );
+    assert!(queue.dead_letters(None, 10).await.unwrap().is_empty());
+    // The policy is a setting of the queue, fixed at creation.
+    let other = Queue::open(server.client(), "once", Bytes, options()).await;
+    assert!(
+        matches!(&other, Err(OpenError::Mismatch { field, .. }) if field == "max_att"),
+        "{other:?}"
+    );
 }
 
 async fn join_until_reports_the_ledger(_rt: Rt) {
@@ -735,6 +785,7 @@ on_both!(
     keep_alive_holds_the_lease,
     dropped_delivery_is_redelivered,
     dropped_delivery_is_abandoned,
+    dropped_delivery_ends_uncertain,
     join_until_reports_the_ledger,
     bad_names_and_options,
     oversized_and_unencodable_items,
@@ -815,6 +866,62 @@ mod processes {
         assert_eq!(dead.len(), 1);
         assert_eq!((dead[0].job.get(), dead[0].attempt), (1, 2));
         assert_eq!(dead[0].bytes, b"poison");
+    }
+
+    /// Under `Uncertain`, a consumer process killed with SIGKILL mid-job: after the lease
+    /// its job ends uncertain (by a get's reclaim, and by the maintenance sweep), is
+    /// listed in the uncertain records with its reason, and is never delivered again.
+    async fn killed_consumer_job_ends_uncertain(rt: Rt) {
+        let server = server!();
+        let queue = open(&server, "once", uncertain()).await;
+        let policy = ("TALLY_REDIS_MAXATT", "uncertain".to_string());
+        for (n, item) in [&b"charge"[..], b"refund"].into_iter().enumerate() {
+            queue.try_put(item.to_vec()).await.unwrap();
+            let mut holder = child(&server, "once", "hold", rt, std::slice::from_ref(&policy));
+            let held = Reader::new(&mut holder).until("HELD", LIMIT);
+            assert_eq!(held, [format!("HELD {n} 1")]);
+            holder.kill().unwrap();
+            holder.wait().unwrap();
+            assert_eq!(queue.ledger().await.unwrap().in_flight, 1);
+            sleep(Duration::from_millis(400)).await;
+            if n == 0 {
+                // A get reclaims the expired lease: it ends the job, delivers nothing.
+                assert!(matches!(queue.try_get().await, Err(TryGetError::Empty)));
+            } else {
+                queue.maintain_once().await.unwrap();
+            }
+            let ledger = queue.ledger().await.unwrap();
+            assert_eq!(
+                (ledger.uncertain, ledger.abandoned, ledger.in_flight),
+                (n as u64 + 1, 0, 0)
+            );
+        }
+        assert!(matches!(queue.try_get().await, Err(TryGetError::Empty)));
+        let status = queue.status().await.unwrap();
+        assert_eq!((status.redelivered, status.dead_lettered), (0, 0));
+        assert!(status.ledger.is_balanced());
+        assert_eq!(status.ledger.unfinished(), 0);
+        let records = queue.uncertain(None, 10).await.unwrap();
+        let seen: Vec<_> = records
+            .iter()
+            .map(|r| {
+                (
+                    r.job.get(),
+                    r.attempt,
+                    r.reason.as_str(),
+                    r.bytes.as_slice(),
+                )
+            })
+            .collect();
+        let why = "abandoned: lease expired, ended uncertain";
+        assert_eq!(
+            seen,
+            [(0, 1, why, &b"charge"[..]), (1, 1, why, &b"refund"[..])]
+        );
+        assert!(queue.dead_letters(None, 10).await.unwrap().is_empty());
+        // Shut down: a get says so, nothing came back.
+        queue.shutdown().await.unwrap();
+        assert!(matches!(queue.try_get().await, Err(TryGetError::ShutDown)));
     }
 
     /// Issue point 5: `shutdown_now` from another process returns exactly the undelivered
@@ -1021,6 +1128,7 @@ mod processes {
 
     on_both!(
         killed_consumer_job_comes_back,
+        killed_consumer_job_ends_uncertain,
         shutdown_now_races_consumer_processes,
         two_producers_three_consumers,
         graceful_drain_delivers_redeliveries,
