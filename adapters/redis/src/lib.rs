@@ -101,7 +101,7 @@ pub use crate::codec::{Bytes, Codec, CodecError};
 pub use crate::delivery::Delivery;
 pub use crate::drained::Drained;
 pub use crate::error::{
-    Error, GetError, JoinError, KeepAliveError, OpenError, PutError, ResolveError,
+    Error, GetError, JoinError, KeepAliveError, OpenError, PutError, ResolveError, RetryError,
     ShutdownNowError, TryGetError,
 };
 pub use crate::latch::counter::Counter;
@@ -127,6 +127,7 @@ const _: () = {
     send_sync::<Error>();
     send_sync::<PutError<Vec<u8>>>();
     send_sync::<ResolveError<Bytes>>();
+    send_sync::<RetryError<Bytes>>();
     send_sync::<TrackingLatch>();
     send_sync::<Counter>();
     send_sync::<LatchWaitError>();
