@@ -1625,7 +1625,7 @@ impl<T> Queue<T> {
     /// flight ([`abort`](Queue::abort)). With a grace period
     /// ([`with_grace`](ShutdownUntil::with_grace)), it then waits for that work to end
     /// until the grace period is over; without one it reports at once. The report
-    /// ([`Closed`]) names the ids still in flight, if a journal keeps them.
+    /// ([`Closed`](crate::Closed)) names the ids still in flight, if a journal keeps them.
     ///
     /// The graceful shutdown happens on the first poll. Cancellation is a request: work
     /// still in flight when the report is made shows as `in_flight` in its ledger and

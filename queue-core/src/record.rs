@@ -223,7 +223,8 @@ impl Record {
     /// with its final state, in id order: the way to keep the record's memory bounded.
     ///
     /// Under `Redeliver`, an id in `Abandoned` may still be redelivered (its
-    /// `Redelivered` event comes right after): take finished ids once the queue is
+    /// `Redelivered` event comes right after), and under `Uncertain` it goes on to
+    /// `Ended(Outcome::Uncertain)` right after: take finished ids once the queue is
     /// settled, or under `Abandon`.
     ///
     /// # Examples

@@ -63,6 +63,7 @@ impl<C: Codec> Delivery<C> {
 
     /// Which delivery of this job this is: 1 at first, one more after each lease that
     /// expired or each drop under [`AbandonPolicy::Redeliver`](crate::AbandonPolicy::Redeliver).
+    /// A [`retry`](Delivery::retry) starts again from 1, as in process.
     ///
     /// # Examples
     ///
