@@ -112,6 +112,14 @@ impl<T, Q: Deref<Target = Queue<T>>> Drop for Lease<T, Q> {
             if self.queue.redelivers() {
                 let item = self.item.take().expect("checked above");
                 self.queue.abandon(self.id, self.attempt, item, panicking);
+            } else if self.queue.abandons_uncertain() {
+                // Recorded abandoned (above), then ended: one final event, before the
+                // ledger counts it, as a resolve does. The item is dropped with the
+                // delivery, after the ledger (as under `Abandon`).
+                let outcome = Outcome::Uncertain;
+                self.queue.note(|| JobEvent::Ended { id, outcome });
+                crate::events::ended(id, outcome);
+                self.queue.end_delivery(Some(outcome));
             } else {
                 self.queue.end_delivery(None);
             }
@@ -277,8 +285,9 @@ macro_rules! delivery_methods {
 /// [`resolve`](Delivery::resolve) record the outcome and give the item back;
 /// [`retry`](Delivery::retry) puts it back in the buffer under the same id. Dropped
 /// without any of these (an early return, a panic unwinding), it is recorded as
-/// *abandoned*: `join` does not hang on a forgotten acknowledgement and nothing counts as a
-/// success by accident. Resolving after a shutdown is allowed (and needed: shutdown does
+/// *abandoned* (or, by the queue's [`AbandonPolicy`](crate::AbandonPolicy), redelivered or
+/// ended uncertain): `join` does not hang on a forgotten acknowledgement and nothing counts
+/// as a success by accident. Resolving after a shutdown is allowed (and needed: shutdown does
 /// not end deliveries).
 ///
 /// There is no free-standing `task_done`: an acknowledgement without a delivery, or a

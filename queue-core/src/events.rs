@@ -35,7 +35,7 @@ pub(crate) fn dead_lettered(id: JobId, attempts: u32) {
     tracing::warn!(target: "tally_queue", id = id.get(), attempts, "job dead-lettered");
 }
 
-/// A delivery was resolved (`DEBUG`).
+/// A delivery was resolved, or ended uncertain by the policy after `abandoned` (`DEBUG`).
 #[inline(always)]
 pub(crate) fn ended(id: JobId, outcome: Outcome) {
     #[cfg(feature = "tracing")]

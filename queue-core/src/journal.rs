@@ -16,6 +16,7 @@ use crate::sync::{AtomicUsize, Ordering};
 /// ```text
 /// Accepted ─┬─> Delivered ─┬─> Ended                         (final)
 ///           │              ├─> Abandoned ─┬─ (Abandon policy: final)
+///           │              │              ├─> Ended(Uncertain) (Uncertain policy: final)
 ///           │              │              ├─> Redelivered ──> Delivered ...
 ///           │              │              ├─> DeadLettered    (final)
 ///           │              │              └─> Redelivered ─> Discarded ─┬─ (drained: final)
@@ -62,7 +63,9 @@ pub enum JobEvent {
     },
     /// The delivery was dropped unresolved (`panicking`: while its thread panicked). Final
     /// under [`AbandonPolicy::Abandon`](crate::AbandonPolicy::Abandon); under
-    /// `Redeliver`, `Redelivered` or `DeadLettered` follows.
+    /// `Redeliver`, `Redelivered` or `DeadLettered` follows; under
+    /// [`Uncertain`](crate::AbandonPolicy::Uncertain), `Ended` with
+    /// [`Outcome::Uncertain`] follows.
     Abandoned {
         /// The job.
         id: JobId,
@@ -126,7 +129,7 @@ impl JobEvent {
 
     /// Whether nothing more happens to the job after this event, whatever the policy.
     /// ([`Abandoned`](JobEvent::Abandoned) is final only under `Abandon`, so it is not
-    /// counted here; a `Discarded` after a `Redelivered` is followed by `DeadLettered`.)
+    /// counted here: under `Uncertain` an `Ended` follows it, the final one; a `Discarded` after a `Redelivered` is followed by `DeadLettered`.)
     ///
     /// # Examples
     ///

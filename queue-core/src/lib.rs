@@ -17,9 +17,11 @@
 //!   (for `select!`) resolves. A request, never a forced ending; [`Queue::abort`] does it and
 //!   [`Queue::shutdown_now`] in one call.
 //! - [`Queue::with_abandon_policy`] decides what a delivery dropped unresolved means:
-//!   [`AbandonPolicy::Abandon`] (the default: counted abandoned, item dropped) or
+//!   [`AbandonPolicy::Abandon`] (the default: counted abandoned, item dropped),
 //!   [`AbandonPolicy::Redeliver`] (back under its id with [`Delivery::attempt`] one higher,
-//!   then a [`DeadLetter`] kept for [`Queue::take_dead_letters`]).
+//!   then a [`DeadLetter`] kept for [`Queue::take_dead_letters`]) or
+//!   [`AbandonPolicy::Uncertain`] (for effects that must not repeat: never redelivered,
+//!   counted uncertain, item dropped).
 //! - [`Queue::with_journal`] installs a [`Journal`]: an observer of every [`JobEvent`]
 //!   with its [`JobId`], in causal order per id. [`Record`] (std) is a ready one that
 //!   answers "which ids ended uncertain or abandoned, and which are still in flight?".
@@ -145,7 +147,7 @@
 //! |---|---|---|---|
 //! | `job accepted` | `TRACE` | `id` | a put accepted the job |
 //! | `job delivered` | `TRACE` | `id`, `attempt` | a get handed it out (`attempt`: 1, or more when redelivered) |
-//! | `job ended` | `DEBUG` | `id`, `outcome` (`succeeded`, `rejected`, `uncertain`) | a delivery was resolved |
+//! | `job ended` | `DEBUG` | `id`, `outcome` (`succeeded`, `rejected`, `uncertain`) | a delivery was resolved, or, under [`AbandonPolicy::Uncertain`], dropped unresolved (after its `job abandoned`) |
 //! | `job abandoned` | `WARN` | `id`, `panicking` | a delivery was dropped unresolved (`panicking`: during a panic) |
 //! | `job retried` | `DEBUG` | `id` | [`Delivery::retry`] put it back |
 //! | `job redelivered` | `DEBUG` | `id`, `attempt` | under [`AbandonPolicy::Redeliver`], an abandoned delivery went back for delivery `attempt` |

@@ -16,6 +16,7 @@ use core::num::NonZeroU32;
 /// let policy = AbandonPolicy::redeliver(3).unwrap();
 /// assert_eq!(policy.max_attempts(), Some(3));
 /// assert!(AbandonPolicy::redeliver(0).is_err());
+/// assert_eq!(AbandonPolicy::Uncertain.max_attempts(), None);
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum AbandonPolicy {
@@ -32,6 +33,21 @@ pub enum AbandonPolicy {
         /// first abandonment.
         max_attempts: NonZeroU32,
     },
+    /// Ended as [`Outcome::Uncertain`](crate::Outcome::Uncertain), for effects that must
+    /// not repeat (a payment, an e-mail): a delivery dropped unresolved may have done part
+    /// of its work, so it is never delivered again, and it is counted
+    /// [`uncertain`](crate::Ledger::uncertain) in the [`Ledger`](crate::Ledger), where
+    /// reconciliation looks, instead of abandoned. As under `Abandon`, the item is dropped
+    /// with the delivery (a consumer that must keep it resolves the delivery itself).
+    ///
+    /// A [`Journal`](crate::Journal) sees [`Abandoned`](crate::JobEvent::Abandoned) (the
+    /// delivery was dropped, and whether it panicked), then
+    /// [`Ended`](crate::JobEvent::Ended) with `Outcome::Uncertain`, the final event; a
+    /// [`Record`](crate::Record) ends in `JobState::Ended(Outcome::Uncertain)`.
+    ///
+    /// The name is the outcome the delivery ends with, as in the ledger; the Redis adapter
+    /// takes the same policy for deliveries whose holder's lease expired.
+    Uncertain,
 }
 
 impl AbandonPolicy {
@@ -55,7 +71,8 @@ impl AbandonPolicy {
             .ok_or(ZeroAttempts)
     }
 
-    /// The attempt limit, for [`AbandonPolicy::Redeliver`].
+    /// The attempt limit, for [`AbandonPolicy::Redeliver`] (`None` for the others, which
+    /// deliver each id once).
     ///
     /// # Examples
     ///
@@ -63,12 +80,13 @@ impl AbandonPolicy {
     /// use tally_queue::AbandonPolicy;
     ///
     /// assert_eq!(AbandonPolicy::Abandon.max_attempts(), None);
+    /// assert_eq!(AbandonPolicy::Uncertain.max_attempts(), None);
     /// assert_eq!(AbandonPolicy::redeliver(5).unwrap().max_attempts(), Some(5));
     /// ```
     #[must_use]
     pub fn max_attempts(&self) -> Option<u32> {
         match self {
-            AbandonPolicy::Abandon => None,
+            AbandonPolicy::Abandon | AbandonPolicy::Uncertain => None,
             AbandonPolicy::Redeliver { max_attempts } => Some(max_attempts.get()),
         }
     }

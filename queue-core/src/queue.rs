@@ -136,6 +136,10 @@ pub struct Queue<T> {
     /// under [`AbandonPolicy::Abandon`], so that policy costs one branch on the paths it
     /// touches (an abandonment, an empty pop, an ending that settles the queue).
     redelivery: Option<Box<Redelivery<T>>>,
+    /// Under [`AbandonPolicy::Uncertain`]: an abandoned delivery ends as uncertain. Read
+    /// only on the abandon path (a delivery dropped unresolved), never on a get or a
+    /// resolve.
+    abandons_uncertain: bool,
     /// The observer of every job event, if one was installed.
     journal: Option<Journaled>,
 }
@@ -246,6 +250,7 @@ impl<T> Queue<T> {
             producers: Registry::new(),
             cancellation: Cancellation::new(waiters()),
             redelivery: None,
+            abandons_uncertain: false,
             journal: None,
         }
     }
@@ -334,6 +339,11 @@ impl<T> Queue<T> {
     /// buffered are drained with the rest, and a delivery abandoned later is discarded
     /// into the dead letters.
     ///
+    /// Under [`AbandonPolicy::Uncertain`], a delivery dropped unresolved is counted
+    /// *uncertain* in the ledger at once (its item dropped with it, as under `Abandon`),
+    /// before or after any shutdown: nothing is redelivered, kept or discarded, so the
+    /// queue meets shutdown exactly as under `Abandon`.
+    ///
     /// Redelivered items go to the front of the line only in the sense that a get takes
     /// them when the buffer is empty: they queue behind the buffered items. They never
     /// wait for a slot: a bounded buffer can hold, beyond its capacity, as many
@@ -354,15 +364,22 @@ impl<T> Queue<T> {
     /// let ledger = queue.ledger();
     /// assert_eq!((ledger.accepted, ledger.succeeded, ledger.abandoned), (1, 1, 0));
     /// assert_eq!(queue.redeliveries(), 1);
+    ///
+    /// let queue = Queue::unbounded().with_abandon_policy(AbandonPolicy::Uncertain);
+    /// queue.try_put("charge card").unwrap();
+    /// drop(queue.try_get().unwrap()); // may have charged: never again
+    /// let ledger = queue.ledger();
+    /// assert_eq!((ledger.uncertain, ledger.abandoned, ledger.buffered), (1, 0, 0));
     /// ```
     #[must_use]
     pub fn with_abandon_policy(mut self, policy: AbandonPolicy) -> Self {
         self.redelivery = match policy {
-            AbandonPolicy::Abandon => None,
+            AbandonPolicy::Abandon | AbandonPolicy::Uncertain => None,
             AbandonPolicy::Redeliver { max_attempts } => {
                 Some(Box::new(Redelivery::new(max_attempts)))
             }
         };
+        self.abandons_uncertain = policy == AbandonPolicy::Uncertain;
         self
     }
 
@@ -380,6 +397,7 @@ impl<T> Queue<T> {
     #[must_use]
     pub fn abandon_policy(&self) -> AbandonPolicy {
         match &self.redelivery {
+            None if self.abandons_uncertain => AbandonPolicy::Uncertain,
             None => AbandonPolicy::Abandon,
             Some(redelivery) => AbandonPolicy::redeliver(redelivery.max_attempts())
                 .expect("the limit was valid when installed"),
@@ -997,6 +1015,13 @@ impl<T> Queue<T> {
         self.redelivery.is_some()
     }
 
+    /// Whether abandoned deliveries end as uncertain (the policy is
+    /// [`AbandonPolicy::Uncertain`]).
+    #[inline]
+    pub(crate) fn abandons_uncertain(&self) -> bool {
+        self.abandons_uncertain
+    }
+
     /// A delivery number `attempt` of `id` was dropped unresolved under the redelivery
     /// policy: the item goes back into the lane, or into the dead letters, before any
     /// waker runs.
@@ -1600,7 +1625,7 @@ impl<T> Queue<T> {
     /// flight ([`abort`](Queue::abort)). With a grace period
     /// ([`with_grace`](ShutdownUntil::with_grace)), it then waits for that work to end
     /// until the grace period is over; without one it reports at once. The report
-    /// ([`Closed`]) names the ids still in flight, if a journal keeps them.
+    /// ([`Closed`](crate::Closed)) names the ids still in flight, if a journal keeps them.
     ///
     /// The graceful shutdown happens on the first poll. Cancellation is a request: work
     /// still in flight when the report is made shows as `in_flight` in its ledger and

@@ -33,7 +33,8 @@ pub enum JobState {
     },
     /// Resolved with an outcome.
     Ended(Outcome),
-    /// Dropped unresolved and not redelivered (final under `Abandon`).
+    /// Dropped unresolved and not redelivered (final under `Abandon`; under `Uncertain`
+    /// the job goes on to `Ended(Outcome::Uncertain)` at once).
     Abandoned {
         /// Whether the delivery was dropped during a panic.
         panicking: bool,
@@ -187,7 +188,8 @@ impl Record {
     }
 
     /// Ids resolved as [`Outcome::Uncertain`]: those whose external effect needs
-    /// reconciling.
+    /// reconciling (with those dropped unresolved under
+    /// [`AbandonPolicy::Uncertain`](crate::AbandonPolicy::Uncertain)).
     ///
     /// # Examples
     ///
@@ -221,7 +223,8 @@ impl Record {
     /// with its final state, in id order: the way to keep the record's memory bounded.
     ///
     /// Under `Redeliver`, an id in `Abandoned` may still be redelivered (its
-    /// `Redelivered` event comes right after): take finished ids once the queue is
+    /// `Redelivered` event comes right after), and under `Uncertain` it goes on to
+    /// `Ended(Outcome::Uncertain)` right after: take finished ids once the queue is
     /// settled, or under `Abandon`.
     ///
     /// # Examples

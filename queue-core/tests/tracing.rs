@@ -141,3 +141,22 @@ fn redelivery_events_carry_the_attempt() {
     ];
     assert_eq!(lines, expected);
 }
+
+#[test]
+fn an_uncertain_abandonment_is_abandoned_then_ended() {
+    let lines = captured(|| {
+        let queue = Queue::unbounded().with_abandon_policy(AbandonPolicy::Uncertain);
+        queue.try_put(0).unwrap();
+        drop(queue.try_get().unwrap());
+        assert_eq!(queue.ledger().uncertain, 1);
+    });
+    assert_eq!(
+        lines,
+        [
+            "TRACE job accepted id=0",
+            "TRACE job delivered id=0 attempt=1",
+            "WARN job abandoned id=0 panicking=false",
+            "DEBUG job ended id=0 outcome=uncertain",
+        ]
+    );
+}

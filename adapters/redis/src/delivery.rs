@@ -9,15 +9,16 @@ use core::ops::Deref;
 use tally_queue::{JobId, Outcome};
 
 use crate::codec::Codec;
-use crate::error::{KeepAliveError, ResolveError};
-use crate::inner::{Dropped, How, Inner, Resolved};
+use crate::error::{KeepAliveError, ResolveError, RetryError};
+use crate::inner::{Dropped, How, Inner, Resolved, Retried};
 
 /// One delivered item, held on a lease by this process: the across-processes form of
 /// [`tally_queue::Delivery`].
 ///
 /// Resolve it exactly once with [`succeed`](Delivery::succeed),
 /// [`reject`](Delivery::reject), [`uncertain`](Delivery::uncertain) or
-/// [`resolve`](Delivery::resolve). The resolve is **fenced**: it counts only if this
+/// [`resolve`](Delivery::resolve), or put it back with [`retry`](Delivery::retry). The
+/// resolve is **fenced**: it counts only if this
 /// consumer still holds this attempt on the server. If the lease expired and the job was
 /// handed out again, it returns [`ResolveError::Stale`] and nothing is counted. For long
 /// work, call [`keep_alive`](Delivery::keep_alive) within each lease.
@@ -62,6 +63,7 @@ impl<C: Codec> Delivery<C> {
 
     /// Which delivery of this job this is: 1 at first, one more after each lease that
     /// expired or each drop under [`AbandonPolicy::Redeliver`](crate::AbandonPolicy::Redeliver).
+    /// A [`retry`](Delivery::retry) starts again from 1, as in process.
     ///
     /// # Examples
     ///
@@ -177,6 +179,49 @@ impl<C: Codec> Delivery<C> {
             Ok(Resolved::Repeat(word)) if word == how.word() => Ok(self.take()),
             Ok(Resolved::Repeat(_) | Resolved::Stale) => Err(ResolveError::Stale(self.take())),
             Err(error) => Err(ResolveError::Redis {
+                delivery: Box::new(self),
+                error,
+            }),
+        }
+    }
+
+    /// Puts the job back in the stream under the same id, as the in-process
+    /// [`tally_queue::Delivery::retry`]: it counts as buffered again (accepted once, no
+    /// ending counted), goes to the back of the stream, and comes back as attempt 1. One
+    /// script fences it (only the current holder of this attempt may retry), acks and
+    /// deletes the entry, and appends a new one with the same id and item bytes.
+    ///
+    /// Refused, with the delivery handed back still held, after any shutdown (graceful
+    /// or immediate, as in process) and when a bounded queue's buffer is full.
+    ///
+    /// # Errors
+    ///
+    /// [`RetryError::Stale`] if this attempt no longer holds the job (nothing changed);
+    /// [`RetryError::ShutDown`] or [`RetryError::Full`] with the delivery back;
+    /// [`RetryError::Redis`] with the delivery back if the server was unreachable or the
+    /// reply was lost: call again, a repeat of a retry that happened changes nothing more.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # async fn demo(queue: tally_redis::Queue<tally_redis::Bytes>) {
+    /// let job = queue.get().await.unwrap();
+    /// let id = job.id();
+    /// assert_eq!(job.retry().await.unwrap(), id);
+    /// let again = queue.get().await.unwrap();
+    /// assert_eq!((again.id(), again.attempt()), (id, 1));
+    /// # }
+    /// ```
+    pub async fn retry(mut self) -> Result<JobId, RetryError<C>> {
+        match self.inner.retry(&self.entry, self.attempt).await {
+            Ok(Retried::Done) => {
+                drop(self.take());
+                Ok(self.id)
+            }
+            Ok(Retried::Stale) => Err(RetryError::Stale(self.take())),
+            Ok(Retried::ShutDown) => Err(RetryError::ShutDown(Box::new(self))),
+            Ok(Retried::Full) => Err(RetryError::Full(Box::new(self))),
+            Err(error) => Err(RetryError::Redis {
                 delivery: Box::new(self),
                 error,
             }),

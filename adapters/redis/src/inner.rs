@@ -92,6 +92,18 @@ pub(crate) enum Resolved {
     Stale,
 }
 
+/// The answer of the RETRY script.
+pub(crate) enum Retried {
+    /// Back in the stream under its id (now, or by the attempt's earlier call).
+    Done,
+    /// This attempt no longer holds the job (or ended it another way).
+    Stale,
+    /// Refused: the queue is shut down; nothing changed.
+    ShutDown,
+    /// Refused: the bounded buffer is full; nothing changed.
+    Full,
+}
+
 #[derive(Debug)]
 pub(crate) struct Inner<C: Codec> {
     pub(crate) codec: C,
@@ -148,7 +160,7 @@ impl<C: Codec> Inner<C> {
     }
 
     /// OPEN: creates the group and meta, or checks the stored settings.
-    pub(crate) async fn open(&self, stored: [u64; 3]) -> Result<(), crate::OpenError> {
+    pub(crate) async fn open(&self, stored: [i64; 3]) -> Result<(), crate::OpenError> {
         let value = self
             .conn
             .script(
@@ -387,6 +399,36 @@ impl<C: Codec> Inner<C> {
         };
         self.local().held.remove(entry);
         Ok(resolved)
+    }
+
+    /// RETRY: fenced as a resolve; puts the job back under its id as a new entry.
+    pub(crate) async fn retry(&self, entry: &str, attempt: u64) -> Result<Retried, Error> {
+        let window = self.options.repeat_window.as_millis() as u64;
+        let done_key = self.keys.resolved(entry);
+        let value = self
+            .conn
+            .script(
+                &self.scripts.retry,
+                &self.keys.fixed,
+                Some(&done_key),
+                &args![self.consumer, entry, attempt, window],
+            )
+            .await?;
+        let mut reply = Reply::parse(value)?;
+        let status = core::mem::take(&mut reply.status);
+        let retried = match status.as_str() {
+            "ok" => Retried::Done,
+            "done" if reply.text()? == "retried" => Retried::Done,
+            "done" | "stale" => Retried::Stale,
+            "shutdown" => return Ok(Retried::ShutDown),
+            "full" => return Ok(Retried::Full),
+            _ => {
+                reply.status = status;
+                return Err(reply.unexpected());
+            }
+        };
+        self.local().held.remove(entry);
+        Ok(retried)
     }
 
     /// HOLD: `keep` resets the lease, `release` makes the entry reclaimable now. `false`

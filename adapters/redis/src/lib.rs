@@ -10,7 +10,8 @@
 //! - **A crash is not a drop.** A process that dies runs no `Drop`. Each delivery is held
 //!   on a *lease* (its idle time in the consumer group's pending list); once it expires,
 //!   the job is reclaimed by the [`AbandonPolicy`]: delivered again as attempt 2, 3,
-//!   … up to `max_attempts` and then dead-lettered, or abandoned at once.
+//!   … up to `max_attempts` and then dead-lettered, abandoned at once, or (for effects
+//!   that must not repeat) ended uncertain at once, kept as an uncertain record.
 //! - **Resolves are fenced.** A resolve counts only from the consumer that holds the
 //!   current attempt; a late one from a reclaimed attempt returns
 //!   [`ResolveError::Stale`] and is not counted. A repeat after a lost reply is
@@ -100,7 +101,7 @@ pub use crate::codec::{Bytes, Codec, CodecError};
 pub use crate::delivery::Delivery;
 pub use crate::drained::Drained;
 pub use crate::error::{
-    Error, GetError, JoinError, KeepAliveError, OpenError, PutError, ResolveError,
+    Error, GetError, JoinError, KeepAliveError, OpenError, PutError, ResolveError, RetryError,
     ShutdownNowError, TryGetError,
 };
 pub use crate::latch::counter::Counter;
@@ -126,6 +127,7 @@ const _: () = {
     send_sync::<Error>();
     send_sync::<PutError<Vec<u8>>>();
     send_sync::<ResolveError<Bytes>>();
+    send_sync::<RetryError<Bytes>>();
     send_sync::<TrackingLatch>();
     send_sync::<Counter>();
     send_sync::<LatchWaitError>();

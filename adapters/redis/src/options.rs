@@ -99,6 +99,14 @@ impl Options {
     ///   [`Delivery::attempt`](crate::Delivery::attempt) one higher, up to `max_attempts`
     ///   deliveries in all; after the last one the item is dead-lettered (counted
     ///   abandoned, kept as a record).
+    /// - [`AbandonPolicy::Uncertain`]: for effects that must not repeat. Never delivered
+    ///   again; counted uncertain and appended to the uncertain records
+    ///   ([`Queue::uncertain`](crate::Queue::uncertain)) with the item and a reason that
+    ///   tells it from a handler's own uncertain (`"uncertain"`):
+    ///   `"abandoned: dropped unresolved, ended uncertain"` or
+    ///   `"abandoned: lease expired, ended uncertain"` (the holder crashed or stalled past
+    ///   its lease). So also after `shutdown_now`, as in process (where the other
+    ///   policies count an expired lease discarded): its effect may have happened.
     ///
     /// # Examples
     ///
@@ -249,8 +257,8 @@ impl Options {
     }
 
     /// The lease in milliseconds, and the stored form of the settings fixed at creation:
-    /// capacity (0 = unbounded), lease ms, max attempts (0 = abandon).
-    pub(crate) fn check(&self) -> Result<[u64; 3], OpenError> {
+    /// capacity (0 = unbounded), lease ms, max attempts (0 = abandon, -1 = uncertain).
+    pub(crate) fn check(&self) -> Result<[i64; 3], OpenError> {
         let lease = self.lease.as_millis();
         if lease < 10 || !self.lease.subsec_nanos().is_multiple_of(1_000_000) || lease > 1 << 40 {
             return Err(OpenError::BadOption(
@@ -285,12 +293,17 @@ impl Options {
             Some(capacity) => capacity,
             None => 0,
         };
-        // 0 stands for `Abandon` on the server; `max_attempts` is never 0.
+        // The server's `max_att`: 0 stands for `Abandon`, -1 for `Uncertain`, and a count
+        // for `Redeliver` (`max_attempts` is never 0).
         let attempts = match self.abandon_policy {
             AbandonPolicy::Abandon => 0,
-            AbandonPolicy::Redeliver { max_attempts } => u64::from(max_attempts.get()),
+            AbandonPolicy::Uncertain => -1,
+            AbandonPolicy::Redeliver { max_attempts } => i64::from(max_attempts.get()),
         };
-        Ok([capacity, lease as u64, attempts])
+        let capacity = i64::try_from(capacity)
+            .map_err(|_| OpenError::BadOption("capacity must be at most i64::MAX"))?;
+        // `lease` is at most 2^40, checked above.
+        Ok([capacity, lease as i64, attempts])
     }
 }
 
@@ -321,5 +334,13 @@ mod tests {
                 .unwrap(),
             [4, 250, 3]
         );
+        assert_eq!(
+            Options::new()
+                .abandon_policy(AbandonPolicy::Uncertain)
+                .check()
+                .unwrap()[2],
+            -1
+        );
+        assert!(Options::new().bounded(u64::MAX).check().is_err());
     }
 }

@@ -736,9 +736,9 @@ impl<C: Codec> Queue<C> {
 
     /// One pass of background work: removes dropped workers, refreshes the heartbeats of
     /// live ones, ends the deliveries dropped unresolved (by the [`AbandonPolicy`]),
-    /// sweeps expired leases that will not be delivered again (policy `Abandon`, last
-    /// attempt, or after `shutdown_now`), and removes from the group the consumers (one
-    /// per handle) that hold nothing and were idle for two leases. Work that failed is kept
+    /// sweeps expired leases that will not be delivered again (policy `Abandon` or
+    /// `Uncertain`, last attempt, or after `shutdown_now`), and removes from the group the
+    /// consumers (one per handle) that hold nothing and were idle for two leases. Work that failed is kept
     /// for the next pass.
     ///
     /// # Errors
@@ -779,6 +779,15 @@ impl<C: Codec> Queue<C> {
                         lost.attempt,
                         How::Abandoned,
                         "abandoned: dropped unresolved",
+                    )
+                    .await
+                    .map(drop),
+                AbandonPolicy::Uncertain => inner
+                    .resolve(
+                        &lost.entry,
+                        lost.attempt,
+                        How::Uncertain,
+                        "abandoned: dropped unresolved, ended uncertain",
                     )
                     .await
                     .map(drop),

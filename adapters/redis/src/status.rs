@@ -62,7 +62,7 @@ pub struct Status {
     pub ledger: Ledger,
     /// Deliveries handed out again after a lease expired or a delivery was dropped.
     pub redelivered: u64,
-    /// Resolves refused as stale (not counted in the ledger).
+    /// Resolves and retries refused as stale (not counted in the ledger).
     pub stale: u64,
     /// Records written to the dead-letter list (also counted in `ledger.abandoned`, or in
     /// `ledger.discarded` for a lease that expired after `shutdown_now`).

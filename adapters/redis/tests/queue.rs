@@ -5,7 +5,7 @@ mod common;
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use common::{after, open, options, redeliver, sleep, Rt};
+use common::{after, open, options, redeliver, sleep, uncertain, Rt};
 use tally_queue::{JobId, Outcome};
 use tally_redis::{
     AbandonPolicy, Bytes, Error, GetError, JoinError, OpenError, PutError, Queue, Records,
@@ -199,6 +199,228 @@ async fn dropped_delivery_is_abandoned(_rt: Rt) {
     assert_eq!((ledger.abandoned, ledger.in_flight), (1, 0));
     let dead = queue.dead_letters(None, 10).await.unwrap();
     assert_eq!(dead[0].reason, "abandoned: dropped unresolved");
+}
+
+/// `Uncertain` policy: a dropped delivery ends uncertain (not abandoned), listed in the
+/// uncertain records with a reason that tells it from a handler's own uncertain, and is
+/// never delivered again.
+async fn dropped_delivery_ends_uncertain(_rt: Rt) {
+    let server = server!();
+    let queue = open(&server, "once", uncertain()).await;
+    queue.try_put(b"charge".to_vec()).await.unwrap();
+    queue.try_put(b"mail".to_vec()).await.unwrap();
+    drop(queue.get().await.unwrap());
+    queue.maintain_once().await.unwrap();
+    queue.get().await.unwrap().uncertain().await.unwrap();
+    assert!(matches!(queue.try_get().await, Err(TryGetError::Empty)));
+    let status = queue.status().await.unwrap();
+    assert_eq!((status.ledger.uncertain, status.ledger.abandoned), (2, 0));
+    assert_eq!((status.redelivered, status.dead_lettered), (0, 0));
+    assert!(status.ledger.is_balanced());
+    assert_eq!(status.ledger.unfinished(), 0);
+    let records = queue.uncertain(None, 10).await.unwrap();
+    let seen: Vec<_> = records
+        .iter()
+        .map(|r| {
+            (
+                r.job.get(),
+                r.attempt,
+                r.reason.as_str(),
+                r.bytes.as_slice(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            (
+                0,
+                1,
+                "abandoned: dropped unresolved, ended uncertain",
+                &b"charge"[..]
+            ),
+            (1, 1, "uncertain", &b"mail"[..]),
+        ]
+    );
+    assert!(queue.dead_letters(None, 10).await.unwrap().is_empty());
+    // The policy is a setting of the queue, fixed at creation.
+    let other = Queue::open(server.client(), "once", Bytes, options()).await;
+    assert!(
+        matches!(&other, Err(OpenError::Mismatch { field, .. }) if field == "max_att"),
+        "{other:?}"
+    );
+}
+
+/// `retry`, as in process: the job goes back to the end of the stream under its id and
+/// comes back as attempt 1; accepted once, ended once.
+async fn retried_job_comes_back_under_its_id(_rt: Rt) {
+    let server = server!();
+    let queue = open(&server, "again", options()).await;
+    let first = queue.try_put(b"flaky".to_vec()).await.unwrap();
+    let second = queue.try_put(b"next".to_vec()).await.unwrap();
+    let job = queue.get().await.unwrap();
+    assert_eq!(job.id(), first);
+    assert_eq!(job.retry().await.unwrap(), first);
+    let ledger = queue.ledger().await.unwrap();
+    assert_eq!(
+        (ledger.accepted, ledger.buffered, ledger.in_flight),
+        (2, 2, 0)
+    );
+    // Behind the job that was already buffered.
+    let next = queue.get().await.unwrap();
+    assert_eq!(next.id(), second);
+    next.succeed().await.unwrap();
+    let again = queue.get().await.unwrap();
+    assert_eq!(
+        (again.id(), again.attempt(), again.item().as_slice()),
+        (first, 1, &b"flaky"[..])
+    );
+    again.succeed().await.unwrap();
+    assert!(matches!(queue.try_get().await, Err(TryGetError::Empty)));
+    let status = queue.status().await.unwrap();
+    assert_eq!((status.ledger.accepted, status.ledger.succeeded), (2, 2));
+    assert_eq!((status.redelivered, status.stale), (0, 0));
+    assert!(status.ledger.is_balanced());
+    assert_eq!(status.ledger.unfinished(), 0);
+}
+
+/// A reclaimed holder's retry is fenced: `Stale`, the item back, nothing changed.
+async fn stale_retry_is_refused(_rt: Rt) {
+    let server = server!();
+    let a = open(&server, "fenced", redeliver(3)).await;
+    let b = open(&server, "fenced", redeliver(3)).await;
+    a.try_put(b"job".to_vec()).await.unwrap();
+    let first = a.get().await.unwrap();
+    sleep(Duration::from_millis(400)).await;
+    let second = b.get().await.unwrap();
+    assert_eq!((second.id(), second.attempt()), (first.id(), 2));
+    match first.retry().await {
+        Err(tally_redis::RetryError::Stale(item)) => assert_eq!(item, b"job"),
+        other => panic!("expected Stale, got {other:?}"),
+    }
+    let status = a.status().await.unwrap();
+    assert_eq!((status.ledger.buffered, status.ledger.in_flight), (0, 1));
+    assert_eq!((status.stale, status.redelivered), (1, 1));
+    assert!(matches!(b.try_get().await, Err(TryGetError::Empty)));
+    second.succeed().await.unwrap();
+    let ledger = a.ledger().await.unwrap();
+    assert_eq!(
+        (ledger.accepted, ledger.succeeded, ledger.in_flight),
+        (1, 1, 0)
+    );
+    assert!(ledger.is_balanced());
+}
+
+/// A retry is refused once the queue is shut down (either kind, as in process) or when a
+/// bounded buffer is full; the delivery comes back, still held, and resolves.
+async fn refused_retry_hands_the_delivery_back(_rt: Rt) {
+    let server = server!();
+    let queue = open(&server, "full", options().bounded(1)).await;
+    queue.try_put(vec![0]).await.unwrap();
+    let job = queue.get().await.unwrap();
+    queue.try_put(vec![1]).await.unwrap();
+    let job = match job.retry().await {
+        Err(tally_redis::RetryError::Full(delivery)) => *delivery,
+        other => panic!("expected Full, got {other:?}"),
+    };
+    assert_eq!(queue.ledger().await.unwrap().in_flight, 1);
+    job.succeed().await.unwrap();
+
+    let queue = open(&server, "graceful", options()).await;
+    queue.try_put(vec![2]).await.unwrap();
+    let job = queue.get().await.unwrap();
+    queue.shutdown().await.unwrap();
+    let job = match job.retry().await {
+        Err(tally_redis::RetryError::ShutDown(delivery)) => *delivery,
+        other => panic!("expected ShutDown, got {other:?}"),
+    };
+    assert_eq!(job.item(), &vec![2]);
+    let ledger = queue.ledger().await.unwrap();
+    assert_eq!((ledger.buffered, ledger.in_flight), (0, 1));
+    job.reject().await.unwrap();
+    assert!(matches!(queue.try_get().await, Err(TryGetError::ShutDown)));
+    let ledger = queue.ledger().await.unwrap();
+    assert_eq!(
+        (ledger.accepted, ledger.rejected, ledger.in_flight),
+        (1, 1, 0)
+    );
+
+    let queue = open(&server, "now", options()).await;
+    queue.try_put(vec![3]).await.unwrap();
+    let undelivered = queue.try_put(vec![4]).await.unwrap();
+    let job = queue.get().await.unwrap();
+    let drained = queue.shutdown_now().await.unwrap();
+    assert_eq!(drained.len(), 1);
+    assert_eq!(drained[0].0, undelivered);
+    let job = match job.retry().await {
+        Err(error @ tally_redis::RetryError::ShutDown(_)) => {
+            assert_eq!(error.to_string(), "retry refused: the queue is shut down");
+            error.into_delivery().unwrap()
+        }
+        other => panic!("expected ShutDown, got {other:?}"),
+    };
+    job.uncertain().await.unwrap();
+    let ledger = queue.ledger().await.unwrap();
+    assert_eq!(
+        (
+            ledger.uncertain,
+            ledger.discarded,
+            ledger.in_flight,
+            ledger.buffered
+        ),
+        (1, 1, 0, 0)
+    );
+    assert!(ledger.is_balanced());
+}
+
+/// A retry whose reply is lost hands the delivery back; the repeat is recognized: the job
+/// is in the stream once, delivered once more, accepted once.
+async fn retry_after_a_lost_reply_happens_once(_rt: Rt) {
+    let server = server!();
+    let queue = open(&server, "lossy", options()).await;
+    let id = queue.try_put(vec![9]).await.unwrap();
+    // Load the script first: an EVALSHA refused with NOSCRIPT would do nothing.
+    queue.get().await.unwrap().retry().await.unwrap();
+    let job = queue.get().await.unwrap();
+    server.pause();
+    let resumer = std::thread::spawn({
+        let pid = server.pid();
+        move || {
+            std::thread::sleep(Duration::from_millis(700));
+            std::process::Command::new("kill")
+                .args(["-CONT", &pid.to_string()])
+                .status()
+                .unwrap();
+        }
+    });
+    let delivery = match job.retry().await {
+        Err(tally_redis::RetryError::Redis { delivery, error }) => {
+            assert!(error.is_unknown(), "{error}");
+            delivery
+        }
+        other => panic!("expected a lost reply, got {other:?}"),
+    };
+    resumer.join().unwrap();
+    let buffered = retry(|| queue.ledger()).await.buffered;
+    assert_eq!(delivery.retry().await.unwrap(), id);
+    let ledger = queue.ledger().await.unwrap();
+    assert_eq!((ledger.buffered, ledger.in_flight), (1, 0));
+    // The server ran the first retry after the client gave up.
+    assert_eq!(buffered, 1);
+    let again = queue.get().await.unwrap();
+    assert_eq!((again.id(), again.attempt()), (id, 1));
+    again.succeed().await.unwrap();
+    assert!(matches!(queue.try_get().await, Err(TryGetError::Empty)));
+    let status = queue.status().await.unwrap();
+    assert_eq!(
+        (
+            status.ledger.accepted,
+            status.ledger.succeeded,
+            status.stale
+        ),
+        (1, 1, 0)
+    );
+    assert!(status.ledger.is_balanced());
 }
 
 async fn join_until_reports_the_ledger(_rt: Rt) {
@@ -735,6 +957,11 @@ on_both!(
     keep_alive_holds_the_lease,
     dropped_delivery_is_redelivered,
     dropped_delivery_is_abandoned,
+    dropped_delivery_ends_uncertain,
+    retried_job_comes_back_under_its_id,
+    stale_retry_is_refused,
+    refused_retry_hands_the_delivery_back,
+    retry_after_a_lost_reply_happens_once,
     join_until_reports_the_ledger,
     bad_names_and_options,
     oversized_and_unencodable_items,
@@ -815,6 +1042,62 @@ mod processes {
         assert_eq!(dead.len(), 1);
         assert_eq!((dead[0].job.get(), dead[0].attempt), (1, 2));
         assert_eq!(dead[0].bytes, b"poison");
+    }
+
+    /// Under `Uncertain`, a consumer process killed with SIGKILL mid-job: after the lease
+    /// its job ends uncertain (by a get's reclaim, and by the maintenance sweep), is
+    /// listed in the uncertain records with its reason, and is never delivered again.
+    async fn killed_consumer_job_ends_uncertain(rt: Rt) {
+        let server = server!();
+        let queue = open(&server, "once", uncertain()).await;
+        let policy = ("TALLY_REDIS_MAXATT", "uncertain".to_string());
+        for (n, item) in [&b"charge"[..], b"refund"].into_iter().enumerate() {
+            queue.try_put(item.to_vec()).await.unwrap();
+            let mut holder = child(&server, "once", "hold", rt, std::slice::from_ref(&policy));
+            let held = Reader::new(&mut holder).until("HELD", LIMIT);
+            assert_eq!(held, [format!("HELD {n} 1")]);
+            holder.kill().unwrap();
+            holder.wait().unwrap();
+            assert_eq!(queue.ledger().await.unwrap().in_flight, 1);
+            sleep(Duration::from_millis(400)).await;
+            if n == 0 {
+                // A get reclaims the expired lease: it ends the job, delivers nothing.
+                assert!(matches!(queue.try_get().await, Err(TryGetError::Empty)));
+            } else {
+                queue.maintain_once().await.unwrap();
+            }
+            let ledger = queue.ledger().await.unwrap();
+            assert_eq!(
+                (ledger.uncertain, ledger.abandoned, ledger.in_flight),
+                (n as u64 + 1, 0, 0)
+            );
+        }
+        assert!(matches!(queue.try_get().await, Err(TryGetError::Empty)));
+        let status = queue.status().await.unwrap();
+        assert_eq!((status.redelivered, status.dead_lettered), (0, 0));
+        assert!(status.ledger.is_balanced());
+        assert_eq!(status.ledger.unfinished(), 0);
+        let records = queue.uncertain(None, 10).await.unwrap();
+        let seen: Vec<_> = records
+            .iter()
+            .map(|r| {
+                (
+                    r.job.get(),
+                    r.attempt,
+                    r.reason.as_str(),
+                    r.bytes.as_slice(),
+                )
+            })
+            .collect();
+        let why = "abandoned: lease expired, ended uncertain";
+        assert_eq!(
+            seen,
+            [(0, 1, why, &b"charge"[..]), (1, 1, why, &b"refund"[..])]
+        );
+        assert!(queue.dead_letters(None, 10).await.unwrap().is_empty());
+        // Shut down: a get says so, nothing came back.
+        queue.shutdown().await.unwrap();
+        assert!(matches!(queue.try_get().await, Err(TryGetError::ShutDown)));
     }
 
     /// Issue point 5: `shutdown_now` from another process returns exactly the undelivered
@@ -1024,6 +1307,7 @@ mod processes {
 
     on_both!(
         killed_consumer_job_comes_back,
+        killed_consumer_job_ends_uncertain,
         shutdown_now_races_consumer_processes,
         two_producers_three_consumers,
         graceful_drain_delivers_redeliveries,

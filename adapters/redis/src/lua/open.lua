@@ -1,4 +1,4 @@
--- ARGV: capacity (0 = unbounded), lease ms, max attempts (0 = Abandon policy)
+-- ARGV: capacity (0 = unbounded), lease ms, max attempts (0 = Abandon, -1 = Uncertain)
 local made = redis.pcall('XGROUP', 'CREATE', S, G, '0', 'MKSTREAM')
 if type(made) == 'table' and made.err and not string.find(made.err, 'BUSYGROUP') then
   return made

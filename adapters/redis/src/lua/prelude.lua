@@ -38,11 +38,18 @@ local function finish(sid, how)
   redis.call('HINCRBY', LED, how, 1)
 end
 
+-- The stored policy (meta `max_att`): 0 Abandon, -1 Uncertain, n Redeliver up to n.
+local UNCERTAIN = -1
+
 -- An entry whose lease expired was just claimed (its delivery count is now `count`).
 -- Ends it by policy and returns false, or returns true: deliver it as attempt `count`.
+-- Under Uncertain it ends uncertain even after shutdown_now: its effect may have happened.
 local function expired(sid, m, count, state, maxatt, who)
   local held = count - 1
-  if state == 'closed' then
+  if maxatt == UNCERTAIN then
+    record(UNC, m, held, who, 'abandoned: lease expired, ended uncertain')
+    finish(sid, 'uncertain')
+  elseif state == 'closed' then
     record(DEAD, m, held, who, 'discarded: lease expired after shutdown_now')
     finish(sid, 'discarded')
   elseif maxatt == 0 then

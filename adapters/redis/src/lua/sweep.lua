@@ -1,5 +1,5 @@
--- Ends expired deliveries that will not be delivered again (policy Abandon, last attempt,
--- or a closed queue); leaves the others for getters. Removes consumers that hold nothing
+-- Ends expired deliveries that will not be delivered again (policy Abandon or Uncertain,
+-- last attempt, or a closed queue); leaves the others for getters. Removes consumers that hold nothing
 -- and were idle longer than ARGV[3] ms (one per process handle would pile up otherwise;
 -- a live one is created again by its next read, even one blocked in XREADGROUP).
 -- ARGV: consumer, max entries, idle ms.
@@ -12,7 +12,7 @@ local maxatt = tonumber(redis.call('HGET', META, 'max_att'))
 local ended = 0
 for _, p in ipairs(redis.call('XPENDING', S, G, 'IDLE', lease, '-', '+', tonumber(ARGV[2]))) do
   local sid, count = p[1], p[4]
-  if state == 'closed' or maxatt == 0 or count >= maxatt then
+  if state == 'closed' or maxatt <= 0 or count >= maxatt then
     local e = redis.call('XCLAIM', S, G, me, lease, sid)[1]
     if e and e[2] then
       if not expired(sid, fields_of(e[2]), count + 1, state, maxatt, me) then ended = ended + 1 end

@@ -258,6 +258,10 @@ pub fn redeliver(max_attempts: u32) -> Options {
     options().abandon_policy(AbandonPolicy::redeliver(max_attempts).expect("at least 1 attempt"))
 }
 
+pub fn uncertain() -> Options {
+    options().abandon_policy(AbandonPolicy::Uncertain)
+}
+
 /// Opens a byte queue.
 pub async fn open(server: &Server, name: &str, options: Options) -> Queue<Bytes> {
     Queue::open(server.client(), name, Bytes, options)

@@ -8,14 +8,13 @@ use tally_redis::{AbandonPolicy, Bytes, GetError, Options, Queue};
 
 use super::{report, sleep, Rt};
 
-/// The options a child opens with: `TALLY_REDIS_MAXATT` (0 or unset: Abandon),
+/// The options a child opens with: `TALLY_REDIS_MAXATT` (0 or unset: Abandon,
+/// `uncertain`: Uncertain),
 /// `TALLY_REDIS_LEASE_MS` (default the tests' 300 ms) and `TALLY_REDIS_CAP` (unset:
 /// unbounded).
 fn child_options() -> Options {
-    let attempts: u32 = std::env::var("TALLY_REDIS_MAXATT")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0);
+    let policy = std::env::var("TALLY_REDIS_MAXATT").ok();
+    let attempts: u32 = policy.as_deref().and_then(|v| v.parse().ok()).unwrap_or(0);
     let lease: u64 = std::env::var("TALLY_REDIS_LEASE_MS")
         .ok()
         .and_then(|v| v.parse().ok())
@@ -27,7 +26,9 @@ fn child_options() -> Options {
     {
         options = options.bounded(capacity);
     }
-    if attempts == 0 {
+    if policy.as_deref() == Some("uncertain") {
+        options.abandon_policy(AbandonPolicy::Uncertain)
+    } else if attempts == 0 {
         options
     } else {
         options.abandon_policy(AbandonPolicy::redeliver(attempts).expect("attempts is not 0"))
