@@ -6,7 +6,7 @@ use alloc::sync::Arc;
 use core::fmt;
 use core::ops::Deref;
 
-use tally_queue::{JobId, Outcome};
+use tally_queue::{JobEvent, JobId, Outcome};
 
 use crate::codec::Codec;
 use crate::error::{KeepAliveError, ResolveError, RetryError};
@@ -175,8 +175,9 @@ impl<C: Codec> Delivery<C> {
             .resolve(&self.entry, self.attempt, how, how.word())
             .await;
         match result {
-            Ok(Resolved::Counted) => Ok(self.take()),
-            Ok(Resolved::Repeat(word)) if word == how.word() => Ok(self.take()),
+            Ok(Resolved::Counted) => Ok(self.ended(outcome)),
+            // The first call counted; its reply was lost.
+            Ok(Resolved::Repeat(word)) if word == how.word() => Ok(self.ended(outcome)),
             Ok(Resolved::Repeat(_) | Resolved::Stale) => Err(ResolveError::Stale(self.take())),
             Err(error) => Err(ResolveError::Redis {
                 delivery: Box::new(self),
@@ -216,11 +217,19 @@ impl<C: Codec> Delivery<C> {
         match self.inner.retry(&self.entry, self.attempt).await {
             Ok(Retried::Done) => {
                 drop(self.take());
-                Ok(self.id)
+                let id = self.id;
+                self.inner.journal.note(|| JobEvent::Retried(id));
+                Ok(id)
             }
             Ok(Retried::Stale) => Err(RetryError::Stale(self.take())),
-            Ok(Retried::ShutDown) => Err(RetryError::ShutDown(Box::new(self))),
-            Ok(Retried::Full) => Err(RetryError::Full(Box::new(self))),
+            Ok(Retried::ShutDown) => {
+                self.refused();
+                Err(RetryError::ShutDown(Box::new(self)))
+            }
+            Ok(Retried::Full) => {
+                self.refused();
+                Err(RetryError::Full(Box::new(self)))
+            }
             Err(error) => Err(RetryError::Redis {
                 delivery: Box::new(self),
                 error,
@@ -253,6 +262,19 @@ impl<C: Codec> Delivery<C> {
         }
     }
 
+    /// The item of a delivery whose ending counted, recorded in the journal.
+    fn ended(&mut self, outcome: Outcome) -> C::Item {
+        let id = self.id;
+        self.inner.journal.note(|| JobEvent::Ended { id, outcome });
+        self.take()
+    }
+
+    /// A refused retry, recorded in the journal: the delivery is still in flight.
+    fn refused(&self) {
+        let id = self.id;
+        self.inner.journal.note(|| JobEvent::RetryRefused(id));
+    }
+
     fn take(&mut self) -> C::Item {
         match self.item.take() {
             Some(item) => item,
@@ -272,8 +294,13 @@ impl<C: Codec> Deref for Delivery<C> {
 impl<C: Codec> Drop for Delivery<C> {
     fn drop(&mut self) {
         if self.item.is_some() {
+            let (id, panicking) = (self.id, std::thread::panicking());
+            self.inner
+                .journal
+                .note(|| JobEvent::Abandoned { id, panicking });
             self.inner.local().dropped.push(Dropped {
                 entry: core::mem::take(&mut self.entry),
+                id,
                 attempt: self.attempt,
             });
             self.inner.wake.notify(1);

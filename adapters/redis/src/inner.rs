@@ -9,12 +9,13 @@ use core::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use redis::Value;
-use tally_queue::{JobId, Ledger};
+use tally_queue::{JobEvent, JobId, Ledger};
 
 use crate::codec::Codec;
 use crate::conn::{args, Conn};
 use crate::drained::Drained;
 use crate::error::{Error, PutError};
+use crate::journal::Journaled;
 use crate::keys::Keys;
 use crate::options::Options;
 use crate::record::{Record, Records};
@@ -33,6 +34,7 @@ const SWEEP_CHUNK: u64 = 64;
 #[derive(Debug)]
 pub(crate) struct Dropped {
     pub(crate) entry: String,
+    pub(crate) id: JobId,
     pub(crate) attempt: u64,
 }
 
@@ -118,6 +120,8 @@ pub(crate) struct Inner<C: Codec> {
     pub(crate) getting: async_lock::Mutex<()>,
     /// Wakes the maintenance future when a delivery or worker is dropped.
     pub(crate) wake: event_listener::Event,
+    /// The journal of this handle and its clones, if one was installed.
+    pub(crate) journal: Journaled,
     next_worker: AtomicU64,
 }
 
@@ -146,6 +150,7 @@ impl<C: Codec> Inner<C> {
             local: Mutex::new(Local::default()),
             getting: async_lock::Mutex::new(()),
             wake: event_listener::Event::new(),
+            journal: Journaled::default(),
             next_worker: AtomicU64::new(0),
         }
     }
@@ -230,7 +235,14 @@ impl<C: Codec> Inner<C> {
         };
         match reply.status.as_str() {
             "ok" => match reply.int() {
-                Ok(id) => Ok(JobId::from_raw(id)),
+                Ok(id) => {
+                    let id = JobId::from_raw(id);
+                    // 1: a keyed put the server had already accepted, under this id.
+                    if reply.int().map_or(true, |repeat| repeat == 0) {
+                        self.journal.note(|| JobEvent::Accepted(id));
+                    }
+                    Ok(id)
+                }
                 Err(error) => Err(PutError::Unknown { item, error }),
             },
             "shutdown" => Err(PutError::ShutDown(item)),

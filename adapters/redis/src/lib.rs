@@ -85,6 +85,7 @@ mod delivery;
 mod drained;
 mod error;
 mod inner;
+mod journal;
 mod keys;
 mod latch;
 mod options;

@@ -10,7 +10,7 @@ use core::pin::pin;
 use core::time::Duration;
 
 use futures_lite::future;
-use tally_queue::{JobId, Ledger};
+use tally_queue::{JobEvent, JobId, Journal, Ledger};
 
 use crate::codec::{Codec, CodecError};
 use crate::delivery::Delivery;
@@ -18,7 +18,7 @@ use crate::drained::Drained;
 use crate::error::{
     Error, GetError, JoinError, OpenError, PutError, ShutdownNowError, TryGetError,
 };
-use crate::inner::{Found, How, Inner};
+use crate::inner::{Found, How, Inner, Resolved};
 use crate::keys::name_problem;
 use crate::options::Options;
 use crate::record::{Record, Records};
@@ -146,6 +146,82 @@ impl<C: Codec> Queue<C> {
         Ok(Queue {
             inner: Arc::new(inner),
         })
+    }
+
+    /// Installs `journal`, the in-process queue's observer ([`tally_queue::Journal`]), on
+    /// this handle and its clones: from now on it sees, with their [`JobId`]s, the
+    /// [`JobEvent`]s of what this handle does, so one observer (a
+    /// [`tally_queue::Record`], say) answers "which ids ended how, which are in flight"
+    /// here as in process. Install it right after [`open`](Queue::open).
+    ///
+    /// What it sees, in the order this handle saw it: `Accepted` once the server accepted a
+    /// put (so another process's delivery of the job can come first); `Delivered` with its
+    /// attempt; `Ended` once a resolve counted (not for `Stale`); `Retried` or
+    /// `RetryRefused`; `Abandoned` when a delivery is dropped unresolved, then, under
+    /// [`AbandonPolicy::Uncertain`], `Ended` with `Uncertain` once the maintenance future
+    /// ended it; `Discarded` for each item [`shutdown_now`](Queue::shutdown_now) returns.
+    /// A job's fate decided elsewhere is not seen: its redelivery or dead letter after an
+    /// expired lease is decided by whichever process reclaims it (that one records the new
+    /// `Delivered`), and a job another handle resolves is that handle's event. A journal
+    /// per process is a per-process view; the ledger and the records on the server are
+    /// the whole.
+    ///
+    /// A panicking journal is caught and counted ([`journal_panics`](Queue::journal_panics)).
+    ///
+    /// # Panics
+    ///
+    /// If this handle (or a clone) already has a journal.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use std::sync::Arc;
+    /// use tally_queue::Record;
+    ///
+    /// # async fn demo(queue: tally_redis::Queue<tally_redis::Bytes>) {
+    /// let record = Arc::new(Record::new());
+    /// let queue = queue.with_journal(Arc::clone(&record));
+    /// let id = queue.put(b"job".to_vec()).await.unwrap();
+    /// queue.get().await.unwrap().uncertain().await.unwrap();
+    /// assert_eq!(record.uncertain(), [id]);
+    /// # }
+    /// ```
+    #[must_use = "returns the queue with its journal"]
+    pub fn with_journal(self, journal: impl Journal + 'static) -> Self {
+        assert!(
+            self.inner.journal.install(alloc::boxed::Box::new(journal)),
+            "a journal was already installed on this queue handle"
+        );
+        self
+    }
+
+    /// How many times the journal panicked (each time the operation went on, and that
+    /// event was lost to the journal). 0 without a journal.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # fn demo(queue: tally_redis::Queue<tally_redis::Bytes>) {
+    /// assert_eq!(queue.journal_panics(), 0);
+    /// # }
+    /// ```
+    pub fn journal_panics(&self) -> usize {
+        self.inner.journal.panics()
+    }
+
+    /// The ids in flight as this handle's journal keeps them
+    /// ([`Journal::in_flight_ids`]); `None` without a journal or with one that keeps no
+    /// ids. Only this handle's deliveries: [`ledger`](Queue::ledger) counts every process's.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # fn demo(queue: tally_redis::Queue<tally_redis::Bytes>) {
+    /// assert_eq!(queue.in_flight_ids(), None); // no journal installed
+    /// # }
+    /// ```
+    pub fn in_flight_ids(&self) -> Option<Vec<JobId>> {
+        self.inner.journal.in_flight_ids()
     }
 
     /// The queue's name.
@@ -482,6 +558,10 @@ impl<C: Codec> Queue<C> {
         attempt: u64,
         item: C::Item,
     ) -> Delivery<C> {
+        self.inner.journal.note(|| JobEvent::Delivered {
+            id,
+            attempt: u32::try_from(attempt).unwrap_or(u32::MAX),
+        });
         Delivery {
             inner: Arc::clone(&self.inner),
             entry,
@@ -666,7 +746,13 @@ impl<C: Codec> Queue<C> {
         loop {
             match self.inner.drain_step().await {
                 Ok(chunk) if chunk.is_empty() => return Ok(drained),
-                Ok(chunk) => drained.extend(chunk),
+                Ok(chunk) => {
+                    for (id, _) in &chunk {
+                        let id = *id;
+                        self.inner.journal.note(|| JobEvent::Discarded(id));
+                    }
+                    drained.extend(chunk);
+                }
                 Err(error) => return Err(ShutdownNowError { drained, error }),
             }
         }
@@ -790,7 +876,15 @@ impl<C: Codec> Queue<C> {
                         "abandoned: dropped unresolved, ended uncertain",
                     )
                     .await
-                    .map(drop),
+                    .map(|resolved| {
+                        if let Resolved::Counted | Resolved::Repeat(_) = resolved {
+                            let id = lost.id;
+                            inner.journal.note(|| JobEvent::Ended {
+                                id,
+                                outcome: tally_queue::Outcome::Uncertain,
+                            });
+                        }
+                    }),
                 AbandonPolicy::Redeliver { .. } => {
                     inner.hold(&lost.entry, lost.attempt, false).await.map(drop)
                 }

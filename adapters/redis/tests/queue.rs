@@ -204,6 +204,121 @@ async fn dropped_delivery_is_abandoned(_rt: Rt) {
 /// `Uncertain` policy: a dropped delivery ends uncertain (not abandoned), listed in the
 /// uncertain records with a reason that tells it from a handler's own uncertain, and is
 /// never delivered again.
+/// The in-process queue's journal, on this handle: the same `JobEvent`s for what this
+/// handle does, so a `tally_queue::Record` answers by id here too.
+async fn journal_sees_this_handles_events(_rt: Rt) {
+    use std::sync::{Arc, Mutex};
+    use tally_queue::{JobEvent, JobState, Journal, Record};
+
+    #[derive(Default)]
+    struct Log(Mutex<Vec<JobEvent>>, Record);
+    impl Journal for Log {
+        fn record(&self, event: JobEvent) {
+            self.0.lock().unwrap().push(event);
+            self.1.record(event);
+        }
+        fn in_flight_ids(&self) -> Option<Vec<JobId>> {
+            self.1.in_flight_ids()
+        }
+    }
+
+    let server = server!();
+    let log = Arc::new(Log::default());
+    let queue = open(&server, "journal", uncertain())
+        .await
+        .with_journal(Arc::clone(&log));
+    let ids: Vec<JobId> = {
+        let mut ids = Vec::new();
+        for n in 0..5u8 {
+            ids.push(queue.try_put(vec![n]).await.unwrap());
+        }
+        ids
+    };
+    queue.get().await.unwrap().succeed().await.unwrap();
+    queue.get().await.unwrap().reject().await.unwrap();
+    drop(queue.get().await.unwrap());
+    let retried = queue.get().await.unwrap();
+    assert_eq!(retried.retry().await.unwrap(), ids[3]);
+    queue.maintain_once().await.unwrap();
+    // ids[3] is back in the buffer behind ids[4]; an immediate shutdown returns both.
+    let returned: Vec<JobId> = queue
+        .shutdown_now()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|(id, _)| id)
+        .collect();
+    assert_eq!(returned, [ids[4], ids[3]]);
+
+    let events = log.0.lock().unwrap().clone();
+    let of =
+        |id: JobId| -> Vec<JobEvent> { events.iter().copied().filter(|e| e.id() == id).collect() };
+    assert_eq!(
+        of(ids[0]),
+        [
+            JobEvent::Accepted(ids[0]),
+            JobEvent::Delivered {
+                id: ids[0],
+                attempt: 1
+            },
+            JobEvent::Ended {
+                id: ids[0],
+                outcome: Outcome::Succeeded
+            },
+        ]
+    );
+    assert_eq!(
+        of(ids[2]),
+        [
+            JobEvent::Accepted(ids[2]),
+            JobEvent::Delivered {
+                id: ids[2],
+                attempt: 1
+            },
+            JobEvent::Abandoned {
+                id: ids[2],
+                panicking: false
+            },
+            JobEvent::Ended {
+                id: ids[2],
+                outcome: Outcome::Uncertain
+            },
+        ]
+    );
+    assert_eq!(
+        of(ids[3]),
+        [
+            JobEvent::Accepted(ids[3]),
+            JobEvent::Delivered {
+                id: ids[3],
+                attempt: 1
+            },
+            JobEvent::Retried(ids[3]),
+            JobEvent::Discarded(ids[3]),
+        ]
+    );
+    let record = &log.1;
+    assert_eq!(
+        record.state(ids[1]),
+        Some(JobState::Ended(Outcome::Rejected))
+    );
+    assert_eq!(record.state(ids[4]), Some(JobState::Discarded));
+    assert!(record.pending().is_empty());
+    assert_eq!(queue.in_flight_ids(), Some(vec![]));
+    assert_eq!(queue.journal_panics(), 0);
+    // The ledger agrees with the record, outcome by outcome.
+    let ledger = queue.ledger().await.unwrap();
+    assert_eq!(
+        (
+            ledger.succeeded,
+            ledger.rejected,
+            ledger.uncertain,
+            ledger.discarded
+        ),
+        (1, 1, 1, 2)
+    );
+}
+
 async fn dropped_delivery_ends_uncertain(_rt: Rt) {
     let server = server!();
     let queue = open(&server, "once", uncertain()).await;
@@ -957,6 +1072,7 @@ on_both!(
     keep_alive_holds_the_lease,
     dropped_delivery_is_redelivered,
     dropped_delivery_is_abandoned,
+    journal_sees_this_handles_events,
     dropped_delivery_ends_uncertain,
     retried_job_comes_back_under_its_id,
     stale_retry_is_refused,
