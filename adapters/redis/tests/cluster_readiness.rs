@@ -337,6 +337,67 @@ async fn a_killed_migration_fails_both_replicas_naming_it() {
     b.kill9();
 }
 
+/// Redis down while the migration is pending: both replicas answer 503 saying the cluster
+/// latch is unreachable, and go back to waiting when the server is back (its AOF kept
+/// the latch). Redis down after the latch opened: both stay 200, on the verdict they kept.
+async fn replicas_ride_out_a_redis_outage() {
+    let mut server = server!();
+    let (mut a, a_addr) = Proc::service(&server, "deploy");
+    let (mut b, b_addr) = Proc::service(&server, "deploy");
+    a.go();
+    b.go();
+    for addr in [a_addr, b_addr] {
+        probe_until(addr, (503, CLUSTER), &[(503, BOTH)]).await;
+    }
+
+    server.kill9();
+    let unreachable = "cluster latch `deploy` unreachable: ";
+    for addr in [a_addr, b_addr] {
+        let start = Instant::now();
+        loop {
+            let (status, body) = readyz(addr).await;
+            assert_eq!(status, 503, "{addr}: {body}");
+            if body.starts_with(unreachable) {
+                break;
+            }
+            assert_eq!(body, CLUSTER, "{addr}");
+            assert!(start.elapsed() < LIMIT, "{addr}: stuck at {body}");
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        assert_eq!(get(addr, "/healthz").await.unwrap(), (200, "ok".into()));
+    }
+
+    server.restart();
+    for addr in [a_addr, b_addr] {
+        let start = Instant::now();
+        loop {
+            let (status, body) = readyz(addr).await;
+            assert_eq!(status, 503, "{addr}: {body}");
+            if body == CLUSTER {
+                break;
+            }
+            assert!(body.starts_with(unreachable), "{addr}: {body}");
+            assert!(start.elapsed() < LIMIT, "{addr}: stuck at {body}");
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+    let mut job = Proc::spawn(&server, "deploy", "cluster_migration");
+    job.reader.until("CLAIMED ", LIMIT);
+    job.go();
+    assert_eq!(job.reader.until("MIGRATED ", LIMIT), ["MIGRATED Done"]);
+    assert!(job.exits_ok());
+    for addr in [a_addr, b_addr] {
+        probe_until(addr, (200, "ready"), &[(503, CLUSTER)]).await;
+    }
+
+    server.kill9();
+    for addr in [a_addr, b_addr] {
+        stays(addr, (200, "ready"), Duration::from_millis(300)).await;
+    }
+    a.kill9();
+    b.kill9();
+}
+
 #[test]
 fn replicas_open_after_the_migration_reports_tokio() {
     Rt::Tokio.block_on(replicas_open_after_the_migration_reports());
@@ -345,4 +406,9 @@ fn replicas_open_after_the_migration_reports_tokio() {
 #[test]
 fn a_killed_migration_fails_both_replicas_naming_it_tokio() {
     Rt::Tokio.block_on(a_killed_migration_fails_both_replicas_naming_it());
+}
+
+#[test]
+fn replicas_ride_out_a_redis_outage_tokio() {
+    Rt::Tokio.block_on(replicas_ride_out_a_redis_outage());
 }
