@@ -18,8 +18,8 @@
 //! cache-warmer (local), migration (cluster)`, then `waiting for: migration (cluster)`
 //! once its cache is warm (after 1 s), then `ready` once `migrate` has worked its 5 s and
 //! reported. Kill `migrate` with `kill -9` during its 5 s instead: within its lease (2 s)
-//! every replica's `/readyz` says `cluster latch `deploy`: counter `migration` failed: its
-//! lease expired before it reported (holder `…` died or stalled)`. Running `migrate` again
+//! every replica's `/readyz` says ``cluster latch `deploy`: counter `migration` failed: its
+//! lease expired before it reported (holder `…` died or stalled)``. Running `migrate` again
 //! after a report does nothing; after a failure it is refused, naming the failure (start
 //! afresh with `redis-cli -p 6399 del {latch:deploy}:spec {latch:deploy}:events`).
 //!

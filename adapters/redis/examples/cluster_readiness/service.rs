@@ -13,8 +13,8 @@
 //! `/healthz` is 200 from the start. `/readyz` is 200 `ready` when both gates are open;
 //! otherwise 503 with what is missing, local and cluster counters marked as such
 //! (`waiting for: cache-warmer (local), migration (cluster)`), or with the failure: a
-//! local component's, or the cluster latch's (`cluster latch `deploy`: counter `migration`
-//! failed: its lease expired before it reported (holder `…` died or stalled)` when the
+//! local component's, or the cluster latch's (``cluster latch `deploy`: counter `migration`
+//! failed: its lease expired before it reported (holder `…` died or stalled)`` when the
 //! migrating process died), or the cluster latch unreachable. A failed migration leaves
 //! every replica up and unready, saying why on `/readyz`: it does not stop them, so the
 //! answer stays visible to whoever probes.
