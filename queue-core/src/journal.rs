@@ -129,7 +129,8 @@ impl JobEvent {
 
     /// Whether nothing more happens to the job after this event, whatever the policy.
     /// ([`Abandoned`](JobEvent::Abandoned) is final only under `Abandon`, so it is not
-    /// counted here: under `Uncertain` an `Ended` follows it, the final one; a `Discarded` after a `Redelivered` is followed by `DeadLettered`.)
+    /// counted here: under `Uncertain` an `Ended` follows it, the final one; a `Discarded`
+    /// after a `Redelivered` is followed by `DeadLettered`.)
     ///
     /// # Examples
     ///
