@@ -5,15 +5,26 @@
 //! `futures_lite::future::block_on`, plain threads using the blocking forms, and tasks on a
 //! shared `async_executor::Executor` run by two threads; producers that meet a full queue;
 //! consumers that succeed, reject, mark uncertain, retry, drop the delivery, panic while
-//! holding it, or are cancelled while holding it; futures cancelled after `k` polls; gets,
-//! puts and joins with deadlines; and a graceful, immediate, graceful-then-immediate or
-//! deadline-driven shutdown fired at a random moment.
+//! holding it, or are cancelled while holding it, and consumers that check for a
+//! cancellation request or race their work against it; futures cancelled after `k` polls;
+//! gets, puts and joins with deadlines; the abandon policy (`Abandon`, or `Redeliver` with
+//! a limit of 1 to 3 attempts); a `cancel_in_flight` at a random moment; and a graceful,
+//! immediate, graceful-then-immediate, abort, or deadline-driven shutdown (with or without
+//! a grace period) fired at a random moment.
+//!
+//! Every queue has a journal that logs every `JobEvent` and feeds a `tally_queue::Record`,
+//! which also answers the ids in flight for the shutdown report.
 //!
 //! Every thread keeps its own record of what it saw. After the run, the records are merged
 //! and checked against each other and against the ledger: every accepted `JobId` ended
-//! exactly once (resolved with an outcome, abandoned, or discarded and returned by the
-//! drain), no id is duplicated or missing, every refused item came back to its producer,
-//! no cancelled put was accepted, and each ledger field equals the test's own tally.
+//! exactly once (resolved with an outcome, abandoned, discarded and returned by the drain,
+//! or taken as a dead letter), no id is duplicated or missing, every refused item came
+//! back to its producer, no cancelled put was accepted, each id was delivered once per
+//! acceptance, retry and redelivery, as an attempt within the limit, and each ledger field
+//! equals the test's own tally. Then the journal: each id's events start with `Accepted`
+//! and stop at one ending, revoked ids are exactly puts refused by a racing shutdown, the
+//! `Record` has nothing pending and its final state of each id is the test's conclusion,
+//! and the journal never panicked.
 //!
 //! A seed fixes every choice each thread makes, not the thread schedule. A failing run
 //! prints its seed; `STRESS_SEED=<seed>` reruns that seed alone. `STRESS_OPS` sets the
@@ -25,19 +36,20 @@ mod reliability;
 use std::collections::{HashMap, HashSet};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use async_executor::Executor;
 use async_io::Timer;
-use futures_lite::future::{block_on, yield_now};
+use futures_lite::future::{block_on, or, yield_now};
 use reliability::{
     after_polls, cancel_after, derive_seed, env_u64, quiet_injected_panics, scaled, SeedReport,
     INJECTED,
 };
 use tally_latch::CountDownLatch;
 use tally_queue::{
-    Delivery, GetTimeoutError, JobId, Outcome, PutError, PutTimeoutError, Queue, TryGetError,
-    TryPutError,
+    AbandonPolicy, DeadReason, Delivery, GetTimeoutError, JobEvent, JobId, JobState, Journal,
+    Outcome, PutError, PutTimeoutError, Queue, TryGetError, TryPutError,
 };
 
 /// A queue item: the tag that names the attempt which produced it (producer and sequence).
@@ -48,8 +60,16 @@ enum End {
     Succeeded,
     Rejected,
     Uncertain,
+    /// Dropped unresolved under `Abandon`.
     Abandoned,
+    /// Drained by an immediate shutdown and handed back.
     Discarded,
+    /// Under `Redeliver`: its last allowed delivery was abandoned; a dead letter with
+    /// reason `Exhausted` (abandoned in the ledger).
+    DeadLettered,
+    /// Under `Redeliver`: abandoned after an immediate shutdown; a dead letter with reason
+    /// `ShutDownNow` (discarded in the ledger).
+    DeadDiscarded,
 }
 
 impl From<Outcome> for End {
@@ -79,10 +99,18 @@ enum Fate {
 struct Record {
     /// Every item a producer tried to hand over, with its fate.
     fates: Vec<(Item, Fate)>,
-    /// Every delivery, as `(id, item)`: an id appears more than once only after a retry.
-    delivered: Vec<(JobId, Item)>,
+    /// Every delivery, as `(id, item, attempt)`: an id appears more than once only after
+    /// a retry or a redelivery.
+    delivered: Vec<(JobId, Item, u32)>,
     /// Ids that a successful retry put back in the buffer.
     retried: Vec<JobId>,
+    /// Under `Redeliver`: ids whose delivery was dropped unresolved (not an ending: it is
+    /// redelivered, or dead-lettered at the limit or after an immediate shutdown).
+    dropped: Vec<JobId>,
+    /// The dead letters taken after the run: `(id, item, attempts, reason)`.
+    dead: Vec<(JobId, Item, u32, DeadReason)>,
+    /// The ids a deadline-driven shutdown reported still in flight.
+    reported_in_flight: Vec<JobId>,
     /// How each id ended, as seen by whoever ended it.
     ended: Vec<(JobId, Item, End)>,
     /// Refusals by kind: full, shut down, no workers, timed out.
@@ -96,6 +124,9 @@ impl Record {
         self.fates.extend(other.fates);
         self.delivered.extend(other.delivered);
         self.retried.extend(other.retried);
+        self.dropped.extend(other.dropped);
+        self.dead.extend(other.dead);
+        self.reported_in_flight.extend(other.reported_in_flight);
         self.ended.extend(other.ended);
         for (total, n) in self.refusals.iter_mut().zip(other.refusals) {
             *total += n;
@@ -126,6 +157,10 @@ enum Plan {
     Immediate,
     GracefulThenImmediate,
     Within,
+    /// `Queue::abort`: an immediate shutdown plus a cancellation request.
+    Abort,
+    /// `shutdown_until(deadline).with_grace(later)`.
+    WithinGrace,
 }
 
 /// Where a producer or consumer runs.
@@ -150,6 +185,10 @@ struct Config {
     plan: Plan,
     /// The shutdown fires once this many puts were accepted (or every producer is done).
     fire_after: u64,
+    /// If set, `cancel_in_flight` is called once this many puts were accepted (at most
+    /// `fire_after`), before the shutdown plan.
+    cancel_at: Option<u64>,
+    policy: AbandonPolicy,
     joiner: bool,
 }
 
@@ -171,13 +210,22 @@ impl Config {
             .map(|_| place(&mut rng))
             .collect::<Vec<_>>();
         let items_per_producer = scaled(rng.u64(100..=800), 6);
-        let plan = match rng.u8(0..4) {
+        let plan = match rng.u8(0..6) {
             0 => Plan::Graceful,
             1 => Plan::Immediate,
             2 => Plan::GracefulThenImmediate,
-            _ => Plan::Within,
+            3 => Plan::Within,
+            4 => Plan::Abort,
+            _ => Plan::WithinGrace,
         };
         let total = items_per_producer * 3;
+        let fire_after = rng.u64(0..=total);
+        let cancel_at = rng.bool().then(|| rng.u64(0..=fire_after));
+        let policy = if rng.bool() {
+            AbandonPolicy::Abandon
+        } else {
+            AbandonPolicy::redeliver(rng.u32(1..=3)).unwrap()
+        };
         Config {
             kind,
             producers,
@@ -185,17 +233,43 @@ impl Config {
             items_per_producer,
             workers: rng.bool(),
             plan,
-            fire_after: rng.u64(0..=total),
+            fire_after,
+            cancel_at,
+            policy,
             joiner: rng.bool(),
         }
     }
 
-    fn queue(&self) -> Queue<Item> {
-        match self.kind {
+    fn queue(&self, journal: Arc<TestJournal>) -> Queue<Item> {
+        let queue = match self.kind {
             Kind::Bounded(n) => Queue::bounded(n).unwrap(),
             Kind::Unbounded => Queue::unbounded(),
             Kind::UnfinishedLimit(n) => Queue::with_unfinished_limit(n).unwrap(),
-        }
+        };
+        queue.with_journal(journal).with_abandon_policy(self.policy)
+    }
+
+    fn redelivers(&self) -> bool {
+        self.policy != AbandonPolicy::Abandon
+    }
+}
+
+/// The run's journal: every event goes to a log, in the order the queue recorded it, and
+/// to a `tally_queue::Record`, which also answers the ids in flight.
+#[derive(Default)]
+struct TestJournal {
+    log: Mutex<Vec<JobEvent>>,
+    record: tally_queue::Record,
+}
+
+impl Journal for TestJournal {
+    fn record(&self, event: JobEvent) {
+        self.log.lock().unwrap().push(event);
+        self.record.record(event);
+    }
+
+    fn in_flight_ids(&self) -> Option<Vec<JobId>> {
+        Some(self.record.in_flight())
     }
 }
 
@@ -327,13 +401,19 @@ async fn produce(shared: &Shared<'_>, place: Place, index: u64, items: u64, seed
     record
 }
 
-/// Ends `delivery` in one of the ways a consumer can, and records how.
-async fn handle(delivery: Delivery<'_, Item>, rng: &mut fastrand::Rng, record: &mut Record) {
+/// Ends `delivery` in one of the ways a consumer can, and records how. Under `Redeliver`
+/// (`redelivers`), a delivery dropped unresolved is recorded in `dropped`, not as an end.
+async fn handle(
+    delivery: Delivery<'_, Item>,
+    redelivers: bool,
+    rng: &mut fastrand::Rng,
+    record: &mut Record,
+) {
     let id = delivery.id();
     let item = *delivery;
-    record.delivered.push((id, item));
+    record.delivered.push((id, item, delivery.attempt()));
     record.ops += 1;
-    let end = match rng.u8(0..20) {
+    let end = match rng.u8(0..24) {
         0..=5 => {
             assert_eq!(delivery.succeed(), item);
             End::Succeeded
@@ -376,7 +456,7 @@ async fn handle(delivery: Delivery<'_, Item>, rng: &mut fastrand::Rng, record: &
                 End::Succeeded
             }
         },
-        _ => {
+        17..=19 => {
             // Held across await points by a future that may be cancelled at any of them.
             let polls = rng.u32(0..4);
             let work = async move {
@@ -392,7 +472,49 @@ async fn handle(delivery: Delivery<'_, Item>, rng: &mut fastrand::Rng, record: &
                 None => End::Abandoned,
             }
         }
+        20..=21 => {
+            // A handler that checks for a cancellation request and, if asked, stops with
+            // its effect unknown.
+            yield_now().await;
+            if delivery.is_cancelled() {
+                delivery.uncertain();
+                End::Uncertain
+            } else {
+                delivery.succeed();
+                End::Succeeded
+            }
+        }
+        _ => {
+            // Work raced against the cancellation request.
+            let steps = rng.u32(0..20);
+            let cancelled = delivery.cancelled();
+            let finished = or(
+                async {
+                    for _ in 0..steps {
+                        yield_now().await;
+                    }
+                    true
+                },
+                async {
+                    cancelled.await;
+                    false
+                },
+            )
+            .await;
+            if finished {
+                delivery.succeed();
+                End::Succeeded
+            } else {
+                assert!(delivery.is_cancelled());
+                delivery.uncertain();
+                End::Uncertain
+            }
+        }
     };
+    if end == End::Abandoned && redelivers {
+        record.dropped.push(id);
+        return;
+    }
     record.ended.push((id, item, end));
 }
 
@@ -401,6 +523,7 @@ async fn consume(
     place: Place,
     role: usize,
     workers: bool,
+    redelivers: bool,
     seed: u64,
 ) -> Record {
     let queue = shared.queue;
@@ -445,7 +568,7 @@ async fn consume(
             },
         };
         shared.at(role, 300);
-        handle(delivery, &mut rng, &mut record).await;
+        handle(delivery, redelivers, &mut rng, &mut record).await;
         // With worker guards, a consumer may leave early; when the last one leaves,
         // waiting producers get their items back.
         if workers && rng.u16(0..400) == 0 {
@@ -490,11 +613,23 @@ fn control(shared: &Shared<'_>, config: &Config, seed: u64) -> Record {
     let mut rng = fastrand::Rng::with_seed(seed);
     let mut record = Record::default();
     let producers = config.producers.len();
-    while shared.accepted.load(Ordering::Relaxed) < config.fire_after
-        && shared.producers_done.load(Ordering::Acquire) < producers
-    {
-        std::thread::yield_now();
+    let wait_for = |threshold: u64| {
+        while shared.accepted.load(Ordering::Relaxed) < threshold
+            && shared.producers_done.load(Ordering::Acquire) < producers
+        {
+            std::thread::yield_now();
+        }
+    };
+    if let Some(cancel_at) = config.cancel_at {
+        wait_for(cancel_at);
+        record.ops += 1;
+        assert!(
+            queue.cancel_in_flight(),
+            "cancellation was already requested"
+        );
+        assert!(queue.is_cancel_requested());
     }
+    wait_for(config.fire_after);
     record.ops += 1;
     match config.plan {
         Plan::Graceful => {
@@ -506,8 +641,55 @@ fn control(shared: &Shared<'_>, config: &Config, seed: u64) -> Record {
             std::thread::sleep(Duration::from_micros(rng.u64(0..500)));
             record.discarded(queue.shutdown_now());
         }
-        Plan::Within => {
-            let closed = block_on(queue.shutdown_until(deadline(&mut rng)));
+        Plan::Abort => {
+            record.discarded(queue.abort());
+            assert!(queue.is_cancel_requested());
+        }
+        Plan::Within | Plan::WithinGrace => {
+            let closed = if let Plan::Within = config.plan {
+                block_on(queue.shutdown_until(deadline(&mut rng)))
+            } else {
+                let drain = Duration::from_micros(rng.u64(0..300));
+                let grace = Duration::from_micros(rng.u64(0..300));
+                // The grace timer is first polled after the deadline: it ends at the
+                // deadline plus the grace period.
+                block_on(
+                    queue
+                        .shutdown_until(Timer::after(drain))
+                        .with_grace(Timer::after(drain + grace)),
+                )
+            };
+            let ids = closed
+                .in_flight_ids
+                .clone()
+                .expect("a journal that keeps ids is installed, so the report names them");
+            assert!(
+                ids.windows(2).all(|w| w[0] < w[1]),
+                "in-flight ids not in id order or repeated: {ids:?}"
+            );
+            let in_flight = closed.ledger.in_flight;
+            if in_flight == 0 {
+                assert!(
+                    ids.is_empty(),
+                    "ids in flight {ids:?} with none in the ledger"
+                );
+            }
+            // The ledger is read before the journal is asked, and a job's ending reaches
+            // the journal before the ledger, so the journal names no more ids than the
+            // ledger counts. Under `Redeliver`, a delivery being abandoned leaves the
+            // ledger's in-flight count just before its `Redelivered` event reaches the
+            // journal: at most one such delivery per consumer.
+            let slack = if config.redelivers() {
+                config.consumers.len() as u64
+            } else {
+                0
+            };
+            assert!(
+                ids.len() as u64 <= in_flight + slack,
+                "the report names {} ids in flight, the ledger counts {in_flight}: {ids:?}",
+                ids.len()
+            );
+            record.reported_in_flight.extend(ids);
             if closed.drained_in_time {
                 // After a graceful shutdown nothing can be accepted any more, so a drain
                 // that finished in time leaves nothing buffered or in flight.
@@ -533,7 +715,8 @@ fn run(seed: u64) -> u64 {
     if env_u64("STRESS_VERBOSE").is_some() {
         eprintln!("seed {seed:#x}: {config:?}");
     }
-    let queue = config.queue();
+    let journal = Arc::new(TestJournal::default());
+    let queue = config.queue(Arc::clone(&journal));
     let shared = Shared {
         queue: &queue,
         accepted: AtomicU64::new(0),
@@ -567,7 +750,14 @@ fn run(seed: u64) -> u64 {
         for (c, &place) in config.consumers.iter().enumerate() {
             let seed = derive_seed(seed, 200 + c as u64);
             let role = config.producers.len() + c;
-            let work = consume(shared, place, role, config.workers, seed);
+            let work = consume(
+                shared,
+                place,
+                role,
+                config.workers,
+                config.redelivers(),
+                seed,
+            );
             match place {
                 Place::Executor => tasks.push(executor.spawn(work)),
                 _ => threads.push(s.spawn(move || block_on(work))),
@@ -599,18 +789,28 @@ fn run(seed: u64) -> u64 {
             }
         });
 
+        // The controller first: if one of its checks failed, abort the queue so that
+        // everyone else ends, let the run wind down, and report that failure then
+        // (rather than leaving the executor threads waiting for `stop`).
+        let controlled = controller.join();
+        if controlled.is_err() {
+            shared.queue.abort();
+        }
         for thread in threads {
             record.merge(thread.join().expect("a producer or consumer thread failed"));
         }
         for task in tasks {
             record.merge(block_on(task));
         }
-        record.merge(controller.join().expect("the controller failed"));
         shared.finished.count_down();
         if let Some(joiner) = joiner {
             record.merge(block_on(joiner));
         }
         stop.count_down();
+        match controlled {
+            Ok(controlled) => record.merge(controlled),
+            Err(panic) => std::panic::resume_unwind(panic),
+        }
     });
 
     // Whatever is still buffered (consumers that left early) comes back here.
@@ -618,12 +818,29 @@ fn run(seed: u64) -> u64 {
     record.ops += 1;
     let ledger = block_on(queue.join_until(Timer::after(Duration::from_secs(10))))
         .unwrap_or_else(|timed_out| panic!("join hung after the run: {}", timed_out.ledger()));
-    check(&config, &record, ledger);
+    // After `join`, every dead letter is here.
+    record.ops += 1;
+    for letter in queue.take_dead_letters() {
+        record
+            .dead
+            .push((letter.id, letter.item, letter.attempts, letter.reason));
+    }
+    let redeliveries = queue.redeliveries();
+    let ends = check(&config, &record, ledger, redeliveries);
+    assert_eq!(queue.journal_panics(), 0, "the test journal panicked");
+    let log = std::mem::take(&mut *journal.log.lock().unwrap());
+    check_journal(&config, &record, &ends, &log, &journal.record);
     record.ops
 }
 
-/// The id-level accounting, from the records alone, then against the ledger.
-fn check(config: &Config, record: &Record, ledger: tally_queue::Ledger) {
+/// The id-level accounting, from the records alone, then against the ledger. Returns how
+/// the test concludes each accepted id ended.
+fn check(
+    config: &Config,
+    record: &Record,
+    ledger: tally_queue::Ledger,
+    redeliveries: u64,
+) -> HashMap<JobId, End> {
     // Every attempted item has exactly one fate, and accepted ids are distinct.
     let mut accepted: HashMap<JobId, Item> = HashMap::new();
     let mut tags = HashSet::new();
@@ -643,9 +860,12 @@ fn check(config: &Config, record: &Record, ledger: tally_queue::Ledger) {
         }
     }
 
-    // Every delivery carries the item accepted under its id.
+    // Every delivery carries the item accepted under its id, as an attempt within the
+    // policy's limit (a retry comes back as attempt 1; without redelivery every delivery
+    // is attempt 1).
+    let max_attempts = config.policy.max_attempts().unwrap_or(1);
     let mut deliveries: HashMap<JobId, u64> = HashMap::new();
-    for &(id, item) in &record.delivered {
+    for &(id, item, attempt) in &record.delivered {
         assert!(
             !cancelled.contains(&item),
             "cancelled put {item:#x} was delivered as {id}"
@@ -655,17 +875,55 @@ fn check(config: &Config, record: &Record, ledger: tally_queue::Ledger) {
             Some(&item),
             "{id} delivered with the wrong item"
         );
+        assert!(
+            (1..=max_attempts).contains(&attempt),
+            "{id} delivered as attempt {attempt} under {:?}",
+            config.policy
+        );
         *deliveries.entry(id).or_default() += 1;
     }
     let mut retries: HashMap<JobId, u64> = HashMap::new();
     for &id in &record.retried {
         *retries.entry(id).or_default() += 1;
     }
+    let mut drops: HashMap<JobId, u64> = HashMap::new();
+    for &id in &record.dropped {
+        assert!(
+            config.redelivers(),
+            "{id} recorded as dropped under Abandon"
+        );
+        *drops.entry(id).or_default() += 1;
+    }
+
+    // The dead letters end their ids: `Exhausted` at the limit, `ShutDownNow` after an
+    // immediate shutdown; each carries its item and was dropped by a consumer.
+    let mut ended: Vec<(JobId, Item, End)> = record.ended.clone();
+    for &(id, item, attempts, reason) in &record.dead {
+        assert!(config.redelivers(), "{id} dead-lettered under Abandon");
+        assert!(
+            drops.contains_key(&id),
+            "{id} dead-lettered ({reason:?}) but no consumer dropped it"
+        );
+        let end = match reason {
+            DeadReason::Exhausted { .. } => {
+                assert_eq!(
+                    attempts, max_attempts,
+                    "{id} exhausted after {attempts} of {max_attempts} attempts"
+                );
+                End::DeadLettered
+            }
+            DeadReason::ShutDownNow => {
+                assert!((1..=max_attempts).contains(&attempts));
+                End::DeadDiscarded
+            }
+        };
+        ended.push((id, item, end));
+    }
 
     // Every accepted id ended exactly once; nothing else ended.
     let mut ends: HashMap<JobId, End> = HashMap::new();
     let mut tally: HashMap<End, u64> = HashMap::new();
-    for &(id, item, end) in &record.ended {
+    for &(id, item, end) in &ended {
         assert_eq!(
             accepted.get(&id),
             Some(&item),
@@ -684,22 +942,37 @@ fn check(config: &Config, record: &Record, ledger: tally_queue::Ledger) {
         missing.is_empty(),
         "accepted ids that never ended: {missing:?}"
     );
+    for id in &record.reported_in_flight {
+        assert!(
+            accepted.contains_key(id),
+            "{id} reported in flight but never accepted"
+        );
+    }
 
-    // Deliveries: once per acceptance plus once per retry, except a discarded id, whose
-    // last trip through the buffer ended in the drain.
+    // Deliveries: once per acceptance, once per retry and once per redelivery (every drop
+    // but a dead-lettered id's last), except that an id drained by an immediate shutdown
+    // had its last trip through the buffer end in the drain.
+    let mut redelivered_total = 0;
     for (&id, &end) in &ends {
         let delivered = deliveries.get(&id).copied().unwrap_or(0);
         let retried = retries.get(&id).copied().unwrap_or(0);
-        let expected = if end == End::Discarded {
-            retried
-        } else {
-            retried + 1
+        let dropped = drops.get(&id).copied().unwrap_or(0);
+        let redelivered = match end {
+            End::DeadLettered | End::DeadDiscarded => dropped - 1,
+            _ => dropped,
         };
+        redelivered_total += redelivered;
+        let expected = 1 + retried + redelivered - u64::from(end == End::Discarded);
         assert_eq!(
             delivered, expected,
-            "{id} ({end:?}) delivered {delivered} times after {retried} retries"
+            "{id} ({end:?}) delivered {delivered} times after {retried} retries and \
+             {redelivered} redeliveries"
         );
     }
+    assert_eq!(
+        redeliveries, redelivered_total,
+        "the queue counts {redeliveries} redeliveries, the records {redelivered_total}"
+    );
 
     // The ledger, field by field, against the independent tally.
     let count = |end| tally.get(&end).copied().unwrap_or(0);
@@ -711,8 +984,8 @@ fn check(config: &Config, record: &Record, ledger: tally_queue::Ledger) {
         ledger.succeeded = count(End::Succeeded);
         ledger.rejected = count(End::Rejected);
         ledger.uncertain = count(End::Uncertain);
-        ledger.abandoned = count(End::Abandoned);
-        ledger.discarded = count(End::Discarded);
+        ledger.abandoned = count(End::Abandoned) + count(End::DeadLettered);
+        ledger.discarded = count(End::Discarded) + count(End::DeadDiscarded);
         ledger
     };
     assert_eq!(
@@ -720,6 +993,134 @@ fn check(config: &Config, record: &Record, ledger: tally_queue::Ledger) {
         "ledger disagrees with the records ({config:?})"
     );
     assert!(ledger.is_balanced(), "{ledger}");
+    ends
+}
+
+/// The journal against the records: each id's events in a possible order with exactly one
+/// ending, revoked ids exactly the puts a racing shutdown refused after issuing an id, and
+/// the `Record`'s final state of each id the test's own conclusion.
+fn check_journal(
+    config: &Config,
+    record: &Record,
+    ends: &HashMap<JobId, End>,
+    log: &[JobEvent],
+    journal: &tally_queue::Record,
+) {
+    let mut events: HashMap<JobId, Vec<JobEvent>> = HashMap::new();
+    for &event in log {
+        events.entry(event.id()).or_default().push(event);
+    }
+    let mut seen: HashMap<JobId, usize> = HashMap::new();
+    for &(id, _, _) in &record.delivered {
+        *seen.entry(id).or_default() += 1;
+    }
+    let dead: HashMap<JobId, u32> = record.dead.iter().map(|d| (d.0, d.2)).collect();
+    let redelivers = config.redelivers();
+    let is_final = |event: &JobEvent| {
+        event.is_final() || (!redelivers && matches!(event, JobEvent::Abandoned { .. }))
+    };
+
+    // (a) Revoked ids: never accepted by a put, and only ever accepted then revoked; no
+    // more of them than puts refused as shut down.
+    let mut revoked = 0;
+    for (&id, events) in &events {
+        assert!(
+            matches!(events[0], JobEvent::Accepted(_)),
+            "{id}'s first event is {:?}",
+            events[0]
+        );
+        if events.iter().any(|e| matches!(e, JobEvent::Revoked(_))) {
+            assert_eq!(
+                events.as_slice(),
+                [JobEvent::Accepted(id), JobEvent::Revoked(id)],
+                "{id} revoked after other events"
+            );
+            assert!(
+                !ends.contains_key(&id),
+                "{id} was revoked but a put accepted it"
+            );
+            revoked += 1;
+        } else {
+            assert!(
+                ends.contains_key(&id),
+                "{id} is in the journal but no put accepted it: {events:?}"
+            );
+        }
+    }
+    let refused_shut_down = record.refusals[1];
+    assert!(
+        revoked <= refused_shut_down,
+        "{revoked} revoked ids, but only {refused_shut_down} puts were refused as shut down"
+    );
+
+    for (&id, &end) in ends {
+        let Some(events) = events.get(&id) else {
+            panic!("accepted {id} ({end:?}) has no event in the journal");
+        };
+        // (b) Nothing after the ending; a `Discarded` may be followed only by the
+        // `DeadLettered` of a delivery abandoned after an immediate shutdown.
+        let mut finals = 0;
+        for (n, event) in events.iter().enumerate() {
+            if n > 0 && is_final(&events[n - 1]) {
+                panic!(
+                    "{id}: {event:?} after the final {:?}: {events:?}",
+                    events[n - 1]
+                );
+            }
+            if n > 0 && matches!(events[n - 1], JobEvent::Discarded(_)) {
+                assert!(
+                    matches!(event, JobEvent::DeadLettered { .. }),
+                    "{id}: {event:?} after Discarded: {events:?}"
+                );
+                continue;
+            }
+            if is_final(event) || matches!(event, JobEvent::Discarded(_)) {
+                finals += 1;
+            }
+        }
+        assert_eq!(finals, 1, "{id} ({end:?}) has {finals} endings: {events:?}");
+        let last = events.last().unwrap();
+        assert!(
+            is_final(last) || matches!(last, JobEvent::Discarded(_)),
+            "{id}'s last event {last:?} is not an ending"
+        );
+        // The deliveries the journal saw are those the consumers saw.
+        let delivered = events
+            .iter()
+            .filter(|e| matches!(e, JobEvent::Delivered { .. }))
+            .count();
+        let seen = seen.get(&id).copied().unwrap_or(0);
+        assert_eq!(
+            delivered, seen,
+            "{id}: the journal saw {delivered} deliveries, the consumers {seen}: {events:?}"
+        );
+
+        // (d) The Record's final state is the test's conclusion.
+        let state = journal.state(id);
+        let agrees = match (end, state) {
+            (End::Succeeded, Some(JobState::Ended(Outcome::Succeeded)))
+            | (End::Rejected, Some(JobState::Ended(Outcome::Rejected)))
+            | (End::Uncertain, Some(JobState::Ended(Outcome::Uncertain)))
+            | (End::Abandoned, Some(JobState::Abandoned { .. }))
+            | (End::Discarded | End::DeadDiscarded, Some(JobState::Discarded)) => true,
+            (End::DeadLettered, Some(JobState::DeadLettered { attempts })) => {
+                dead.get(&id) == Some(&attempts)
+            }
+            _ => false,
+        };
+        assert!(
+            agrees,
+            "{id}: the test concluded {end:?}, the journal's record says {state:?} \
+             ({events:?})"
+        );
+    }
+
+    // (c) Nothing is left pending.
+    let pending = journal.pending();
+    assert!(
+        pending.is_empty(),
+        "ids still pending in the record: {pending:?}"
+    );
 }
 
 /// The seeds to run, and the total budget of queue operations they spend.
