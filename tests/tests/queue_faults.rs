@@ -7,7 +7,7 @@
 //! consumers that succeed, reject, mark uncertain, retry, drop the delivery, panic while
 //! holding it, or are cancelled while holding it, and consumers that check for a
 //! cancellation request or race their work against it; futures cancelled after `k` polls;
-//! gets, puts and joins with deadlines; the abandon policy (`Abandon`, or `Redeliver` with
+//! gets, puts and joins with deadlines; the abandon policy (`Abandon`, `Uncertain`, or `Redeliver` with
 //! a limit of 1 to 3 attempts); a `cancel_in_flight` at a random moment; and a graceful,
 //! immediate, graceful-then-immediate, abort, or deadline-driven shutdown (with or without
 //! a grace period) fired at a random moment.
@@ -221,10 +221,10 @@ impl Config {
         let total = items_per_producer * 3;
         let fire_after = rng.u64(0..=total);
         let cancel_at = rng.bool().then(|| rng.u64(0..=fire_after));
-        let policy = if rng.bool() {
-            AbandonPolicy::Abandon
-        } else {
-            AbandonPolicy::redeliver(rng.u32(1..=3)).unwrap()
+        let policy = match rng.u8(0..4) {
+            0 => AbandonPolicy::Abandon,
+            1 => AbandonPolicy::Uncertain,
+            _ => AbandonPolicy::redeliver(rng.u32(1..=3)).unwrap(),
         };
         Config {
             kind,
@@ -250,7 +250,7 @@ impl Config {
     }
 
     fn redelivers(&self) -> bool {
-        self.policy != AbandonPolicy::Abandon
+        matches!(self.policy, AbandonPolicy::Redeliver { .. })
     }
 }
 
@@ -401,11 +401,12 @@ async fn produce(shared: &Shared<'_>, place: Place, index: u64, items: u64, seed
     record
 }
 
-/// Ends `delivery` in one of the ways a consumer can, and records how. Under `Redeliver`
-/// (`redelivers`), a delivery dropped unresolved is recorded in `dropped`, not as an end.
+/// Ends `delivery` in one of the ways a consumer can, and records how. Under `Redeliver`,
+/// a delivery dropped unresolved is recorded in `dropped`, not as an end; under
+/// `Uncertain`, it ends uncertain.
 async fn handle(
     delivery: Delivery<'_, Item>,
-    redelivers: bool,
+    policy: AbandonPolicy,
     rng: &mut fastrand::Rng,
     record: &mut Record,
 ) {
@@ -511,10 +512,14 @@ async fn handle(
             }
         }
     };
-    if end == End::Abandoned && redelivers {
-        record.dropped.push(id);
-        return;
-    }
+    let end = match (end, policy) {
+        (End::Abandoned, AbandonPolicy::Redeliver { .. }) => {
+            record.dropped.push(id);
+            return;
+        }
+        (End::Abandoned, AbandonPolicy::Uncertain) => End::Uncertain,
+        (end, _) => end,
+    };
     record.ended.push((id, item, end));
 }
 
@@ -523,7 +528,7 @@ async fn consume(
     place: Place,
     role: usize,
     workers: bool,
-    redelivers: bool,
+    policy: AbandonPolicy,
     seed: u64,
 ) -> Record {
     let queue = shared.queue;
@@ -568,7 +573,7 @@ async fn consume(
             },
         };
         shared.at(role, 300);
-        handle(delivery, redelivers, &mut rng, &mut record).await;
+        handle(delivery, policy, &mut rng, &mut record).await;
         // With worker guards, a consumer may leave early; when the last one leaves,
         // waiting producers get their items back.
         if workers && rng.u16(0..400) == 0 {
@@ -750,14 +755,7 @@ fn run(seed: u64) -> u64 {
         for (c, &place) in config.consumers.iter().enumerate() {
             let seed = derive_seed(seed, 200 + c as u64);
             let role = config.producers.len() + c;
-            let work = consume(
-                shared,
-                place,
-                role,
-                config.workers,
-                config.redelivers(),
-                seed,
-            );
+            let work = consume(shared, place, role, config.workers, config.policy, seed);
             match place {
                 Place::Executor => tasks.push(executor.spawn(work)),
                 _ => threads.push(s.spawn(move || block_on(work))),
@@ -1015,9 +1013,9 @@ fn check_journal(
         *seen.entry(id).or_default() += 1;
     }
     let dead: HashMap<JobId, u32> = record.dead.iter().map(|d| (d.0, d.2)).collect();
-    let redelivers = config.redelivers();
+    let abandon_is_final = config.policy == AbandonPolicy::Abandon;
     let is_final = |event: &JobEvent| {
-        event.is_final() || (!redelivers && matches!(event, JobEvent::Abandoned { .. }))
+        event.is_final() || (abandon_is_final && matches!(event, JobEvent::Abandoned { .. }))
     };
 
     // (a) Revoked ids: never accepted by a put, and only ever accepted then revoked; no
