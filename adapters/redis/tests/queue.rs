@@ -110,7 +110,7 @@ async fn bounded_refuses_when_full(_rt: Rt) {
     assert!(ledger.is_balanced());
 }
 
-/// Issue point 2: a reclaimed holder's late resolve returns `Stale` and is not counted.
+/// A reclaimed holder's late resolve returns `Stale` and is not counted.
 async fn late_resolve_is_stale(_rt: Rt) {
     let server = server!();
     let a = open(&server, "fenced", redeliver(3)).await;
@@ -558,7 +558,7 @@ async fn join_until_reports_the_ledger(_rt: Rt) {
     assert_eq!(ledger.unwrap().succeeded, 1);
 }
 
-/// Issue point 7: bad names and options get clear errors before anything is sent.
+/// Bad names and options get clear errors before anything is sent.
 async fn bad_names_and_options(_rt: Rt) {
     let server = server!();
     for name in ["", "a{b}", "two words", "tab\t", "ü"] {
@@ -598,7 +598,7 @@ async fn bad_names_and_options(_rt: Rt) {
     );
 }
 
-/// Issue point 7: an item larger than allowed, or one the codec refuses.
+/// An item larger than allowed, or one the codec refuses.
 async fn oversized_and_unencodable_items(_rt: Rt) {
     let server = server!();
     let queue = open(&server, "sizes", options().max_item_bytes(16)).await;
@@ -630,7 +630,7 @@ async fn oversized_and_unencodable_items(_rt: Rt) {
     assert_eq!(json.ledger().await.unwrap().accepted, 0);
 }
 
-/// Issue point 7: bytes that do not decode are dead-lettered with their bytes, and the
+/// Bytes that do not decode are dead-lettered with their bytes, and the
 /// getter moves on.
 async fn undecodable_entries_are_dead_lettered(_rt: Rt) {
     let server = server!();
@@ -664,7 +664,7 @@ async fn undecodable_entries_are_dead_lettered(_rt: Rt) {
     assert!(ledger.is_balanced());
 }
 
-/// Issue point 7: no server at start.
+/// No server at start.
 async fn server_down_at_start(_rt: Rt) {
     let server = server!();
     let client = redis::Client::open(format!(
@@ -795,7 +795,7 @@ where
     }
 }
 
-/// Issue point 3: `kill -9` of the server and a restart on its AOF. The ledger equals
+/// `kill -9` of the server and a restart on its AOF. The ledger equals
 /// the snapshot from before, and every id ends exactly once afterwards.
 async fn server_killed_and_restarted(_rt: Rt) {
     let mut server = server!();
@@ -858,7 +858,7 @@ async fn server_killed_and_restarted(_rt: Rt) {
     assert_eq!(queue.status().await.unwrap().stale, 0);
 }
 
-/// Issue point 7: the server disappears mid-run. Each call fails with a clear error,
+/// The server disappears mid-run. Each call fails with a clear error,
 /// items come back, nothing is counted that did not happen; it works again after a
 /// restart.
 async fn server_disappears_mid_run(_rt: Rt) {
@@ -891,7 +891,7 @@ async fn server_disappears_mid_run(_rt: Rt) {
     assert_eq!(queue.get().await.unwrap().succeed().await.unwrap(), vec![1]);
 }
 
-/// Issue point 7: a server restarted without its data: a clear error, not a silent
+/// A server restarted without its data: a clear error, not a silent
 /// fresh queue.
 async fn server_lost_its_data(_rt: Rt) {
     let mut server = server!();
@@ -918,7 +918,7 @@ async fn server_lost_its_data(_rt: Rt) {
     assert!(matches!(queue.ledger().await, Err(Error::Gone)));
 }
 
-/// Issue point 6: lost replies never double-count. The server is stopped (SIGSTOP) so a
+/// Lost replies never double-count. The server is stopped (SIGSTOP) so a
 /// command is received but its reply comes after the client gave up.
 async fn lost_replies_never_double_count(_rt: Rt) {
     let server = server!();
@@ -1112,7 +1112,7 @@ mod processes {
         ("TALLY_REDIS_MAXATT", n.to_string())
     }
 
-    /// Issue point 1: a consumer process killed with SIGKILL mid-job. Its job comes back
+    /// A consumer process killed with SIGKILL mid-job. Its job comes back
     /// as attempt 2 and succeeds; the ledger is balanced; one redelivery. Past
     /// `max_attempts` the job is dead-lettered.
     async fn killed_consumer_job_comes_back(rt: Rt) {
@@ -1216,7 +1216,7 @@ mod processes {
         assert!(matches!(queue.try_get().await, Err(TryGetError::ShutDown)));
     }
 
-    /// Issue point 5: `shutdown_now` from another process returns exactly the undelivered
+    /// `shutdown_now` from another process returns exactly the undelivered
     /// items while three consumer processes race it. Three rounds.
     async fn shutdown_now_races_consumer_processes(rt: Rt) {
         let server = server!();
@@ -1289,7 +1289,7 @@ mod processes {
         }
     }
 
-    /// Issue point 4: two producer and three consumer processes, mixed outcomes.
+    /// Two producer and three consumer processes, mixed outcomes.
     async fn two_producers_three_consumers(rt: Rt) {
         // 10,000 jobs through one local server take about 20 s on two busy cores, and the
         // tokio and smol runs share them: a bound far above that.
@@ -1363,7 +1363,7 @@ mod processes {
         );
     }
 
-    /// Issue point 6: graceful drain across processes, including a job whose holder died
+    /// Graceful drain across processes, including a job whose holder died
     /// after the shutdown: it was accepted, so it is still delivered.
     async fn graceful_drain_delivers_redeliveries(rt: Rt) {
         let server = server!();
@@ -1391,7 +1391,7 @@ mod processes {
         assert!(ledger.is_balanced());
     }
 
-    /// Issue point 6: `NoWorkers` once the only worker process dies.
+    /// `NoWorkers` once the only worker process dies.
     async fn no_workers_when_the_worker_process_dies(rt: Rt) {
         let server = server!();
         let name = "staffed";
