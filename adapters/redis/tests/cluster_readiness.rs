@@ -15,10 +15,10 @@ mod service;
 
 use std::io::{BufRead, Write};
 use std::net::SocketAddr;
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{Child, ChildStdin, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{report, Reader, Rt, Server, NAME, ROLE, RUNTIME, SOCK};
+use common::{report, Reader, Rt, Server, NAME, ROLE, SOCK};
 use service::{get, Config, Service, MIGRATION};
 use tally_redis::LatchOptions;
 
@@ -124,21 +124,8 @@ struct Proc {
 
 impl Proc {
     fn spawn(server: &Server, latch: &str, role: &str) -> Proc {
-        let mut child = Command::new(std::env::current_exe().expect("test binary"))
-            .args([
-                "--exact",
-                "child_role_entry",
-                "--nocapture",
-                "--test-threads",
-                "1",
-            ])
-            .env(ROLE, role)
-            .env(SOCK, server.url())
-            .env(NAME, latch)
-            .env(RUNTIME, "tokio")
+        let mut child = common::child_command(server, latch, role, Rt::Tokio)
             .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
             .spawn()
             .expect("spawn child");
         let stdin = child.stdin.take();

@@ -269,8 +269,10 @@ pub async fn open(server: &Server, name: &str, options: Options) -> Queue<Bytes>
         .expect("open")
 }
 
-/// A child process running `role` against this server and queue. Its stdout is piped.
-pub fn child(server: &Server, name: &str, role: &str, rt: Rt, extra: &[(&str, String)]) -> Child {
+/// The command that re-runs this test binary as a child in `role`, against this server
+/// and the queue or latch `name`, on `rt`: stdout piped (for a [`Reader`]), stderr
+/// inherited, stdin left to the caller.
+pub fn child_command(server: &Server, name: &str, role: &str, rt: Rt) -> Command {
     let mut cmd = Command::new(std::env::current_exe().expect("test binary"));
     cmd.args([
         "--exact",
@@ -283,9 +285,15 @@ pub fn child(server: &Server, name: &str, role: &str, rt: Rt, extra: &[(&str, St
     .env(SOCK, server.url())
     .env(NAME, name)
     .env(RUNTIME, rt.name())
-    .stdin(Stdio::null())
     .stdout(Stdio::piped())
     .stderr(Stdio::inherit());
+    cmd
+}
+
+/// A child process running `role` against this server and queue. Its stdout is piped.
+pub fn child(server: &Server, name: &str, role: &str, rt: Rt, extra: &[(&str, String)]) -> Child {
+    let mut cmd = child_command(server, name, role, rt);
+    cmd.stdin(Stdio::null());
     for (key, value) in extra {
         cmd.env(key, value);
     }
