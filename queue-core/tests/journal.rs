@@ -12,27 +12,7 @@ use tally_queue::{
     AbandonPolicy, JobEvent, JobId, JobState, Journal, Outcome, Queue, Record, TryGetError,
 };
 
-use common::within;
-
-/// Keeps every event in the order the journal was called.
-#[derive(Default)]
-struct Log(Mutex<Vec<JobEvent>>);
-
-impl Journal for Log {
-    fn record(&self, event: JobEvent) {
-        self.0.lock().unwrap().push(event);
-    }
-}
-
-impl Log {
-    fn by_id(&self) -> BTreeMap<JobId, Vec<JobEvent>> {
-        let mut by_id: BTreeMap<JobId, Vec<JobEvent>> = BTreeMap::new();
-        for event in self.0.lock().unwrap().iter() {
-            by_id.entry(event.id()).or_default().push(*event);
-        }
-        by_id
-    }
-}
+use common::{within, Log};
 
 /// Checks that `events` is a path of the job life cycle documented on `JobEvent`, and
 /// returns its final event (None if the job is still pending).

@@ -8,28 +8,10 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 
 use tally_queue::{
-    AbandonPolicy, GetError, JobEvent, JobId, JobState, Journal, Outcome, Queue, Record,
-    TryGetError,
+    AbandonPolicy, GetError, JobEvent, JobState, Journal, Outcome, Queue, Record, TryGetError,
 };
 
-use common::within;
-
-/// Keeps every event, in the order recorded.
-#[derive(Default)]
-struct Log(Mutex<Vec<JobEvent>>);
-
-impl Journal for Log {
-    fn record(&self, event: JobEvent) {
-        self.0.lock().unwrap().push(event);
-    }
-}
-
-impl Log {
-    fn of(&self, id: JobId) -> Vec<JobEvent> {
-        let events = self.0.lock().unwrap();
-        events.iter().copied().filter(|e| e.id() == id).collect()
-    }
-}
+use common::{within, Log};
 
 /// Two journals in one: the log (for order) and a `Record` (for the final state).
 struct Both(Arc<Log>, Arc<Record>);

@@ -98,3 +98,32 @@ pub fn expect_panic<R>(f: impl FnOnce() -> R) {
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
     assert!(result.is_err(), "expected a panic");
 }
+
+/// A journal that keeps every event, in the order the queue recorded them.
+#[derive(Default)]
+pub struct Log(pub std::sync::Mutex<Vec<tally_queue::JobEvent>>);
+
+impl tally_queue::Journal for Log {
+    fn record(&self, event: tally_queue::JobEvent) {
+        self.0.lock().unwrap().push(event);
+    }
+}
+
+impl Log {
+    /// The events of `id`, in order.
+    pub fn of(&self, id: tally_queue::JobId) -> Vec<tally_queue::JobEvent> {
+        let events = self.0.lock().unwrap();
+        events.iter().copied().filter(|e| e.id() == id).collect()
+    }
+
+    /// Every id's events, in order.
+    pub fn by_id(
+        &self,
+    ) -> std::collections::BTreeMap<tally_queue::JobId, Vec<tally_queue::JobEvent>> {
+        let mut by_id = std::collections::BTreeMap::<_, Vec<_>>::new();
+        for event in self.0.lock().unwrap().iter() {
+            by_id.entry(event.id()).or_default().push(*event);
+        }
+        by_id
+    }
+}
