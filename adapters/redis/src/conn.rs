@@ -89,27 +89,9 @@ impl Conn {
         extra: Option<&str>,
         args: &[Vec<u8>],
     ) -> Result<Value, Error> {
-        let mut con = self.shared().await?;
-        let mut call = script.prepare_invoke();
-        for key in keys {
-            call.key(key.as_str());
-        }
-        if let Some(extra) = extra {
-            call.key(extra);
-        }
-        for arg in args {
-            call.arg(arg.as_slice());
-        }
-        match call.invoke_async::<Value>(&mut con).await {
-            Ok(value) => Ok(value),
-            Err(error) => {
-                let error = classify(error);
-                if error.is_unknown() {
-                    self.forget_shared();
-                }
-                Err(error)
-            }
-        }
+        let mut all: Vec<&str> = keys.iter().map(alloc::string::String::as_str).collect();
+        all.extend(extra);
+        self.script_with(script, &all, args).await
     }
 
     /// Runs one script with `keys` as its KEYS (the latch's scripts, whose keys are not
@@ -128,31 +110,28 @@ impl Conn {
         for arg in args {
             call.arg(arg.as_slice());
         }
-        match call.invoke_async::<Value>(&mut con).await {
-            Ok(value) => Ok(value),
-            Err(error) => {
-                let error = classify(error);
-                if error.is_unknown() {
-                    self.forget_shared();
-                }
-                Err(error)
-            }
-        }
+        let reply = call.invoke_async::<Value>(&mut con).await;
+        self.on_shared(reply)
     }
 
     /// Runs one plain command on the shared connection.
     pub(crate) async fn command(&self, cmd: &redis::Cmd) -> Result<Value, Error> {
         let mut con = self.shared().await?;
-        match cmd.query_async::<Value>(&mut con).await {
-            Ok(value) => Ok(value),
-            Err(error) => {
-                let error = classify(error);
-                if error.is_unknown() {
-                    self.forget_shared();
-                }
-                Err(error)
+        let reply = cmd.query_async::<Value>(&mut con).await;
+        self.on_shared(reply)
+    }
+
+    /// A reply on the shared connection, its error classified. A reply that may have been
+    /// lost leaves the connection in an unknown state: it is dropped, and the next call
+    /// dials again.
+    fn on_shared(&self, reply: redis::RedisResult<Value>) -> Result<Value, Error> {
+        reply.map_err(|error| {
+            let error = classify(error);
+            if error.is_unknown() {
+                self.forget_shared();
             }
-        }
+            error
+        })
     }
 
     /// Runs a blocking command on a dedicated connection. The connection goes back to the

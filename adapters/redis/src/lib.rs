@@ -79,6 +79,7 @@
 
 extern crate alloc;
 
+mod background;
 mod codec;
 mod conn;
 mod delivery;

@@ -927,28 +927,24 @@ impl<C: Codec> Queue<C> {
     /// .detach();
     /// # }
     /// ```
-    pub async fn maintain<F, S>(&self, mut sleep: F) -> Infallible
+    pub async fn maintain<F, S>(&self, sleep: F) -> Infallible
     where
         F: FnMut(Duration) -> S,
         S: Future,
     {
-        let period = (self.inner.options.lease / 3).max(Duration::from_millis(1));
-        loop {
-            self.maintain_once().await.ok();
-            let listener = self.inner.wake.listen();
-            let idle = {
-                let local = self.inner.local();
-                local.dropped.is_empty() && local.retired.is_empty()
-            };
-            if idle {
-                future::or(
-                    async {
-                        sleep(period).await;
-                    },
-                    listener,
-                )
-                .await;
-            }
-        }
+        let inner = &self.inner;
+        crate::background::every_third_of_a_lease(
+            inner.options.lease,
+            &inner.wake,
+            || {
+                let local = inner.local();
+                !local.dropped.is_empty() || !local.retired.is_empty()
+            },
+            || async {
+                self.maintain_once().await.ok();
+            },
+            sleep,
+        )
+        .await
     }
 }
