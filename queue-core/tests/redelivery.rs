@@ -10,32 +10,10 @@ use std::thread;
 
 use tally_queue::{AbandonPolicy, DeadReason, GetError, JobId, Queue, TryGetError, ZeroAttempts};
 
-use common::{assert_pending, expect_ready, within};
+use common::{assert_pending, expect_ready, panicking_worker, within};
 
 fn redelivering<T>(max_attempts: u32) -> Queue<T> {
     Queue::unbounded().with_abandon_policy(AbandonPolicy::redeliver(max_attempts).unwrap())
-}
-
-/// Runs `handle` on each delivery on its own thread (so a panic unwinds through the
-/// delivery, as in a real worker), until the queue reports `ShutDown`. Returns the
-/// (id, attempt) of every delivery seen.
-fn panicking_worker(queue: &Queue<u32>, poison: u32) -> Vec<(JobId, u32)> {
-    let mut seen = Vec::new();
-    thread::scope(|s| loop {
-        let job = match queue.get_blocking() {
-            Ok(job) => job,
-            Err(GetError::ShutDown) => break,
-        };
-        seen.push((job.id(), job.attempt()));
-        let handler = s.spawn(move || {
-            if *job == poison {
-                panic!("poison item");
-            }
-            job.succeed();
-        });
-        let _ = handler.join();
-    });
-    seen
 }
 
 /// The seed's scenario: a poison item that panics its consumer every time is redelivered

@@ -5,13 +5,12 @@
 mod common;
 
 use std::sync::{Arc, Mutex};
-use std::thread;
 
 use tally_queue::{
-    AbandonPolicy, GetError, JobEvent, JobState, Journal, Outcome, Queue, Record, TryGetError,
+    AbandonPolicy, JobEvent, JobState, Journal, Outcome, Queue, Record, TryGetError,
 };
 
-use common::{within, Log};
+use common::{panicking_worker, within, Log};
 
 /// Two journals in one: the log (for order) and a `Record` (for the final state).
 struct Both(Arc<Log>, Arc<Record>);
@@ -55,21 +54,7 @@ fn a_panicking_consumer_ends_uncertain_and_is_never_redelivered() {
         let poison = queue.try_put(13).unwrap();
         let fine = queue.try_put(1).unwrap();
         queue.shutdown();
-        let mut seen = Vec::new();
-        thread::scope(|s| loop {
-            let job = match queue.get_blocking() {
-                Ok(job) => job,
-                Err(GetError::ShutDown) => break,
-            };
-            seen.push((job.id(), job.attempt()));
-            let handler = s.spawn(move || {
-                if *job == 13 {
-                    panic!("poison item");
-                }
-                job.succeed();
-            });
-            let _ = handler.join();
-        });
+        let seen = panicking_worker(&queue, 13);
         // Each id delivered once: the poison item was not redelivered.
         assert_eq!(seen, [(poison, 1), (fine, 1)]);
         let ledger = queue.ledger();

@@ -127,3 +127,29 @@ impl Log {
         by_id
     }
 }
+
+/// Succeeds each delivery on its own thread, panicking instead on the item `poison` (so
+/// the panic unwinds through the delivery, as in a real worker), until the queue reports
+/// `ShutDown`. Returns the
+/// (id, attempt) of every delivery seen.
+pub fn panicking_worker(
+    queue: &tally_queue::Queue<u32>,
+    poison: u32,
+) -> Vec<(tally_queue::JobId, u32)> {
+    let mut seen = Vec::new();
+    std::thread::scope(|s| loop {
+        let job = match queue.get_blocking() {
+            Ok(job) => job,
+            Err(tally_queue::GetError::ShutDown) => break,
+        };
+        seen.push((job.id(), job.attempt()));
+        let handler = s.spawn(move || {
+            if *job == poison {
+                panic!("poison item");
+            }
+            job.succeed();
+        });
+        let _ = handler.join();
+    });
+    seen
+}
