@@ -217,6 +217,7 @@ fn a_notification_that_reached_nobody_withdraws_its_reservation() {
     ring.unreserve_getter();
     ring.unregister_getter();
     assert_eq!(taken(&ring).1, 1);
+    // Relaxed: read on the only thread.
     let word = ring.tail.0.load(Ordering::Relaxed);
     assert_eq!((waiting(word), pending(word)), (0, 0));
 }
@@ -267,6 +268,7 @@ fn a_woken_putter_that_gives_up_passes_its_slot_on() {
     assert!(ring.try_get().unwrap().notify_putter);
     ring.unreserve_putter();
     ring.unregister_putter();
+    // Relaxed: read on the only thread.
     let word = ring.head.0.load(Ordering::Relaxed);
     assert_eq!((waiting(word), pending(word)), (0, 0));
     assert_eq!(ring.try_put(4).unwrap().id, 3);
@@ -303,6 +305,7 @@ fn more_waiters_than_the_field_holds_always_notify() {
     ring.unreserve_getter();
     assert_eq!(taken(&ring).1, 2);
     assert_eq!(taken(&ring).1, 3);
+    // Relaxed: read on the only thread.
     let word = ring.tail.0.load(Ordering::Relaxed);
     assert_eq!((waiting(word), pending(word)), (FIELD_MAX, 1));
     assert_eq!(ring.tickets(), 4);
@@ -323,6 +326,7 @@ fn a_saturated_putter_count_reserves_no_slot() {
     ring.try_get().unwrap();
     assert_eq!(ring.put_reserved(2).unwrap().id, 2);
     ring.unreserve_putter();
+    // Relaxed: read on the only thread.
     let word = ring.head.0.load(Ordering::Relaxed);
     assert_eq!((waiting(word), pending(word)), (FIELD_MAX, 0));
 }
@@ -336,6 +340,7 @@ struct Noisy<'a> {
 
 impl Drop for Noisy<'_> {
     fn drop(&mut self) {
+        // Relaxed: a count read on the same thread.
         self.dropped.fetch_add(1, StdOrdering::Relaxed);
         assert!(
             self.value != self.panics_at,
@@ -360,9 +365,11 @@ fn dropping_the_ring_drops_every_buffered_item_even_if_one_panics() {
     }
     // One item left the ring already; it is the caller's.
     drop(ring.try_get().unwrap());
+    // Relaxed: the drops ran on this thread.
     assert_eq!(dropped.load(StdOrdering::Relaxed), 1);
     let unwound = std::panic::catch_unwind(core::panic::AssertUnwindSafe(|| drop(ring)));
     assert!(unwound.is_err());
+    // Relaxed: the drops ran on this thread.
     assert_eq!(dropped.load(StdOrdering::Relaxed), 6);
 }
 
@@ -383,6 +390,7 @@ fn dropping_a_wrapped_ring_drops_exactly_the_buffered_items() {
         }
     }
     drop(ring);
+    // Relaxed: the drops ran on this thread.
     assert_eq!(dropped.load(StdOrdering::Relaxed), 7);
 }
 
