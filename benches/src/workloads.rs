@@ -187,6 +187,7 @@ pub fn run(name: &str, n: u64) {
                 .expect("non-zero")
                 .with_journal(Arc::clone(&journal));
             floor_ours(&queue, n);
+            // Relaxed: read on the thread that counted.
             black_box(journal.0.load(Ordering::Relaxed));
         }
         "queue/floor/ours+record" => {

@@ -38,6 +38,7 @@ impl Future for Manual {
     type Output = ();
 
     fn poll(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<()> {
+        // SeqCst: test flags.
         self.polls.fetch_add(1, Ordering::SeqCst);
         if self.fired.load(Ordering::SeqCst) {
             Poll::Ready(())
