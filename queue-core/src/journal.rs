@@ -209,6 +209,19 @@ pub trait Journal: Send + Sync {
     /// and the shutdown report ([`Closed`](crate::Closed)) ask for them. Called with no
     /// lock of the queue held; a panic here is caught and counted as in
     /// [`record`](Journal::record), and answers `None`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use tally_queue::{JobEvent, Journal, Record};
+    ///
+    /// struct Quiet;
+    /// impl Journal for Quiet {
+    ///     fn record(&self, _: JobEvent) {}
+    /// }
+    /// assert_eq!(Quiet.in_flight_ids(), None);
+    /// assert_eq!(Record::new().in_flight_ids(), Some(vec![]));
+    /// ```
     fn in_flight_ids(&self) -> Option<Vec<JobId>> {
         None
     }

@@ -84,6 +84,26 @@ pub trait QueueExt<T> {
     /// for up to `drain`; then discards the buffer and requests cancellation of the work
     /// in flight; then waits up to `grace` more for that work to end; then reports what is
     /// still in flight, by id if the queue's journal keeps ids.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    ///
+    /// use embassy_time::Duration;
+    /// use tally_embassy::QueueExt;
+    /// use tally_queue::{Queue, Record};
+    ///
+    /// let queue = Queue::unbounded().with_journal(Arc::new(Record::new()));
+    /// let stuck = queue.try_put("ignores cancellation").unwrap();
+    /// let job = queue.try_get().unwrap();
+    /// let closing =
+    ///     queue.shutdown_timeout_with_grace(Duration::from_millis(5), Duration::from_millis(5));
+    /// let closed = futures_lite::future::block_on(closing);
+    /// assert!(!closed.drained_in_time && job.is_cancelled());
+    /// assert_eq!(closed.in_flight_ids, Some(vec![stuck]));
+    /// job.uncertain();
+    /// ```
     fn shutdown_timeout_with_grace(
         &self,
         drain: Duration,
