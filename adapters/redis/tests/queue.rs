@@ -319,6 +319,31 @@ async fn journal_sees_this_handles_events(_rt: Rt) {
     );
 }
 
+/// A keyed put repeated with a key the server already accepted returns the same id, and
+/// the journal records that acceptance once.
+async fn journal_records_a_keyed_repeat_once(_rt: Rt) {
+    use std::sync::{Arc, Mutex};
+    use tally_queue::{JobEvent, Journal};
+
+    #[derive(Default)]
+    struct Log(Mutex<Vec<JobEvent>>);
+    impl Journal for Log {
+        fn record(&self, event: JobEvent) {
+            self.0.lock().unwrap().push(event);
+        }
+    }
+
+    let server = server!();
+    let log = Arc::new(Log::default());
+    let queue = open(&server, "keyed", options())
+        .await
+        .with_journal(Arc::clone(&log));
+    let id = queue.put_keyed("order-7", vec![7]).await.unwrap();
+    assert_eq!(queue.put_keyed("order-7", vec![7]).await.unwrap(), id);
+    assert_eq!(*log.0.lock().unwrap(), [JobEvent::Accepted(id)]);
+    assert_eq!(queue.ledger().await.unwrap().accepted, 1);
+}
+
 async fn dropped_delivery_ends_uncertain(_rt: Rt) {
     let server = server!();
     let queue = open(&server, "once", uncertain()).await;
@@ -1073,6 +1098,7 @@ on_both!(
     dropped_delivery_is_redelivered,
     dropped_delivery_is_abandoned,
     journal_sees_this_handles_events,
+    journal_records_a_keyed_repeat_once,
     dropped_delivery_ends_uncertain,
     retried_job_comes_back_under_its_id,
     stale_retry_is_refused,
