@@ -207,23 +207,11 @@ async fn dropped_delivery_is_abandoned(_rt: Rt) {
 /// The in-process queue's journal, on this handle: the same `JobEvent`s for what this
 /// handle does, so a `tally_queue::Record` answers by id here too.
 async fn journal_sees_this_handles_events(_rt: Rt) {
-    use std::sync::{Arc, Mutex};
-    use tally_queue::{JobEvent, JobState, Journal, Record};
-
-    #[derive(Default)]
-    struct Log(Mutex<Vec<JobEvent>>, Record);
-    impl Journal for Log {
-        fn record(&self, event: JobEvent) {
-            self.0.lock().unwrap().push(event);
-            self.1.record(event);
-        }
-        fn in_flight_ids(&self) -> Option<Vec<JobId>> {
-            self.1.in_flight_ids()
-        }
-    }
+    use std::sync::Arc;
+    use tally_queue::{JobEvent, JobState};
 
     let server = server!();
-    let log = Arc::new(Log::default());
+    let log = Arc::new(common::EventLog::default());
     let queue = open(&server, "journal", uncertain())
         .await
         .with_journal(Arc::clone(&log));
@@ -250,7 +238,7 @@ async fn journal_sees_this_handles_events(_rt: Rt) {
         .collect();
     assert_eq!(returned, [ids[4], ids[3]]);
 
-    let events = log.0.lock().unwrap().clone();
+    let events = log.events.lock().unwrap().clone();
     let of =
         |id: JobId| -> Vec<JobEvent> { events.iter().copied().filter(|e| e.id() == id).collect() };
     assert_eq!(
@@ -297,7 +285,7 @@ async fn journal_sees_this_handles_events(_rt: Rt) {
             JobEvent::Discarded(ids[3]),
         ]
     );
-    let record = &log.1;
+    let record = &log.record;
     assert_eq!(
         record.state(ids[1]),
         Some(JobState::Ended(Outcome::Rejected))
@@ -322,25 +310,17 @@ async fn journal_sees_this_handles_events(_rt: Rt) {
 /// A keyed put repeated with a key the server already accepted returns the same id, and
 /// the journal records that acceptance once.
 async fn journal_records_a_keyed_repeat_once(_rt: Rt) {
-    use std::sync::{Arc, Mutex};
-    use tally_queue::{JobEvent, Journal};
-
-    #[derive(Default)]
-    struct Log(Mutex<Vec<JobEvent>>);
-    impl Journal for Log {
-        fn record(&self, event: JobEvent) {
-            self.0.lock().unwrap().push(event);
-        }
-    }
+    use std::sync::Arc;
+    use tally_queue::JobEvent;
 
     let server = server!();
-    let log = Arc::new(Log::default());
+    let log = Arc::new(common::EventLog::default());
     let queue = open(&server, "keyed", options())
         .await
         .with_journal(Arc::clone(&log));
     let id = queue.put_keyed("order-7", vec![7]).await.unwrap();
     assert_eq!(queue.put_keyed("order-7", vec![7]).await.unwrap(), id);
-    assert_eq!(*log.0.lock().unwrap(), [JobEvent::Accepted(id)]);
+    assert_eq!(*log.events.lock().unwrap(), [JobEvent::Accepted(id)]);
     assert_eq!(queue.ledger().await.unwrap().accepted, 1);
 }
 

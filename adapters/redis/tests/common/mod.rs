@@ -371,3 +371,22 @@ pub fn report(line: impl std::fmt::Display) {
     writeln!(out, "REPORT {line}").ok();
     out.flush().ok();
 }
+
+/// A journal for the tests: every event in the order recorded, and a
+/// `tally_queue::Record` fed the same events (which also answers the ids in flight).
+#[derive(Default)]
+pub struct EventLog {
+    pub events: std::sync::Mutex<Vec<tally_queue::JobEvent>>,
+    pub record: tally_queue::Record,
+}
+
+impl tally_queue::Journal for EventLog {
+    fn record(&self, event: tally_queue::JobEvent) {
+        self.events.lock().unwrap().push(event);
+        tally_queue::Journal::record(&self.record, event);
+    }
+
+    fn in_flight_ids(&self) -> Option<Vec<tally_queue::JobId>> {
+        self.record.in_flight_ids()
+    }
+}
