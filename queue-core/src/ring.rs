@@ -87,6 +87,23 @@
 //! reserves nothing. That is correct (a notification nobody needs is harmless) and only
 //! slower.
 //!
+//! # Counting only
+//!
+//! The queue builds its rings with [`Ring::counting`]: there the waiter fields only count
+//! registered waiters, and `pending` stays zero. A claim (an ending) that reads a
+//! non-zero `waiting` tells its caller to notify; the queue's own turns (`turns.rs`) keep
+//! a woken waiter's item or slot for it, as on its other buffers. A counting ring lends
+//! its fields through [`Counted`]: a waiter counts itself in (an AcqRel read-modify-write)
+//! *before* inserting its listener, as `waiters.rs` documents, and a notifier that changed
+//! something other than this word checks the field with [`Counted::anyone`].
+//!
+//! So the nobody-waits path costs nothing beyond the claim, and that is what the queue
+//! takes from this module. What it does not take yet is the skipped notification: while
+//! every registered waiter already has a notification coming, a reserving ring tells the
+//! claimer nothing, and a counting ring tells it to notify each time. The reserving API
+//! (`Ring::new`, the `*_reserved`, `pass_on_*` and `unreserve_*` methods) is built and
+//! model-checked here, and compiled for tests only until the queue's turns move onto it.
+//!
 //! # Bounds
 //!
 //! [`Bound::Buffered`]`(n)` counts buffered items (`tail - head`); a get frees a slot.
@@ -94,7 +111,8 @@
 //! ending frees a slot. Either way the ring has `n.next_power_of_two()` slots (at least two), since
 //! at most `n` items are buffered. With an unfinished bound, puts wait on a slot freed by an
 //! ending: the `ended` word has no room for the putter counts, so those putters are
-//! counted outside the ring (today's `Waiters`) and `head`'s putter fields stay zero.
+//! counted outside the ring (in `Waiters`' own counter) and `head`'s putter fields stay
+//! zero.
 //!
 //! Unbounded queues and bounds above [`MAX_SLOTS`] do not use a ring: a ring preallocates
 //! its slots, and an unbounded Vyukov queue is a list of blocks, which is what
@@ -266,6 +284,9 @@ pub(crate) struct Ring<T> {
     /// `slots.len() - 1`.
     mask: u64,
     bound: Bound,
+    /// Whether notifications reserve (see the module docs); a [`counting`](Ring::counting)
+    /// ring only counts its waiters.
+    reserving: bool,
 }
 
 // SAFETY: the ring moves `T`s between threads (so `T: Send`) and never hands out shared
@@ -283,6 +304,18 @@ impl<T> Ring<T> {
     /// If the bound is 0 or above [`MAX_SLOTS`].
     pub(crate) fn new(bound: Bound) -> Self {
         Self::starting_at(bound, 0)
+    }
+
+    /// A ring whose waiter fields only count waiters (see "Counting only" in the module
+    /// docs).
+    ///
+    /// # Panics
+    ///
+    /// As [`new`](Ring::new).
+    pub(crate) fn counting(bound: Bound) -> Self {
+        let mut ring = Self::new(bound);
+        ring.reserving = false;
+        ring
     }
 
     /// A ring whose first ticket is `start` (tests start near the wrap).
@@ -311,6 +344,7 @@ impl<T> Ring<T> {
             slots: slots.into_boxed_slice(),
             mask: len - 1,
             bound,
+            reserving: true,
         }
     }
 
@@ -327,23 +361,44 @@ impl<T> Ring<T> {
 
     /// Buffers `item` under a fresh id (its full ticket).
     #[inline]
+    #[cfg(test)]
     pub(crate) fn try_put(&self, item: T) -> Result<Accepted, Refused<T>> {
-        self.put(item, None, false)
+        self.put(item, None, false, 0)
+    }
+
+    /// As [`try_put`](Ring::try_put), leaving `owed` free slots alone: the slots the
+    /// queue's putter turns (`turns.rs`) keep for woken putters.
+    #[inline]
+    pub(crate) fn try_put_leaving(&self, item: T, owed: u64) -> Result<Accepted, Refused<T>> {
+        self.put(item, None, false, owed)
     }
 
     /// As [`try_put`](Ring::try_put), for a putter woken by a notification, which holds
     /// one reserved slot: takes it even if every free slot is reserved, then counts the
     /// putter out (its reservation and its registration).
+    #[cfg(test)]
     pub(crate) fn put_reserved(&self, item: T) -> Result<Accepted, Refused<T>> {
-        let accepted = self.put(item, None, true)?;
+        let accepted = self.put(item, None, true, 0)?;
         consume(&self.head.0);
         Ok(accepted)
     }
 
     /// Buffers an in-flight item again, at the back, under its old `id`; counts its
     /// delivery as ended (the new ticket is its new life), so unfinished stays the same.
+    #[cfg(test)]
     pub(crate) fn try_requeue(&self, id: u64, item: T) -> Result<Accepted, Refused<T>> {
-        let accepted = self.put(item, Some(id), false)?;
+        self.try_requeue_leaving(id, item, 0)
+    }
+
+    /// As [`try_requeue`](Ring::try_requeue), leaving `owed` free slots alone (see
+    /// [`try_put_leaving`](Ring::try_put_leaving)).
+    pub(crate) fn try_requeue_leaving(
+        &self,
+        id: u64,
+        item: T,
+        owed: u64,
+    ) -> Result<Accepted, Refused<T>> {
+        let accepted = self.put(item, Some(id), false, owed)?;
         // Relaxed: the ticket claimed above keeps this item unfinished, so this ending
         // cannot settle the ring and nobody needs to acquire it; being a read-modify-write
         // it continues the release sequence the other endings rely on.
@@ -352,7 +407,13 @@ impl<T> Ring<T> {
     }
 
     #[inline]
-    fn put(&self, item: T, id: Option<u64>, reserved: bool) -> Result<Accepted, Refused<T>> {
+    fn put(
+        &self,
+        item: T,
+        id: Option<u64>,
+        reserved: bool,
+        owed: u64,
+    ) -> Result<Accepted, Refused<T>> {
         // A requeued item is already unfinished, so under an unfinished bound it counts
         // itself once; a woken putter's own reservation counts as used too.
         let allowance = u64::from(id.is_some() && matches!(self.bound, Bound::Unfinished(_)))
@@ -377,7 +438,7 @@ impl<T> Ring<T> {
                     (distance(ticket, ticket_of(ended)), 0, 0)
                 }
             };
-            let limit = self.bound.get() + allowance;
+            let limit = (self.bound.get() + allowance).saturating_sub(owed);
             // The raw pending count first (the common case has none); only a ring that
             // looks full checks whether a saturated count voids the reservations.
             if used + pending >= limit && used + reservations(counts) >= limit {
@@ -395,7 +456,7 @@ impl<T> Ring<T> {
             // the write below comes after its read.
             let stamp = slot.stamp.load(Ordering::Acquire);
             if stamp & TICKET_MASK == ticket {
-                let (next, notify_getter) = with_notification(tail.wrapping_add(TICKET));
+                let (next, notify_getter) = self.notification(tail.wrapping_add(TICKET));
                 // Acquire: a getter counted here inserted its listener before registering
                 // (Release), so the notify that follows finds it. The claim publishes
                 // nothing itself: the stamp's Release store below publishes the item, and
@@ -451,6 +512,7 @@ impl<T> Ring<T> {
     /// barging get counts one reservation too many and may report `Empty` although one
     /// unreserved item is buffered. The window is a few instructions with no user code;
     /// the other order would let bargers take the woken getter's item, which is worse.
+    #[cfg(test)]
     pub(crate) fn get_reserved(&self) -> Result<Taken<T>, Nothing> {
         self.take(Claim::Reserved)
     }
@@ -491,7 +553,7 @@ impl<T> Ring<T> {
                 // nothing (puts fail once closed).
                 let (next, notify_putter) = match (self.bound, claim) {
                     (Bound::Buffered(_), Claim::Barging | Claim::Reserved) => {
-                        with_notification(head.wrapping_add(TICKET))
+                        self.notification(head.wrapping_add(TICKET))
                     }
                     _ => (head.wrapping_add(TICKET), false),
                 };
@@ -556,6 +618,7 @@ impl<T> Ring<T> {
     /// caller must wake the joiners: joiners were registered and these endings settled
     /// the ring. (Settling is only looked at when someone joins.)
     #[inline]
+    #[cfg(test)]
     pub(crate) fn end(&self, n: u64) -> bool {
         // AcqRel: releases this ending (and the work before it) to joiners that acquire
         // `ended`; acquires the earlier endings, so the `tail` read below sees the claim
@@ -569,8 +632,22 @@ impl<T> Ring<T> {
         distance(ticket_of(tail), ticket_of(before) + n) == 0
     }
 
+    /// Records `n` endings, as [`end`](Ring::end), for a caller that also needs to know
+    /// whether they settled the ring when nobody joins: returns whether they settled it,
+    /// and whether joiners were registered.
+    #[inline]
+    pub(crate) fn end_counted(&self, n: u64) -> (bool, bool) {
+        // AcqRel: as in `end`.
+        let before = self.ended.0.fetch_add(n << TICKET_SHIFT, Ordering::AcqRel);
+        // Relaxed: ordered by the acquire above, as in `end`.
+        let tail = self.tail.0.load(Ordering::Relaxed);
+        let settled = distance(ticket_of(tail), ticket_of(before) + n) == 0;
+        (settled, before & (FIELD_MAX << WAITING_SHIFT) != 0)
+    }
+
     /// Whether nothing is unfinished: every claimed ticket has ended.
     #[inline]
+    #[cfg(test)]
     pub(crate) fn is_settled(&self) -> bool {
         self.unfinished() == 0
     }
@@ -602,6 +679,26 @@ impl<T> Ring<T> {
         }
     }
 
+    /// A snapshot of `(tickets, buffered, delivered)`: tickets claimed so far as a full
+    /// 64-bit count (as [`tickets`](Ring::tickets)), items buffered (`tail - head`), and
+    /// items taken out and not ended (`head - ended`). Read in the order `ended`, `head`,
+    /// `tail`, and every item is claimed before it is taken and taken before it ends, so
+    /// neither difference is negative.
+    pub(crate) fn counts(&self) -> (u64, u64, u64) {
+        // Acquire: pairs with the endings' AcqRel, so the `head` read below sees the take
+        // of every item ended.
+        let ended = ticket_of(self.ended.0.load(Ordering::Acquire));
+        // Acquire: the claim of every item taken comes before, for the `tail` read below.
+        let head = ticket_of(self.head.0.load(Ordering::Acquire));
+        let tickets = self.tickets();
+        let clamp = |d: u64| if behind(d) { 0 } else { d };
+        (
+            tickets,
+            clamp(distance(tickets & TICKET_MASK, head)),
+            clamp(distance(head, ended)),
+        )
+    }
+
     /// Tickets claimed so far, as a full 64-bit count (puts plus requeues).
     pub(crate) fn tickets(&self) -> u64 {
         // Relaxed: a snapshot.
@@ -631,6 +728,7 @@ impl<T> Ring<T> {
     /// Counts a getter in, before its re-check. Returns whether a put has its item ready
     /// for it in the meantime (an unreserved item is buffered), so the re-check is worth
     /// making at once.
+    #[cfg(test)]
     pub(crate) fn register_getter(&self) -> bool {
         let tail = register(&self.tail.0);
         // Relaxed: a hint; the re-check decides.
@@ -640,6 +738,7 @@ impl<T> Ring<T> {
 
     /// Counts out a getter that leaves without a notification (it succeeded on its own
     /// attempt, or gave up before being woken).
+    #[cfg(test)]
     pub(crate) fn unregister_getter(&self) {
         unregister(&self.tail.0);
     }
@@ -649,17 +748,20 @@ impl<T> Ring<T> {
     /// getter: the caller then passes the notification on (event-listener does so when a
     /// notified listener is dropped). With no other getter registered, the reservation is
     /// released with it.
+    #[cfg(test)]
     pub(crate) fn pass_on_getter(&self) -> bool {
         pass_on(&self.tail.0)
     }
 
     /// Withdraws a reservation whose notification reached nobody (every listener had
     /// left); the item is unreserved again.
+    #[cfg(test)]
     pub(crate) fn unreserve_getter(&self) {
         unreserve(&self.tail.0);
     }
 
     /// Counts a putter in (bounded by buffered items only), before its re-check.
+    #[cfg(test)]
     pub(crate) fn register_putter(&self) {
         debug_assert!(matches!(self.bound, Bound::Buffered(_)));
         register(&self.head.0);
@@ -667,28 +769,133 @@ impl<T> Ring<T> {
 
     /// As [`pass_on_getter`](Ring::pass_on_getter), for a woken putter that gives up its
     /// reserved slot.
+    #[cfg(test)]
     pub(crate) fn pass_on_putter(&self) -> bool {
         pass_on(&self.head.0)
     }
 
     /// As [`unreserve_getter`](Ring::unreserve_getter), for a slot reserved for putters.
+    #[cfg(test)]
     pub(crate) fn unreserve_putter(&self) {
         unreserve(&self.head.0);
     }
 
     /// Counts out a putter that leaves without a notification.
+    #[cfg(test)]
     pub(crate) fn unregister_putter(&self) {
         unregister(&self.head.0);
     }
 
     /// Counts a joiner in, before its re-check of [`is_settled`](Ring::is_settled).
+    #[cfg(test)]
     pub(crate) fn register_joiner(&self) {
         register(&self.ended.0);
     }
 
     /// Counts a joiner out.
+    #[cfg(test)]
     pub(crate) fn unregister_joiner(&self) {
         unregister(&self.ended.0);
+    }
+}
+
+impl<T> Ring<T> {
+    /// `word` as a claim leaves it, and whether the claimer must notify a waiter: one more
+    /// pending notification if the ring reserves (see [`with_notification`]); on a
+    /// counting ring, the word unchanged, and a notification whenever a waiter is counted.
+    #[inline]
+    fn notification(&self, word: u64) -> (u64, bool) {
+        if word & (FIELD_MAX << WAITING_SHIFT) == 0 {
+            // Nobody waits: the common case, one test.
+            (word, false)
+        } else if self.reserving {
+            with_notification(word)
+        } else {
+            (word, true)
+        }
+    }
+
+    /// Where the waiters of `kind` are counted, on a counting ring (a putter class only
+    /// under a buffered bound).
+    pub(crate) fn counted(&self, kind: Kind) -> Counted<'_> {
+        debug_assert!(
+            !self.reserving,
+            "only a counting ring lends its waiter fields"
+        );
+        let word = match kind {
+            Kind::Getters => &self.tail.0,
+            Kind::Putters => {
+                debug_assert!(matches!(self.bound, Bound::Buffered(_)));
+                &self.head.0
+            }
+            Kind::Joiners => &self.ended.0,
+        };
+        Counted(word)
+    }
+}
+
+/// A class of waiters whose registrations a counting ring keeps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// Counted in `tail`, read by every put's claim.
+    Getters,
+    /// Counted in `head`, read by every get's claim.
+    Putters,
+    /// Counted in `ended`, read by every ending.
+    Joiners,
+}
+
+/// The `waiting` field of one word of a counting ring: the registration count of one
+/// class of waiters (see "Counting only" in the module docs).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Counted<'a>(&'a AtomicU64);
+
+impl Counted<'_> {
+    /// Counts a waiter in (sticking at the maximum), before its re-check.
+    #[inline]
+    pub(crate) fn count_in(self) {
+        // Relaxed: the compare-exchange below validates it.
+        let mut now = self.0.load(Ordering::Relaxed);
+        loop {
+            if waiting(now) == FIELD_MAX {
+                return;
+            }
+            // AcqRel: the acquire half reads from the release sequence of every earlier
+            // `anyone`, so what a notifier published before a skipped notification is
+            // visible to the re-check that follows; the claims and endings themselves are
+            // read-modify-writes of this word, so a later count-in sees their tickets.
+            match self.0.compare_exchange_weak(
+                now,
+                now + WAITING,
+                Ordering::AcqRel,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return,
+                Err(seen) => now = seen,
+            }
+        }
+    }
+
+    /// Counts a waiter out (unless saturated).
+    #[inline]
+    pub(crate) fn count_out(self) {
+        unregister(self.0);
+    }
+
+    /// The waiters counted (a snapshot for tests).
+    #[cfg(all(test, not(loom), feature = "std"))]
+    pub(crate) fn count(self) -> u64 {
+        // Relaxed: a snapshot.
+        waiting(self.0.load(Ordering::Relaxed))
+    }
+
+    /// Whether a waiter may be counted, ordered after everything this thread published
+    /// before the call (for notifiers whose own change was not a claim of this word).
+    #[inline]
+    pub(crate) fn anyone(self) -> bool {
+        // AcqRel: the release half heads the sequence a later count-in acquires from; the
+        // read is of the latest value, as for every read-modify-write.
+        waiting(self.0.fetch_add(0, Ordering::AcqRel)) != 0
     }
 }
 
@@ -749,6 +956,7 @@ fn consume(word: &AtomicU64) {
 
 /// Counts a waiter into `word`'s `waiting` field (sticking at the maximum); returns the
 /// word after.
+#[cfg(test)]
 fn register(word: &AtomicU64) -> u64 {
     // Relaxed: the compare-exchange below validates it.
     let mut now = word.load(Ordering::Relaxed);
@@ -788,6 +996,7 @@ fn unregister(word: &AtomicU64) {
 
 /// Counts out a notified waiter that gives up; keeps its reservation for the other
 /// registered waiters if any (returns `true`), else releases it.
+#[cfg(test)]
 fn pass_on(word: &AtomicU64) -> bool {
     // Relaxed: the compare-exchange below validates it.
     let mut now = word.load(Ordering::Relaxed);
@@ -818,6 +1027,7 @@ fn pass_on(word: &AtomicU64) -> bool {
 
 /// Withdraws one reservation (nothing once saturated: saturated notifications reserve
 /// nothing).
+#[cfg(test)]
 fn unreserve(word: &AtomicU64) {
     // Relaxed: the compare-exchange below validates it.
     let mut now = word.load(Ordering::Relaxed);

@@ -54,6 +54,7 @@ pub(crate) struct Slots {
 }
 
 impl Slots {
+    #[cfg(test)]
     pub(crate) fn new(limit: Limit) -> Self {
         Slots {
             limit,
@@ -61,15 +62,28 @@ impl Slots {
         }
     }
 
+    #[cfg(test)]
     pub(crate) fn limit(&self) -> Limit {
         self.limit
     }
 
-    /// Takes a slot; `false` if the limit is reached.
-    pub(crate) fn try_take(&self) -> bool {
+    /// A counter with `taken` slots already taken (a queue moving its items to a
+    /// growable buffer).
+    pub(crate) fn with_taken(limit: Limit, taken: usize) -> Self {
+        let taken = if limit == Limit::None { 0 } else { taken };
+        Slots {
+            limit,
+            taken: AtomicUsize::new(taken),
+        }
+    }
+
+    /// Takes a slot, leaving `owed` free slots alone (those the putter turns of
+    /// `turns.rs` keep for woken putters); `false` if the limit is reached.
+    #[inline]
+    pub(crate) fn try_take(&self, owed: usize) -> bool {
         let max = match self.limit {
             Limit::None => return true,
-            Limit::Buffered(n) | Limit::Unfinished(n) => n,
+            Limit::Buffered(n) | Limit::Unfinished(n) => n.saturating_sub(owed),
         };
         // Relaxed: the counter only arbitrates slots; the items travel through the buffer,
         // and a waiting putter re-checks it after registering, which the waiter count
@@ -93,6 +107,7 @@ impl Slots {
     }
 
     /// Gives `n` slots back. Returns whether any came back (then `n` putters may proceed).
+    #[inline]
     pub(crate) fn give_back(&self, n: usize) -> bool {
         if self.limit == Limit::None || n == 0 {
             return false;
@@ -115,6 +130,7 @@ impl Slots {
     }
 
     /// Slots taken now (a snapshot).
+    #[cfg(test)]
     pub(crate) fn taken(&self) -> usize {
         // Relaxed: a snapshot.
         self.taken.load(Ordering::Relaxed)
@@ -142,15 +158,19 @@ mod tests {
     #[test]
     fn a_slot_counter_stops_at_its_limit_and_takes_back_what_it_gave() {
         let slots = Slots::new(Limit::Buffered(2));
-        assert!(slots.try_take());
-        assert!(slots.try_take());
-        assert!(!slots.try_take());
+        assert!(slots.try_take(0));
+        assert!(slots.try_take(0));
+        assert!(!slots.try_take(0));
         assert_eq!(slots.taken(), 2);
         assert!(slots.give_back(1));
-        assert!(slots.try_take());
+        assert!(slots.try_take(0));
         assert!(!slots.give_back(0));
         assert!(slots.give_back(2));
         assert_eq!(slots.taken(), 0);
+        assert!(!slots.try_take(2), "both free slots are owed");
+        assert!(slots.try_take(1));
+        assert!(!slots.try_take(1), "the one free slot left is owed");
+        assert!(slots.give_back(1));
         assert!(slots.freed_by_get() && !slots.freed_by_ending());
     }
 
@@ -158,7 +178,7 @@ mod tests {
     fn no_limit_never_refuses_and_counts_nothing() {
         let slots = Slots::new(Limit::None);
         for _ in 0..10 {
-            assert!(slots.try_take());
+            assert!(slots.try_take(0));
         }
         assert_eq!(slots.taken(), 0);
         assert!(!slots.give_back(3));
@@ -169,8 +189,8 @@ mod tests {
     #[test]
     fn an_unfinished_limit_is_freed_by_endings() {
         let slots = Slots::new(Limit::Unfinished(1));
-        assert!(slots.try_take());
-        assert!(!slots.try_take());
+        assert!(slots.try_take(0));
+        assert!(!slots.try_take(0));
         assert!(slots.freed_by_ending() && !slots.freed_by_get());
     }
 
@@ -181,7 +201,7 @@ mod tests {
         let slots = Slots::new(Limit::Buffered(3));
         let won: usize = std::thread::scope(|s| {
             let handles: alloc::vec::Vec<_> = (0..4)
-                .map(|_| s.spawn(|| (0..4).filter(|_| slots.try_take()).count()))
+                .map(|_| s.spawn(|| (0..4).filter(|_| slots.try_take(0)).count()))
                 .collect();
             handles.into_iter().map(|h| h.join().unwrap()).sum()
         });
