@@ -15,7 +15,7 @@ use core::task::{Context, Poll};
 
 use crate::sync::{AtomicUsize, Ordering};
 use crate::wait::{Sleep, Wait};
-use crate::waiters::Waiters;
+use crate::waiters::{Class, Waiters};
 
 /// `requested` value once cancellation was requested (it never goes back to 0).
 const REQUESTED: usize = 1;
@@ -54,12 +54,12 @@ impl Cancellation {
         // acquire it; acquire an earlier request so only one caller reports it as first.
         let before = self.requested.swap(REQUESTED, Ordering::AcqRel);
         // Terminal for this class: every waiter, whatever event-listener's count says.
-        let signalled = self.waiters.signal_all();
+        let signalled = self.waiters.own().signal_all();
         (before != REQUESTED, signalled)
     }
 
-    pub(crate) fn waiters(&self) -> &Waiters {
-        &self.waiters
+    pub(crate) fn waiters(&self) -> Class<'_> {
+        self.waiters.own()
     }
 }
 

@@ -2,8 +2,9 @@
 
 use core::fmt;
 
+use crate::buffer::Counts;
 use crate::outcome::Outcome;
-use crate::sync::{AtomicU64, AtomicUsize, Ordering};
+use crate::sync::{AtomicU64, Ordering};
 
 /// A snapshot of a queue's accounting, from [`Queue::ledger`](crate::Queue::ledger) or
 /// returned by [`Queue::join`](crate::Queue::join).
@@ -15,9 +16,12 @@ use crate::sync::{AtomicU64, AtomicUsize, Ordering};
 /// accepted == buffered + in_flight + succeeded + rejected + uncertain + abandoned + discarded
 /// ```
 ///
-/// ([`Ledger::is_balanced`]). The fields are kept by separate counters (`buffered` is the
-/// buffer's own length), so this identity is a real check. While operations run, a
-/// snapshot reads the counters one after the other and may be off by the items in motion.
+/// ([`Ledger::is_balanced`]). `accepted`, `buffered` and `in_flight` come from the buffer's
+/// three counts (items put, items taken out, endings), and the five ways to end from
+/// counters of their own, each bumped before its ending is counted. So the identity
+/// checks the two bookkeepings against each other: the buffer's count of endings against
+/// the sum of the outcome counters. While operations run, a snapshot reads the counts one
+/// after the other and may be off by the items in motion.
 ///
 /// An empty buffer or a returned `join` does not say the work succeeded; `succeeded` does.
 ///
@@ -64,10 +68,11 @@ use crate::sync::{AtomicU64, AtomicUsize, Ordering};
 pub struct Ledger {
     /// Items the queue accepted (puts that returned a [`JobId`](crate::JobId)).
     ///
-    /// For an instant this can read one higher per put racing a shutdown: such a put has
-    /// drawn its id when the closed buffer refuses it, and counts as accepted until it
-    /// takes the id back, just before it returns [`TryPutError::ShutDown`](crate::TryPutError::ShutDown).
-    /// A snapshot taken while no put is running is exact.
+    /// On an unbounded, journaled or above-65,536 queue this can read one higher for
+    /// an instant per put racing a shutdown: such a put has drawn its id when the closed
+    /// buffer refuses it, and counts as accepted until it takes the id back, just before
+    /// it returns [`TryPutError::ShutDown`](crate::TryPutError::ShutDown). A snapshot taken
+    /// while no put is running is exact.
     pub accepted: u64,
     /// Items waiting in the buffer.
     pub buffered: u64,
@@ -161,24 +166,14 @@ impl fmt::Display for Ledger {
     }
 }
 
-/// The live counters behind a [`Ledger`].
+/// The outcome counters behind a [`Ledger`]; the buffer keeps the rest (`buffer.rs`).
 ///
-/// `issued` doubles as the id sequence and the accepted count; `ended` is the one counter
-/// every ending (resolution, abandonment, discard, and a revoked id) goes through, so that
-/// "unfinished is zero" is `ended == issued` and the last ending cannot miss it (all endings
-/// are read-modify-writes of one location, so the last one sees all the others).
+/// Each ending bumps its outcome's counter here before the buffer counts the ending, so a
+/// joiner that sees the queue settled sees every outcome.
 ///
-/// Edges: the `u64` counters are not checked for wrapping (2^64 puts do not happen);
-/// `in_flight` is a `usize` gauge bounded by the number of live deliveries.
+/// Edges: the counters are not checked for wrapping (2^64 endings do not happen).
 #[derive(Debug)]
 pub(crate) struct Tally {
-    /// Ids handed out, including revoked ones.
-    issued: AtomicU64,
-    /// Ids drawn by a put that then found the buffer closed; never accepted.
-    revoked: AtomicU64,
-    /// Every ending, plus every revoked id.
-    ended: AtomicU64,
-    in_flight: AtomicUsize,
     succeeded: AtomicU64,
     rejected: AtomicU64,
     uncertain: AtomicU64,
@@ -190,10 +185,6 @@ impl Tally {
     #[cfg(not(loom))]
     pub(crate) const fn new() -> Self {
         Tally {
-            issued: AtomicU64::new(0),
-            revoked: AtomicU64::new(0),
-            ended: AtomicU64::new(0),
-            in_flight: AtomicUsize::new(0),
             succeeded: AtomicU64::new(0),
             rejected: AtomicU64::new(0),
             uncertain: AtomicU64::new(0),
@@ -205,10 +196,6 @@ impl Tally {
     #[cfg(loom)]
     pub(crate) fn new() -> Self {
         Tally {
-            issued: AtomicU64::new(0),
-            revoked: AtomicU64::new(0),
-            ended: AtomicU64::new(0),
-            in_flight: AtomicUsize::new(0),
             succeeded: AtomicU64::new(0),
             rejected: AtomicU64::new(0),
             uncertain: AtomicU64::new(0),
@@ -217,114 +204,34 @@ impl Tally {
         }
     }
 
-    /// Draws the next id. Called before the item enters the buffer, so `ended <= issued`
-    /// always holds.
+    /// Counts one delivery resolved with `outcome` (`None`: abandoned).
     #[inline]
-    pub(crate) fn issue(&self) -> u64 {
-        // Relaxed: the id only needs to be unique; the buffer push that follows publishes
-        // the item, and the `ended` read-modify-writes order the accounting.
-        self.issued.fetch_add(1, Ordering::Relaxed)
-    }
-
-    /// A put drew an id and then found the buffer closed. Returns whether this ending made
-    /// the unfinished count zero.
-    #[cold]
-    pub(crate) fn revoke(&self) -> bool {
-        // Relaxed: a statistic; `end` below orders it.
-        self.revoked.fetch_add(1, Ordering::Relaxed);
-        self.end(1)
-    }
-
-    /// An item left the buffer for a consumer.
-    #[inline]
-    pub(crate) fn deliver(&self) {
-        // Relaxed: a gauge for snapshots; nothing synchronizes through it.
-        self.in_flight.fetch_add(1, Ordering::Relaxed);
-    }
-
-    /// An in-flight item went back into the buffer.
-    #[inline]
-    pub(crate) fn undeliver(&self) {
-        // Relaxed: a gauge for snapshots; nothing synchronizes through it.
-        self.in_flight.fetch_sub(1, Ordering::Relaxed);
-    }
-
-    /// An in-flight item ended with `outcome` (`None`: abandoned). Returns whether this
-    /// ending made the unfinished count zero.
-    #[inline]
-    pub(crate) fn resolve(&self, outcome: Option<Outcome>) -> bool {
+    pub(crate) fn resolve(&self, outcome: Option<Outcome>) {
         let counter = match outcome {
             Some(Outcome::Succeeded) => &self.succeeded,
             Some(Outcome::Rejected) => &self.rejected,
             Some(Outcome::Uncertain) => &self.uncertain,
             None => &self.abandoned,
         };
-        // Relaxed: statistics; `end` below carries the ordering joiners rely on.
+        // Relaxed: the buffer's ending that follows releases it.
         counter.fetch_add(1, Ordering::Relaxed);
-        // Relaxed: a gauge for snapshots.
-        self.in_flight.fetch_sub(1, Ordering::Relaxed);
-        self.end(1)
     }
 
-    /// `n` buffered items were drained and handed back. Returns whether this made the
-    /// unfinished count zero.
-    pub(crate) fn discard(&self, n: u64) -> bool {
-        if n == 0 {
-            return false;
+    /// Counts `n` items discarded.
+    pub(crate) fn discard(&self, n: u64) {
+        if n != 0 {
+            // Relaxed: as in `resolve`.
+            self.discarded.fetch_add(n, Ordering::Relaxed);
         }
-        // Relaxed: a statistic; `end` below orders it.
-        self.discarded.fetch_add(n, Ordering::Relaxed);
-        self.end(n)
     }
 
-    /// An in-flight item was discarded (abandoned after an immediate shutdown, under the
-    /// redelivery policy). Returns whether this made the unfinished count zero.
-    #[cold]
-    pub(crate) fn discard_in_flight(&self) -> bool {
-        // Relaxed: a statistic and a gauge; `end` below orders them.
-        self.discarded.fetch_add(1, Ordering::Relaxed);
-        self.in_flight.fetch_sub(1, Ordering::Relaxed);
-        self.end(1)
-    }
-
-    /// Records `n` endings and tells whether they brought the unfinished count to zero.
-    #[inline]
-    fn end(&self, n: u64) -> bool {
-        // AcqRel: release this ending (and the work before it) to joiners that acquire
-        // `ended`; acquire the earlier endings so the last one sees every id they ended.
-        let ended = self.ended.fetch_add(n, Ordering::AcqRel) + n;
-        // Acquire: every id that has ended was issued before its item reached the buffer, so
-        // this read sees at least `ended`; equal means nothing is left.
-        ended == self.issued.load(Ordering::Acquire)
-    }
-
-    /// Whether every accepted item has ended.
-    #[inline]
-    pub(crate) fn is_settled(&self) -> bool {
-        self.unfinished() == 0
-    }
-
-    /// Accepted minus ended. Reads `ended` before `issued`: both only grow and
-    /// `ended <= issued`, so a zero here means there was an instant with nothing unfinished.
-    #[inline]
-    pub(crate) fn unfinished(&self) -> u64 {
-        // Acquire: pairs with the AcqRel endings, so a joiner that sees zero also sees the
-        // effects of the work that ended.
-        let ended = self.ended.load(Ordering::Acquire);
-        // Acquire: read after `ended`; see above.
-        let issued = self.issued.load(Ordering::Acquire);
-        issued.saturating_sub(ended)
-    }
-
-    /// Reads every counter; `buffered` comes from the buffer itself.
-    pub(crate) fn snapshot(&self, buffered: usize) -> Ledger {
-        // Acquire throughout: observers; a snapshot is exact only at quiescent points.
-        let issued = self.issued.load(Ordering::Acquire);
-        let revoked = self.revoked.load(Ordering::Acquire);
+    /// The ledger, from the buffer's counts taken before the outcomes (`buffer.rs`).
+    pub(crate) fn snapshot(&self, counts: Counts) -> Ledger {
+        // Acquire (each): pairs with the endings that released them.
         Ledger {
-            accepted: issued.saturating_sub(revoked),
-            buffered: buffered as u64,
-            in_flight: self.in_flight.load(Ordering::Acquire) as u64,
+            accepted: counts.accepted,
+            buffered: counts.buffered,
+            in_flight: counts.in_flight,
             succeeded: self.succeeded.load(Ordering::Acquire),
             rejected: self.rejected.load(Ordering::Acquire),
             uncertain: self.uncertain.load(Ordering::Acquire),
@@ -338,27 +245,11 @@ impl Tally {
 mod tests {
     use super::*;
 
-    #[test]
-    fn ending_the_last_item_reports_zero() {
-        let tally = Tally::new();
-        tally.issue();
-        tally.issue();
-        tally.deliver();
-        assert!(!tally.resolve(Some(Outcome::Succeeded)));
-        assert_eq!(tally.unfinished(), 1);
-        assert!(tally.discard(1));
-        assert!(tally.is_settled());
-        assert!(!tally.discard(0));
-    }
-
-    #[test]
-    fn revoked_ids_are_not_accepted() {
-        let tally = Tally::new();
-        tally.issue();
-        assert!(tally.revoke());
-        let ledger = tally.snapshot(0);
-        assert_eq!(ledger.accepted, 0);
-        assert!(ledger.is_balanced());
+    fn counts(accepted: u64) -> Counts {
+        Counts {
+            accepted,
+            ..Counts::default()
+        }
     }
 
     #[test]
@@ -370,21 +261,22 @@ mod tests {
             Some(Outcome::Uncertain),
             None,
         ] {
-            tally.issue();
-            tally.deliver();
             tally.resolve(outcome);
         }
-        let ledger = tally.snapshot(0);
+        tally.discard(0);
+        tally.discard(2);
+        let ledger = tally.snapshot(counts(6));
         assert_eq!(
             (
                 ledger.succeeded,
                 ledger.rejected,
                 ledger.uncertain,
-                ledger.abandoned
+                ledger.abandoned,
+                ledger.discarded
             ),
-            (1, 1, 1, 1)
+            (1, 1, 1, 1, 2)
         );
-        assert_eq!((ledger.accepted, ledger.in_flight), (4, 0));
         assert!(ledger.is_balanced());
+        assert!(!tally.snapshot(counts(7)).is_balanced());
     }
 }

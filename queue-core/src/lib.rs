@@ -185,16 +185,19 @@ extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
 
+mod buffer;
 mod cancel;
 mod dead_letter;
 mod delivery;
 mod error;
 mod events;
 mod get;
+mod growable;
 mod job_id;
 mod join;
 mod journal;
 mod ledger;
+mod lifecycle;
 mod outcome;
 #[cfg(feature = "std")]
 mod park;
@@ -202,22 +205,15 @@ mod policy;
 mod producer;
 mod put;
 mod queue;
-// `lifecycle`, `ring` and `slots` are the new engine: built and tested on its own (unit
-// tests, loom models, Miri, the floor count) until the queue is moved onto it, so they are
-// compiled under `cfg(test)` only.
-#[cfg(all(test, not(loom)))]
-mod lifecycle;
 #[cfg(feature = "std")]
 mod record;
 mod redelivery;
 mod registry;
 #[cfg(target_has_atomic = "ptr")]
 mod relay;
-#[cfg(test)]
 #[allow(unsafe_code)]
 mod ring;
 mod shutdown_until;
-#[cfg(all(test, not(loom)))]
 mod slots;
 mod stream;
 mod sync;

@@ -5,11 +5,10 @@ use alloc::vec::Vec;
 use core::fmt;
 use core::future::Future;
 
-use concurrent_queue::{ConcurrentQueue, PushError};
-
 #[cfg(target_has_atomic = "ptr")]
 use alloc::sync::Arc;
 
+use crate::buffer::{Buffer, PutRefused};
 use crate::cancel::Cancellation;
 use crate::dead_letter::DeadLetter;
 use crate::delivery::{Delivery, Handout};
@@ -21,6 +20,7 @@ use crate::job_id::JobId;
 use crate::join::Join;
 use crate::journal::{JobEvent, Journal, Journaled};
 use crate::ledger::{Ledger, Tally};
+use crate::lifecycle::{Lifecycle, Refusal};
 use crate::outcome::Outcome;
 use crate::policy::AbandonPolicy;
 use crate::producer::Producer;
@@ -29,12 +29,12 @@ use crate::redelivery::{Fate, Redelivery};
 use crate::registry::Registry;
 #[cfg(target_has_atomic = "ptr")]
 use crate::relay::Deferred;
+use crate::ring::{Kind, Nothing};
 use crate::shutdown_until::ShutdownUntil;
+use crate::slots::Limit;
 use crate::stream::Deliveries;
-use crate::sync::{AtomicUsize, Ordering};
 use crate::until::Until;
-use crate::unwind::each_despite_panics;
-use crate::waiters::Waiters;
+use crate::waiters::{Class, Waiters};
 use crate::worker::Worker;
 
 #[cfg(target_has_atomic = "ptr")]
@@ -47,31 +47,6 @@ use crate::producer::OwnedProducer;
 use crate::stream::OwnedDeliveries;
 #[cfg(target_has_atomic = "ptr")]
 use crate::worker::OwnedWorker;
-
-/// Capacities up to this many slots get a preallocated ring buffer; larger ones use a
-/// growable buffer (allocated in blocks as items arrive) with the same bound enforced by
-/// the queue's own slot counter, so `Queue::bounded(usize::MAX)` neither panics nor
-/// allocates up front.
-pub(crate) const PREALLOCATE_MAX: usize = 1 << 16;
-
-/// `state` bit: the queue was shut down (either way).
-const SHUT_DOWN: usize = 1;
-/// `state` bit: the queue had workers and has none now.
-const ORPHANED: usize = 1 << 1;
-/// `state` unit: one registered worker; the count lives in the bits above `ORPHANED`.
-const WORKER: usize = 1 << 2;
-
-/// What a capacity bounds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Limit {
-    /// Nothing: puts never wait.
-    None,
-    /// Buffered items: a slot is taken by a put and given back by a get.
-    Buffered(usize),
-    /// Unfinished items (buffered + in flight): a slot is taken by a put and given back
-    /// when the item ends (resolved, abandoned or discarded).
-    Unfinished(usize),
-}
 
 /// An acknowledgement-counting work queue: every accepted item is delivered with its
 /// [`JobId`], every delivery ends exactly once with an [`Outcome`] (or as abandoned), and
@@ -109,17 +84,13 @@ enum Limit {
 /// });
 /// ```
 pub struct Queue<T> {
-    /// The buffered items with their ids. Closed by shutdown: a push after `close` fails,
-    /// which is what makes "accepted" and "shut down" exclusive.
-    buffer: ConcurrentQueue<(JobId, T)>,
-    limit: Limit,
-    /// Slots taken against `limit` (unused with `Limit::None`). A put takes a slot before
-    /// drawing an id, so the push that follows never finds the buffer full and ids have no
-    /// gaps from full-buffer retries. Never above the limit; given back exactly once per
-    /// slot taken.
-    occupied: AtomicUsize,
-    /// `SHUT_DOWN | ORPHANED | workers * WORKER`.
-    state: AtomicUsize,
+    /// The buffered items with their ids, the limit, and the counts of items put, taken
+    /// out and ended. Closed by shutdown: no put succeeds after `close`, which is what
+    /// makes "accepted" and "shut down" exclusive.
+    buffer: Buffer<T>,
+    /// Shut down, orphaned, and the worker count.
+    lifecycle: Lifecycle,
+    /// The outcome counters.
     tally: Tally,
     /// Waiting gets: notified once per put, and all at once on shutdown.
     getters: Waiters,
@@ -224,12 +195,6 @@ impl<T> Queue<T> {
     }
 
     fn with_limit(limit: Limit) -> Self {
-        let buffer = match limit {
-            Limit::Buffered(n) | Limit::Unfinished(n) if n <= PREALLOCATE_MAX => {
-                ConcurrentQueue::bounded(n)
-            }
-            _ => ConcurrentQueue::unbounded(),
-        };
         // One list of woken relays for the three classes, so that one drain after a
         // transition that signals several classes wakes them all.
         #[cfg(target_has_atomic = "ptr")]
@@ -239,10 +204,8 @@ impl<T> Queue<T> {
         #[cfg(not(target_has_atomic = "ptr"))]
         let waiters = Waiters::new;
         Queue {
-            buffer,
-            limit,
-            occupied: AtomicUsize::new(0),
-            state: AtomicUsize::new(0),
+            buffer: Buffer::new(limit),
+            lifecycle: Lifecycle::new(),
             tally: Tally::new(),
             getters: waiters(),
             putters: waiters(),
@@ -279,6 +242,9 @@ impl<T> Queue<T> {
     #[must_use]
     pub fn with_journal(mut self, journal: impl Journal + 'static) -> Self {
         self.journal = Some(Journaled::new(Box::new(journal)));
+        // The journal hears of an acceptance before the item can be taken (see
+        // `buffer.rs`).
+        self.buffer.for_journal();
         self
     }
 
@@ -548,40 +514,49 @@ impl<T> Queue<T> {
         if turn {
             // Redeemed before the slot is claimed, never after (see `take`). Every outcome
             // but "full" uses the turn up.
-            self.putters.turns().redeem();
+            self.putters().turns().redeem();
         }
-        // Acquire: pairs with the AcqRel updates of `state`, so a refusal is ordered after
-        // the shutdown or worker exit that caused it.
-        let state = self.state.load(Ordering::Acquire);
-        if state & (SHUT_DOWN | ORPHANED) != 0 {
-            return Err(refusal(state, item).into());
+        if let Some(refusal) = self.lifecycle.refusal() {
+            return Err(refused(refusal, item).into());
         }
-        if !self.take_slot(turn) {
-            if turn {
-                // The slot went to a try that raced the grant: the putter keeps its turn.
-                self.putters.turns().grant(1);
-            }
-            return Err(TryPutError::Full(item));
-        }
-        let id = JobId::new(self.tally.issue());
-        // Before the push: once pushed, a getter may record the delivery.
-        self.note(|| JobEvent::Accepted(id));
-        match self.buffer.push((id, item)) {
-            Ok(()) => {
+        // Without a turn, the slots owed to woken puts are not free: a `try_put` or a new
+        // put cannot take the slot a woken put was woken for.
+        let owed = if turn {
+            0
+        } else {
+            self.putters().turns().owed()
+        };
+        // The journal hears of the id before the item can be taken: once buffered, a
+        // getter may record the delivery.
+        let accepted = |id| self.note(|| JobEvent::Accepted(id));
+        match self.buffer.put(item, owed, accepted) {
+            Ok((id, getters)) => {
                 crate::events::accepted(id);
                 // Hand-off: one more item means one more getter can proceed.
-                self.getters.notify_additional(1);
+                self.getters().notify_for(getters, 1);
                 Ok(id)
             }
-            Err(PushError::Closed((_, item)) | PushError::Full((_, item))) => {
-                // Closed: a shutdown ran between the state check and the push. (Full cannot
-                // happen: the slot taken above guarantees room.) The id is never used.
-                // Every count is settled before any waker runs.
+            Err(PutRefused::Full(item)) => {
+                if turn {
+                    // The slot went to a try that raced the grant: the putter keeps its
+                    // turn.
+                    self.putters().turns().grant(1);
+                }
+                Err(TryPutError::Full(item))
+            }
+            // A shutdown closed the buffer after the lifecycle check.
+            Err(PutRefused::Closed(item)) => Err(TryPutError::ShutDown(item)),
+            Err(PutRefused::Revoked {
+                item,
+                id,
+                freed,
+                settled,
+            }) => {
+                // The id was drawn and is never used. Every count is settled before any
+                // waker runs.
                 self.note(|| JobEvent::Revoked(id));
-                let freed = self.free_slots(1);
-                let settled = self.tally.revoke();
-                let putters = freed && self.putters.signal_additional(1);
-                let joiners = settled && self.joiners.signal_all();
+                let putters = freed && self.putters().signal_additional(1);
+                let joiners = settled && self.joiners().signal_all();
                 let getters = settled && self.settled_getters();
                 if putters | joiners | getters {
                     self.wake_signalled();
@@ -677,69 +652,12 @@ impl<T> Queue<T> {
         Until::new(self.put(item), deadline)
     }
 
-    /// Takes a slot against the limit, if one is free.
-    ///
-    /// Without a `turn`, the slots owed to woken puts do not count as free: a `try_put` or
-    /// a new put cannot take the slot a woken put was woken for.
-    #[inline]
-    fn take_slot(&self, turn: bool) -> bool {
-        let max = match self.limit {
-            Limit::None => return true,
-            Limit::Buffered(n) | Limit::Unfinished(n) => n,
-        };
-        let max = if turn {
-            max
-        } else {
-            max.saturating_sub(self.putters.turns().owed())
-        };
-        // Relaxed: the counter only arbitrates slots; the items travel through the buffer,
-        // and a waiting putter re-checks it after registering, which `Waiters` orders
-        // against the notification that follows every give-back.
-        let mut taken = self.occupied.load(Ordering::Relaxed);
-        loop {
-            if taken >= max {
-                return false;
-            }
-            // Relaxed: as above.
-            match self.occupied.compare_exchange_weak(
-                taken,
-                taken + 1,
-                Ordering::Relaxed,
-                Ordering::Relaxed,
-            ) {
-                Ok(_) => return true,
-                Err(now) => taken = now,
-            }
-        }
-    }
-
-    /// Gives `n` slots back and wakes that many waiting puts.
-    #[inline]
-    fn give_back_slots(&self, n: usize) {
-        if self.free_slots(n) {
-            self.putters.notify_additional(n);
-        }
-    }
-
-    /// Gives `n` slots back, waking nobody yet; returns whether the putters are to be
-    /// signalled for them.
-    #[inline]
-    fn free_slots(&self, n: usize) -> bool {
-        if self.limit == Limit::None || n == 0 {
-            return false;
-        }
-        // Relaxed: see `take_slot`; the notification that follows orders it before any
-        // putter's re-check.
-        self.occupied.fetch_sub(n, Ordering::Relaxed);
-        true
-    }
-
     /// Runs the wakers of every async wait signalled so far, of any class, outside every
     /// lock (see `relay.rs`). A panicking waker does not stop the others.
     #[inline]
     pub(crate) fn wake_signalled(&self) {
         // The three classes share one list: draining it through any of them drains all.
-        self.getters.wake_deferred();
+        self.getters().wake_deferred();
     }
 
     // ----------------------------------------------------------------------------- get
@@ -900,7 +818,7 @@ impl<T> Queue<T> {
         turn: bool,
         wrap: impl FnOnce(Handout, T) -> D,
     ) -> Result<D, TryGetError> {
-        let turns = self.getters.turns();
+        let turns = self.getters().turns();
         if turn {
             // Redeemed before the pop, never after: a turn still counted while its item is
             // already taken would hold back an item nobody is owed.
@@ -910,8 +828,8 @@ impl<T> Queue<T> {
             // only drains, and the gate is moot.)
             return Err(TryGetError::Empty);
         }
-        let (id, item) = match self.pop() {
-            Ok(entry) => entry,
+        let (id, item, putters) = match self.pop() {
+            Ok(taken) => (taken.id, taken.item, taken.putters),
             Err(empty) => {
                 let redelivered = self.take_redelivered(empty, wrap);
                 if turn && redelivered.as_ref().err() == Some(&TryGetError::Empty) {
@@ -925,9 +843,7 @@ impl<T> Queue<T> {
         };
         let delivery = wrap(Handout { id, attempt: 1 }, item);
         self.note(|| JobEvent::Delivered { id, attempt: 1 });
-        if let Limit::Buffered(_) = self.limit {
-            self.give_back_slots(1);
-        }
+        self.putters().notify_for(putters, 1);
         Ok(delivery)
     }
 
@@ -943,7 +859,6 @@ impl<T> Queue<T> {
             return Err(empty);
         };
         if let Some((id, attempt, item)) = redelivery.pop() {
-            self.tally.deliver();
             crate::events::delivered(id, attempt);
             let delivery = wrap(Handout { id, attempt }, item);
             self.note(|| JobEvent::Delivered { id, attempt });
@@ -953,29 +868,22 @@ impl<T> Queue<T> {
             // Shut down and empty: final only if nothing can come back, i.e. the lane is
             // closed (an immediate shutdown) or nothing is unfinished. (Checked after the
             // lane: an item redelivered before this check is in the lane or was popped.)
-            TryGetError::ShutDown if !redelivery.is_closed() && !self.tally.is_settled() => {
+            TryGetError::ShutDown if !redelivery.is_closed() && !self.is_settled() => {
                 Err(TryGetError::Empty)
             }
             other => Err(other),
         }
     }
 
-    /// Takes the next item out of the buffer and counts it as in flight; wakes nobody.
+    /// Takes the next item out of the buffer (which counts it in flight); wakes nobody.
     #[inline]
-    fn pop(&self) -> Result<(JobId, T), TryGetError> {
-        let entry = match self.buffer.pop() {
-            Ok(entry) => entry,
-            Err(_) if self.buffer.is_closed() => {
-                // No push succeeds after `close`, so a pop after seeing the buffer closed
-                // is final. (Reading "closed" only after the first pop could have missed a
-                // push that landed between that pop and the close.)
-                self.buffer.pop().map_err(|_| TryGetError::ShutDown)?
-            }
-            Err(_) => return Err(TryGetError::Empty),
-        };
-        self.tally.deliver();
-        crate::events::delivered(entry.0, 1);
-        Ok(entry)
+    fn pop(&self) -> Result<crate::buffer::Taken<T>, TryGetError> {
+        let taken = self.buffer.take().map_err(|nothing| match nothing {
+            Nothing::Empty => TryGetError::Empty,
+            Nothing::Closed => TryGetError::ShutDown,
+        })?;
+        crate::events::delivered(taken.id, 1);
+        Ok(taken)
     }
 
     // ------------------------------------------------------------- deliveries ending
@@ -984,18 +892,18 @@ impl<T> Queue<T> {
     /// are settled before any waker runs, so a panicking waker leaks neither.
     #[inline]
     pub(crate) fn end_delivery(&self, outcome: Option<Outcome>) {
-        let settled = self.tally.resolve(outcome);
-        self.ended_one(settled);
+        self.tally.resolve(outcome);
+        self.ended_one();
     }
 
-    /// After one in-flight item ended (`settled`: and nothing is unfinished now): gives
-    /// its slot back and wakes whoever that concerns.
+    /// Counts one in-flight item ended (its outcome already counted), and wakes whoever
+    /// that concerns: a putter if it freed a slot, the joiners if it settled the queue.
     #[inline]
-    fn ended_one(&self, settled: bool) {
-        let freed = matches!(self.limit, Limit::Unfinished(_)) && self.free_slots(1);
-        let putters = freed && self.putters.signal_additional(1);
-        let joiners = settled && self.joiners.signal_all();
-        let getters = settled && self.settled_getters();
+    fn ended_one(&self) {
+        let ended = self.buffer.end(1);
+        let putters = self.putters().signal_for(ended.putters, 1);
+        let joiners = self.joiners().signal_all_for(ended.joiners);
+        let getters = ended.settled && self.settled_getters();
         if putters | joiners | getters {
             self.wake_signalled();
         }
@@ -1005,7 +913,7 @@ impl<T> Queue<T> {
     /// is unfinished (it could come back); once settled, they are told. Marks them.
     #[inline]
     fn settled_getters(&self) -> bool {
-        self.redelivery.is_some() && self.is_shut_down() && self.getters.signal_all()
+        self.redelivery.is_some() && self.is_shut_down() && self.getters().signal_all()
     }
 
     /// Whether abandoned deliveries are redelivered (the policy is
@@ -1036,19 +944,14 @@ impl<T> Queue<T> {
             attempt,
             item,
             panicking,
-            // Before the push: once in the lane, another getter may count it in flight
-            // and record its delivery.
-            |next| {
-                self.tally.undeliver();
-                self.note(|| JobEvent::Redelivered { id, attempt: next });
-            },
-            || self.tally.deliver(),
+            // Before the push: once in the lane, another getter may record its delivery.
+            |next| self.note(|| JobEvent::Redelivered { id, attempt: next }),
         );
         match fate {
             Fate::Redelivered(next) => {
                 crate::events::redelivered(id, next);
                 // Hand-off: one more item for one more getter.
-                self.getters.notify_additional(1);
+                self.getters().notify_additional(1);
             }
             Fate::Exhausted => {
                 crate::events::dead_lettered(id, attempt);
@@ -1066,8 +969,8 @@ impl<T> Queue<T> {
                     id,
                     attempts: attempt,
                 });
-                let settled = self.tally.discard_in_flight();
-                self.ended_one(settled);
+                self.tally.discard(1);
+                self.ended_one();
             }
         }
     }
@@ -1078,22 +981,16 @@ impl<T> Queue<T> {
     /// A refusal wakes nobody: the caller puts the item back into its delivery first, then
     /// calls [`wake_signalled`](Queue::wake_signalled).
     pub(crate) fn requeue(&self, id: JobId, item: T) -> Result<(), T> {
-        // An unfinished limit already counts this item; a buffered limit needs a slot.
-        let needs_slot = matches!(self.limit, Limit::Buffered(_));
-        if needs_slot && !self.take_slot(false) {
-            return Err(item);
-        }
-        // Before the push: once pushed, another getter may count it in flight again.
-        self.tally.undeliver();
-        match self.buffer.push((id, item)) {
+        // A retry takes no slot owed to a woken put.
+        let owed = self.putters().turns().owed();
+        match self.buffer.requeue(id, item, owed) {
             Ok(()) => {
-                self.getters.notify_additional(1);
+                self.getters().notify_additional(1);
                 Ok(())
             }
-            Err(PushError::Closed((_, item)) | PushError::Full((_, item))) => {
-                self.tally.deliver();
-                if needs_slot && self.free_slots(1) {
-                    self.putters.signal_additional(1);
+            Err((item, freed)) => {
+                if freed {
+                    self.putters().signal_additional(1);
                 }
                 Err(item)
             }
@@ -1378,53 +1275,18 @@ impl<T> Queue<T> {
     /// ```
     #[must_use]
     pub fn workers(&self) -> usize {
-        // Acquire: an observer.
-        self.state.load(Ordering::Acquire) / WORKER
+        self.lifecycle.workers()
     }
 
     fn register_worker(&self) {
-        // Relaxed: the compare-exchange below validates it.
-        let mut state = self.state.load(Ordering::Relaxed);
-        loop {
-            let next = state
-                .checked_add(WORKER)
-                .expect("too many workers registered on one queue")
-                & !ORPHANED;
-            // AcqRel: release the registration to puts that read `state`; acquire the
-            // previous exit so the count is consistent.
-            match self
-                .state
-                .compare_exchange_weak(state, next, Ordering::AcqRel, Ordering::Relaxed)
-            {
-                Ok(_) => return,
-                Err(now) => state = now,
-            }
-        }
+        self.lifecycle.register_worker();
     }
 
     pub(crate) fn unregister_worker(&self) {
-        // Relaxed: the compare-exchange below validates it.
-        let mut state = self.state.load(Ordering::Relaxed);
-        loop {
-            let mut next = state - WORKER;
-            if next / WORKER == 0 {
-                next |= ORPHANED;
-            }
-            // AcqRel: release this exit to puts that read `state`.
-            match self
-                .state
-                .compare_exchange_weak(state, next, Ordering::AcqRel, Ordering::Relaxed)
-            {
-                Ok(_) => {
-                    if next & ORPHANED != 0 {
-                        crate::events::last_worker_left();
-                        // Terminal for the waiting puts: wake them all to refuse.
-                        self.putters.notify_all();
-                    }
-                    return;
-                }
-                Err(now) => state = now,
-            }
+        if self.lifecycle.unregister_worker() {
+            crate::events::last_worker_left();
+            // Terminal for the waiting puts: wake them all to refuse.
+            self.putters().notify_all();
         }
     }
 
@@ -1451,21 +1313,18 @@ impl<T> Queue<T> {
     /// assert!(queue.try_get().is_err());
     /// ```
     pub fn shutdown(&self) -> bool {
-        // AcqRel: release the flag to puts that acquire `state`; acquire a concurrent
-        // shutdown so only one caller reports it.
-        let before = self.state.fetch_or(SHUT_DOWN, Ordering::AcqRel);
-        // Closing the buffer is what makes it final: a push that passed the flag check
-        // before this line either landed before the close or fails and hands its item back.
+        let first = self.lifecycle.shut_down();
+        // Closing the buffer is what makes it final: a put that passed the lifecycle check
+        // before this line either landed before the close or is refused with its item.
         self.buffer.close();
         // Terminal: wake every waiting put (to refuse) and get (to drain, then refuse).
         // Both classes are signalled before any waker runs, so a panicking putter waker
         // cannot leave the getters asleep.
-        let putters = self.putters.signal_all();
-        let getters = self.getters.signal_all();
+        let putters = self.putters().signal_all();
+        let getters = self.getters().signal_all();
         if putters | getters {
             self.wake_signalled();
         }
-        let first = before & SHUT_DOWN == 0;
         if first {
             crate::events::shut_down(self.unfinished());
         }
@@ -1502,10 +1361,7 @@ impl<T> Queue<T> {
             redelivery.close();
         }
         self.shutdown();
-        let mut drained = Vec::with_capacity(self.len());
-        while let Ok(entry) = self.buffer.pop() {
-            drained.push(entry);
-        }
+        let mut drained = self.buffer.drain();
         if let Some(redelivery) = &self.redelivery {
             while let Some((id, _, item)) = redelivery.pop() {
                 drained.push((id, item));
@@ -1518,10 +1374,14 @@ impl<T> Queue<T> {
                 self.note(|| JobEvent::Discarded(*id));
             }
         }
-        let freed = self.free_slots(count);
-        let settled = self.tally.discard(count as u64);
-        let putters = freed && self.putters.signal_additional(count);
-        let joiners = settled && self.joiners.signal_all();
+        self.tally.discard(count as u64);
+        // The drain freed their slots (whatever the limit counts).
+        let freed = count != 0 && self.buffer.limit() != Limit::None;
+        let putters = freed && self.putters().signal_additional(count);
+        let joiners = count != 0 && {
+            let ended = self.buffer.end(count as u64);
+            self.joiners().signal_all_for(ended.joiners)
+        };
         if putters | joiners {
             self.wake_signalled();
         }
@@ -1698,8 +1558,7 @@ impl<T> Queue<T> {
     /// ```
     #[must_use]
     pub fn is_shut_down(&self) -> bool {
-        // Acquire: an observer.
-        self.state.load(Ordering::Acquire) & SHUT_DOWN != 0
+        self.lifecycle.is_shut_down()
     }
 
     // ------------------------------------------------------------------------- join
@@ -1820,7 +1679,13 @@ impl<T> Queue<T> {
     /// ```
     #[must_use]
     pub fn ledger(&self) -> Ledger {
-        self.tally.snapshot(self.len())
+        let mut counts = self.buffer.counts();
+        // The redelivery lane holds items taken out and not ended, which are buffered.
+        let lane = self.redelivery.as_ref().map_or(0, |r| r.len()) as u64;
+        let lane = lane.min(counts.in_flight);
+        counts.buffered += lane;
+        counts.in_flight -= lane;
+        self.tally.snapshot(counts)
     }
 
     /// Accepted items that have not ended yet (buffered + in flight): the count
@@ -1838,7 +1703,7 @@ impl<T> Queue<T> {
     /// ```
     #[must_use]
     pub fn unfinished(&self) -> u64 {
-        self.tally.unfinished()
+        self.buffer.unfinished()
     }
 
     /// Whether [`join`](Queue::join) would return now: every accepted item has ended
@@ -1857,7 +1722,7 @@ impl<T> Queue<T> {
     #[inline]
     #[must_use]
     pub fn is_settled(&self) -> bool {
-        self.tally.is_settled()
+        self.buffer.unfinished() == 0
     }
 
     /// The number of buffered items.
@@ -1901,22 +1766,22 @@ impl<T> Queue<T> {
     /// ```
     #[must_use]
     pub fn capacity(&self) -> Option<usize> {
-        match self.limit {
-            Limit::None => None,
-            Limit::Buffered(n) | Limit::Unfinished(n) => Some(n),
-        }
+        self.buffer.limit().capacity()
     }
 
-    pub(crate) fn getters(&self) -> &Waiters {
-        &self.getters
+    #[inline]
+    pub(crate) fn getters(&self) -> Class<'_> {
+        self.getters.counted_in(self.buffer.counted(Kind::Getters))
     }
 
-    pub(crate) fn putters(&self) -> &Waiters {
-        &self.putters
+    #[inline]
+    pub(crate) fn putters(&self) -> Class<'_> {
+        self.putters.counted_in(self.buffer.counted(Kind::Putters))
     }
 
-    pub(crate) fn joiners(&self) -> &Waiters {
-        &self.joiners
+    #[inline]
+    pub(crate) fn joiners(&self) -> Class<'_> {
+        self.joiners.counted_in(self.buffer.counted(Kind::Joiners))
     }
 
     pub(crate) fn cancellation(&self) -> &Cancellation {
@@ -1924,23 +1789,12 @@ impl<T> Queue<T> {
     }
 }
 
-/// The refusal for a put that found `state` closed to it.
+/// The error for a put the lifecycle refuses.
 #[cold]
-fn refusal<T>(state: usize, item: T) -> PutError<T> {
-    if state & SHUT_DOWN != 0 {
-        PutError::ShutDown(item)
-    } else {
-        PutError::NoWorkers(item)
-    }
-}
-
-impl<T> Drop for Queue<T> {
-    /// Drops every buffered item, even if some item's `Drop` panics (the first panic then
-    /// propagates). The buffer's own destructor would stop at the first panic and leak the
-    /// rest.
-    fn drop(&mut self) {
-        let buffer = &self.buffer;
-        each_despite_panics(|| buffer.pop().ok(), drop);
+fn refused<T>(refusal: Refusal, item: T) -> PutError<T> {
+    match refusal {
+        Refusal::ShutDown => PutError::ShutDown(item),
+        Refusal::NoWorkers => PutError::NoWorkers(item),
     }
 }
 
@@ -1950,7 +1804,7 @@ impl<T> fmt::Debug for Queue<T> {
     /// `T: Debug`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut s = f.debug_struct("Queue");
-        match self.limit {
+        match self.buffer.limit() {
             Limit::None => s.field("capacity", &None::<usize>),
             Limit::Buffered(n) => s.field("capacity", &Some(n)),
             Limit::Unfinished(n) => s.field("unfinished_limit", &n),

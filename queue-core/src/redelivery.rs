@@ -56,9 +56,10 @@ impl<T> Redelivery<T> {
 
     /// Decides the fate of an item whose delivery number `attempt` was abandoned, and puts
     /// it where that fate says (the lane or the dead letters). Runs no user code; the item
-    /// is never dropped here. The caller settles the accounting: for `Redelivered` it must
-    /// have moved the item from in flight to buffered *before* calling (`on_redeliver`),
-    /// since once in the lane another getter may count it in flight again.
+    /// is never dropped here. `on_redeliver` runs with the next attempt's number before the
+    /// item goes into the lane (where another getter may take it at once), so the journal
+    /// hears of the redelivery before the delivery. (In the ledger an item in the lane is
+    /// buffered: the queue counts the lane's length out of its in-flight count.)
     pub(crate) fn abandon(
         &self,
         id: JobId,
@@ -66,7 +67,6 @@ impl<T> Redelivery<T> {
         item: T,
         panicking: bool,
         on_redeliver: impl FnOnce(u32),
-        on_refused: impl FnOnce(),
     ) -> Fate {
         if attempt >= self.max_attempts.get() {
             self.bury(id, attempt, DeadReason::Exhausted { panicking }, item);
@@ -82,7 +82,6 @@ impl<T> Redelivery<T> {
             }
             Err(PushError::Closed((id, _, item)) | PushError::Full((id, _, item))) => {
                 // (Full cannot happen: the lane is unbounded.)
-                on_refused();
                 self.bury(id, attempt, DeadReason::ShutDownNow, item);
                 Fate::Discarded
             }
@@ -161,10 +160,10 @@ mod tests {
         let redelivery = limit(2);
         let id = JobId::new(7);
         let mut moved = false;
-        let fate = redelivery.abandon(id, 1, "x", false, |_| moved = true, || unreachable!());
+        let fate = redelivery.abandon(id, 1, "x", false, |_| moved = true);
         assert!(matches!(fate, Fate::Redelivered(2)) && moved);
         assert_eq!(redelivery.pop().map(|(id, a, _)| (id, a)), Some((id, 2)));
-        let fate = redelivery.abandon(id, 2, "x", true, |_| unreachable!(), || unreachable!());
+        let fate = redelivery.abandon(id, 2, "x", true, |_| unreachable!());
         assert!(matches!(fate, Fate::Exhausted));
         let dead = redelivery.take_dead();
         assert_eq!((dead[0].id, dead[0].attempts, dead[0].item), (id, 2, "x"));
@@ -176,16 +175,9 @@ mod tests {
     fn a_closed_lane_buries_the_item_as_discarded() {
         let redelivery = limit(3);
         redelivery.close();
-        let (mut moved, mut refused) = (false, false);
-        let fate = redelivery.abandon(
-            JobId::new(1),
-            1,
-            "y",
-            false,
-            |_| moved = true,
-            || refused = true,
-        );
-        assert!(matches!(fate, Fate::Discarded) && moved && refused);
+        let mut moved = false;
+        let fate = redelivery.abandon(JobId::new(1), 1, "y", false, |_| moved = true);
+        assert!(matches!(fate, Fate::Discarded) && moved);
         assert!(redelivery.pop().is_none());
         assert_eq!(redelivery.take_dead()[0].reason, DeadReason::ShutDownNow);
         assert_eq!(redelivery.redelivered(), 0);

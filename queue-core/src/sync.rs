@@ -26,27 +26,26 @@ pub(crate) use core::sync::atomic::AtomicU64;
 ))]
 pub(crate) use portable_atomic::AtomicU64;
 
-// The two items below serve the ring, which is compiled under `cfg(test)` until the queue
-// is moved onto it.
+// The two items below serve the ring.
 
 /// What a thread does while another finishes a step that takes no lock and runs no user
 /// code (a put between claiming a slot and publishing it): a spin hint, or under loom a
 /// yield, so the model explores the other thread.
-#[cfg(all(test, loom))]
+#[cfg(loom)]
 pub(crate) use loom::hint::spin_loop;
 
-#[cfg(all(test, not(loom)))]
+#[cfg(not(loom))]
 pub(crate) use core::hint::spin_loop;
 
 /// An `UnsafeCell` with loom's interface, so the one module that holds `unsafe` code is
 /// checked by loom's cell tracking under `cfg(loom)` and compiles to a plain
 /// `core::cell::UnsafeCell` otherwise. Creating the raw pointers is safe; using them is
 /// the caller's `unsafe`.
-#[cfg(all(test, loom))]
+#[cfg(loom)]
 #[derive(Debug)]
 pub(crate) struct Cell<T>(loom::cell::UnsafeCell<T>);
 
-#[cfg(all(test, loom))]
+#[cfg(loom)]
 impl<T> Cell<T> {
     pub(crate) fn new(value: T) -> Self {
         Cell(loom::cell::UnsafeCell::new(value))
@@ -65,11 +64,11 @@ impl<T> Cell<T> {
     }
 }
 
-#[cfg(all(test, not(loom)))]
+#[cfg(not(loom))]
 #[derive(Debug)]
 pub(crate) struct Cell<T>(core::cell::UnsafeCell<T>);
 
-#[cfg(all(test, not(loom)))]
+#[cfg(not(loom))]
 impl<T> Cell<T> {
     pub(crate) const fn new(value: T) -> Self {
         Cell(core::cell::UnsafeCell::new(value))

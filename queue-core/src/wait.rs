@@ -7,7 +7,7 @@ use event_listener::{EventListener, Listener};
 
 #[cfg(target_has_atomic = "ptr")]
 use crate::relay::RelaySlot;
-use crate::waiters::Waiters;
+use crate::waiters::Class;
 
 /// How a wait sleeps between attempts.
 pub(crate) enum Sleep<'a, 'b> {
@@ -36,7 +36,7 @@ impl Wait {
     #[inline]
     pub(crate) fn poll<R>(
         &mut self,
-        waiters: &Waiters,
+        waiters: Class<'_>,
         sleep: &mut Sleep<'_, '_>,
         mut attempt: impl FnMut(bool) -> Option<R>,
     ) -> Poll<R> {
@@ -59,7 +59,7 @@ impl Wait {
     /// As [`Registration::last_try`]; afterwards the wait holds nothing.
     pub(crate) fn last_try<R>(
         &mut self,
-        waiters: &Waiters,
+        waiters: Class<'_>,
         attempt: impl FnOnce(bool) -> Option<R>,
     ) -> Option<R> {
         match self.registration.take() {
@@ -70,7 +70,7 @@ impl Wait {
 
     /// Gives the registration up, if there is one (see [`Registration::release`]).
     #[inline]
-    pub(crate) fn release(&mut self, waiters: &Waiters) {
+    pub(crate) fn release(&mut self, waiters: Class<'_>) {
         if let Some(mut registration) = self.registration.take() {
             registration.release(waiters);
         }
@@ -114,7 +114,7 @@ impl Registration {
     /// `attempt` returns a value.
     fn poll<R>(
         &mut self,
-        waiters: &Waiters,
+        waiters: Class<'_>,
         sleep: &mut Sleep<'_, '_>,
         mut attempt: impl FnMut(bool) -> Option<R>,
     ) -> Poll<R> {
@@ -153,7 +153,7 @@ impl Registration {
 
     /// Polls the registered listener with a relay for the task's waker.
     #[inline]
-    fn poll_listener(&mut self, waiters: &Waiters, context: &mut Context<'_>) -> Poll<()> {
+    fn poll_listener(&mut self, waiters: Class<'_>, context: &mut Context<'_>) -> Poll<()> {
         let listener = self.listener.as_mut().expect("a listener is registered");
         #[cfg(target_has_atomic = "ptr")]
         {
@@ -176,7 +176,7 @@ impl Registration {
     /// given up whatever the attempt returned.
     fn last_try<R>(
         &mut self,
-        waiters: &Waiters,
+        waiters: Class<'_>,
         attempt: impl FnOnce(bool) -> Option<R>,
     ) -> Option<R> {
         // A notification that arrived since the last poll grants its turn to this try.
@@ -197,7 +197,7 @@ impl Registration {
     /// Gives the registration up: the turns it holds, and a notification its listener
     /// holds, pass to the next waiters, and the waker is dropped.
     #[cold]
-    fn release(&mut self, waiters: &Waiters) {
+    fn release(&mut self, waiters: Class<'_>) {
         if self.listener.is_some() || self.held != 0 {
             waiters.settle(&mut self.listener, self.held);
             self.held = 0;

@@ -1,6 +1,7 @@
 //! One class of waiters (getters, putters or joiners): an event, and a count of the
 //! listeners registered on it so that a notification with nobody to wake costs one atomic
-//! read-modify-write instead of event-listener's fence and list lock.
+//! read-modify-write instead of event-listener's fence and list lock, or nothing at all
+//! when the count sits in the ring word the notifier changes anyway.
 
 #[cfg(target_has_atomic = "ptr")]
 use alloc::sync::Arc;
@@ -9,6 +10,7 @@ use event_listener::{Event, EventListener, IntoNotification, Listener};
 
 #[cfg(target_has_atomic = "ptr")]
 use crate::relay::Deferred;
+use crate::ring::Counted;
 use crate::sync::{AtomicUsize, Ordering};
 use crate::turns::Turns;
 
@@ -36,12 +38,32 @@ use crate::turns::Turns;
 ///
 /// Hand-offs are fair: a hand-off grants the woken waiter its turn ([`Turns`]), which
 /// tries and newcomers cannot take from it.
+///
+/// On a queue whose buffer is the ring, the count of getters, putters (buffered limit) and
+/// joiners is not `registered` but a field of the ring word that every put, get or ending
+/// changes ([`Counted`]): that step reads the count in the same instruction, so the
+/// notifier needs no check of its own ([`Wake::Counted`]). The argument is the one above,
+/// with the claim or ending itself as the check: if it read no waiter, a waiter counted in
+/// later reads the claimed ticket (or the ending) and its re-check sees it. The operations
+/// live on [`Class`], which pairs the event with wherever its count is.
 pub(crate) struct Waiters {
     event: Event,
     registered: AtomicUsize,
     turns: Turns,
     #[cfg(target_has_atomic = "ptr")]
     deferred: Arc<Deferred>,
+}
+
+/// Whether a change must wake waiters of a class, as the change itself found out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Wake {
+    /// Nobody: nothing became available, or the change read no waiter counted.
+    No,
+    /// The change read the class's count in its own read-modify-write and found waiters:
+    /// notify without checking again.
+    Counted,
+    /// Something became available; check the count first.
+    Check,
 }
 
 impl Waiters {
@@ -64,35 +86,72 @@ impl Waiters {
         }
     }
 
+    /// The class, counted in `registered`.
+    #[inline]
+    pub(crate) fn own(&self) -> Class<'_> {
+        Class {
+            waiters: self,
+            counted: None,
+        }
+    }
+
+    /// The class, counted in a ring word if `counted` is given.
+    #[inline]
+    pub(crate) fn counted_in<'a>(&'a self, counted: Option<Counted<'a>>) -> Class<'a> {
+        Class {
+            waiters: self,
+            counted,
+        }
+    }
+}
+
+/// One class of waiters with wherever its count is (see [`Waiters`]).
+#[derive(Clone, Copy)]
+pub(crate) struct Class<'a> {
+    waiters: &'a Waiters,
+    counted: Option<Counted<'a>>,
+}
+
+impl<'a> Class<'a> {
     /// The list of relays this class's async waits queue themselves on.
     #[cfg(target_has_atomic = "ptr")]
     #[inline]
-    pub(crate) fn deferred(&self) -> &Arc<Deferred> {
-        &self.deferred
+    pub(crate) fn deferred(self) -> &'a Arc<Deferred> {
+        &self.waiters.deferred
     }
 
     /// Counts a waiter in, then registers its listener.
     #[inline]
-    pub(crate) fn listen(&self) -> EventListener {
-        // Acquire: reads from the release sequence of every earlier `anyone` check, so the
-        // state published before a skipped notification is visible to the attempt that
-        // follows this registration.
-        self.registered.fetch_add(1, Ordering::Acquire);
-        self.event.listen()
+    pub(crate) fn listen(self) -> EventListener {
+        match self.counted {
+            Some(counted) => counted.count_in(),
+            None => {
+                // Acquire: reads from the release sequence of every earlier `anyone`
+                // check, so the state published before a skipped notification is visible
+                // to the attempt that follows this registration.
+                self.waiters.registered.fetch_add(1, Ordering::Acquire);
+            }
+        }
+        self.waiters.event.listen()
     }
 
     /// Counts out a waiter whose listener has already left the event's list.
     #[inline]
-    pub(crate) fn left(&self) {
-        // Relaxed: only the count matters here; being a read-modify-write, it continues
-        // the release sequences the `Acquire` in `listen` relies on.
-        self.registered.fetch_sub(1, Ordering::Relaxed);
+    pub(crate) fn left(self) {
+        match self.counted {
+            Some(counted) => counted.count_out(),
+            None => {
+                // Relaxed: only the count matters here; being a read-modify-write, it
+                // continues the release sequences the `Acquire` in `listen` relies on.
+                self.waiters.registered.fetch_sub(1, Ordering::Relaxed);
+            }
+        }
     }
 
     /// The turns owed to this class's woken waiters (see [`Turns`]).
     #[inline]
-    pub(crate) fn turns(&self) -> &Turns {
-        &self.turns
+    pub(crate) fn turns(self) -> &'a Turns {
+        &self.waiters.turns
     }
 
     /// Ends a waiter's registration: removes its listener, if any, and passes on the turns
@@ -101,7 +160,7 @@ impl Waiters {
     /// needs), then wakes whoever that woke. A turn the waiter used was already redeemed
     /// by the take that used it.
     #[inline]
-    pub(crate) fn settle(&self, listener: &mut Option<EventListener>, held: usize) {
+    pub(crate) fn settle(self, listener: &mut Option<EventListener>, held: usize) {
         let mut turns = held;
         if let Some(registered) = listener.take() {
             // Discarded, not dropped: a dropped listener would pass its notification on
@@ -117,39 +176,53 @@ impl Waiters {
     /// Hands `n` held turns to as many listeners not yet notified; revokes those that
     /// reach nobody. Returns whether anyone was notified.
     #[cold]
-    fn pass_on(&self, n: usize) -> bool {
+    fn pass_on(self, n: usize) -> bool {
         let reached = if self.anyone() {
-            self.event.notify(n.additional())
+            self.waiters.event.notify(n.additional())
         } else {
             0
         };
         // The turns that reached a listener stay owed, now to it.
-        self.turns.revoke(n - reached.min(n));
+        self.waiters.turns.revoke(n - reached.min(n));
         reached != 0
     }
 
     /// Whether a listener may be registered, ordered after everything this thread
     /// published before the call.
     #[inline]
-    fn anyone(&self) -> bool {
-        // AcqRel: the release half heads the sequence a later registration acquires from
-        // (see the type's documentation); the read is of the latest count, as for every
-        // read-modify-write.
-        self.registered.fetch_add(0, Ordering::AcqRel) != 0
+    fn anyone(self) -> bool {
+        match self.counted {
+            Some(counted) => counted.anyone(),
+            // AcqRel: the release half heads the sequence a later registration acquires
+            // from (see the type's documentation); the read is of the latest count, as
+            // for every read-modify-write.
+            None => self.waiters.registered.fetch_add(0, Ordering::AcqRel) != 0,
+        }
     }
 
     /// Hands `n` items or slots to as many waiters not yet notified, granting each one
     /// reached its turn, without running any user code. Returns whether any was reached.
     #[inline]
-    pub(crate) fn signal_additional(&self, n: usize) -> bool {
+    pub(crate) fn signal_additional(self, n: usize) -> bool {
         self.anyone() && self.signal(n)
+    }
+
+    /// As [`signal_additional`](Class::signal_additional), for a change that says
+    /// itself whether to (see [`Wake`]).
+    #[inline]
+    pub(crate) fn signal_for(self, wake: Wake, n: usize) -> bool {
+        match wake {
+            Wake::No => false,
+            Wake::Counted => self.signal(n),
+            Wake::Check => self.signal_additional(n),
+        }
     }
 
     /// Notifies up to `n` listeners not yet notified and grants each one reached a turn.
     #[inline]
-    fn signal(&self, n: usize) -> bool {
-        let reached = self.event.notify(n.additional());
-        self.turns.grant(reached);
+    fn signal(self, n: usize) -> bool {
+        let reached = self.waiters.event.notify(n.additional());
+        self.waiters.turns.grant(reached);
         reached != 0
     }
 
@@ -160,31 +233,58 @@ impl Waiters {
     /// notified whatever event-listener's notified count says (a plain `notify(usize::MAX)`
     /// subtracts that count first, and wakes nobody if it is wrong).
     #[inline]
-    pub(crate) fn signal_all(&self) -> bool {
+    pub(crate) fn signal_all(self) -> bool {
         self.anyone() && self.signal(usize::MAX)
+    }
+
+    /// As [`signal_all`](Class::signal_all), for a change that says itself whether to.
+    #[inline]
+    pub(crate) fn signal_all_for(self, wake: Wake) -> bool {
+        match wake {
+            Wake::No => false,
+            Wake::Counted => self.signal(usize::MAX),
+            Wake::Check => self.signal_all(),
+        }
     }
 
     /// Runs the user wakers of every async wait signalled so far, outside every lock, even
     /// if some of them panic (the first panic then reaches the caller).
     #[inline]
-    pub(crate) fn wake_deferred(&self) {
+    pub(crate) fn wake_deferred(self) {
         #[cfg(target_has_atomic = "ptr")]
-        self.deferred.wake_all();
+        self.waiters.deferred.wake_all();
     }
 
     /// Wakes `n` more listeners (hand-off: one per item or slot made available).
     #[inline]
-    pub(crate) fn notify_additional(&self, n: usize) {
-        if self.signal_additional(n) {
+    pub(crate) fn notify_additional(self, n: usize) {
+        self.notify_for(Wake::Check, n);
+    }
+
+    /// As [`notify_additional`](Class::notify_additional), for a change that says itself
+    /// whether to.
+    #[inline]
+    pub(crate) fn notify_for(self, wake: Wake, n: usize) {
+        if self.signal_for(wake, n) {
             self.wake_deferred();
         }
     }
 
     /// Wakes every listener.
     #[inline]
-    pub(crate) fn notify_all(&self) {
+    pub(crate) fn notify_all(self) {
         if self.signal_all() {
             self.wake_deferred();
+        }
+    }
+
+    /// The waiters counted in now (a snapshot for tests).
+    #[cfg(all(test, not(loom), feature = "std"))]
+    fn registered(self) -> usize {
+        match self.counted {
+            Some(counted) => counted.count() as usize,
+            // Relaxed: a snapshot.
+            None => self.waiters.registered.load(Ordering::Relaxed),
         }
     }
 }
@@ -209,8 +309,7 @@ mod tests {
 
     fn counts<T>(queue: &Queue<T>) -> [usize; 3] {
         // Relaxed: read on the only thread.
-        [queue.getters(), queue.putters(), queue.joiners()]
-            .map(|waiters| waiters.registered.load(super::Ordering::Relaxed))
+        [queue.getters(), queue.putters(), queue.joiners()].map(|class| class.registered())
     }
 
     /// Every way a listener leaves (woken, cancelled, succeeding after a wake-up) counts
