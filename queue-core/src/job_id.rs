@@ -4,20 +4,29 @@ use core::fmt;
 
 /// The identity of one accepted item, unique within its [`Queue`](crate::Queue).
 ///
-/// A queue hands out ids from a 64-bit sequence that starts at 0: the `n`-th item the
-/// queue accepts gets the id `n - 1`. The id stays with the item for its whole life:
-/// through [`Delivery::id`](crate::Delivery::id), a
-/// [`retry`](crate::Delivery::retry), and the list returned by
-/// [`Queue::shutdown_now`](crate::Queue::shutdown_now).
+/// A queue hands out ids from a 64-bit sequence that starts at 0, in the order it accepts
+/// items. The id stays with the item for its whole life: through
+/// [`Delivery::id`](crate::Delivery::id), a [`retry`](crate::Delivery::retry), and the
+/// list returned by [`Queue::shutdown_now`](crate::Queue::shutdown_now).
 ///
-/// Ids are contiguous: no number is skipped, except in one race, a put that had already
-/// drawn its id when a concurrent shutdown closed the buffer (it returns
-/// [`TryPutError::ShutDown`](crate::TryPutError::ShutDown); its id is never used). With one
-/// producer and no retries, ids follow buffer order. A
-/// [`retry`](crate::Delivery::retry) puts its item back at the end of the buffer under its
-/// old id, so from then on a smaller id can come after larger ones. With several
-/// producers, two puts that race may enter the buffer in the opposite order to their ids.
-/// So ids are unique but not a proof of order.
+/// What the numbers promise depends on the queue's buffer:
+/// - **Bounded at up to 65,536 items (buffered or unfinished), without a journal** (the
+///   ring): a put draws its id and its place in the buffer in one step, so fresh ids
+///   follow buffer order for any number of producers, and a put refused at shutdown
+///   draws none. A [`retry`](crate::Delivery::retry) takes a place at the back and keeps
+///   its old id; the place uses up one number, so each retry makes the fresh ids skip
+///   one. In a queue that never saw a retry, ids are contiguous: the `n`-th accepted item
+///   is `n - 1`.
+/// - **Unbounded, bounded above 65,536, or journaled**: ids are contiguous and retries use
+///   up none, except in one race, a put that had already drawn its id when a concurrent
+///   shutdown closed the buffer (it returns
+///   [`TryPutError::ShutDown`](crate::TryPutError::ShutDown); its id is never used). With
+///   one producer, ids follow buffer order; with several, two puts that race may enter
+///   the buffer in the opposite order to their ids.
+///
+/// In both, a retried item goes to the back under its old id, so from then on a smaller
+/// id can come after larger ones. So ids are unique, but only on the ring a proof of
+/// order, and only up to retries.
 ///
 /// The sequence is a `u64`: at one put per nanosecond it would last 584 years, so it is
 /// not checked for wrapping.
