@@ -14,8 +14,9 @@
 //! window would leave gets spinning on it. [`Buffer::for_journal`] moves a queue onto the
 //! growable buffer when a journal is installed, before the queue is shared.
 //!
-//! Both keep the same three counts: tickets drawn, items taken out, endings. The ledger's
-//! buffered and in-flight counts are their differences ([`Counts`]).
+//! Both count tickets (ids) drawn, items taken out and endings (the growable buffer also
+//! counts puts revoked by a shutdown). The ledger's buffered and in-flight counts are their
+//! differences ([`Counts`]).
 
 use alloc::vec::Vec;
 
@@ -111,12 +112,18 @@ impl<T> Buffer<T> {
             return;
         };
         let (next_id, _, in_flight) = ring.counts();
+        let closed = ring.is_closed();
         let items = ring
             .drain()
             .into_iter()
             .map(|(id, item)| (JobId::new(id), item))
             .collect();
-        self.engine = Engine::Growable(Growable::resume(self.limit, next_id, in_flight, items));
+        let growable = Growable::resume(self.limit, next_id, in_flight, items);
+        if closed {
+            // A queue shut down before its journal was installed stays shut down.
+            growable.close();
+        }
+        self.engine = Engine::Growable(growable);
     }
 
     pub(crate) fn limit(&self) -> Limit {
@@ -151,7 +158,7 @@ impl<T> Buffer<T> {
                 Ok(put) => {
                     let id = JobId::new(put.id);
                     accepted(id);
-                    Ok((id, counted(put.notify_getter)))
+                    Ok((id, Wake::counted_if(put.notify_getter)))
                 }
                 Err(Refused::Full(item)) => Err(PutRefused::Full(item)),
                 Err(Refused::Closed(item)) => Err(PutRefused::Closed(item)),
@@ -169,26 +176,42 @@ impl<T> Buffer<T> {
             Engine::Ring(ring) => ring.try_get().map(|taken| Taken {
                 id: JobId::new(taken.id),
                 item: taken.item,
-                putters: counted(taken.notify_putter),
+                putters: Wake::counted_if(taken.notify_putter),
             }),
             Engine::Growable(growable) => growable.take(),
         }
     }
 
     /// Puts an item taken out back at the end, under its old id, leaving `owed` free slots
-    /// alone. Refused (with whether a slot came free for the putters): closed, or a
-    /// buffered limit reached.
-    pub(crate) fn requeue(&self, id: JobId, item: T, owed: usize) -> Result<(), (T, bool)> {
+    /// alone. Returns whether to check for putters: on the ring under an unfinished limit,
+    /// the retry counts the item twice for an instant (its new ticket is claimed before
+    /// its delivery is ended), and a put that saw that instant may be waiting for a slot
+    /// that is free again. Refused
+    /// (with whether a slot came free for the putters): closed, or a buffered limit
+    /// reached.
+    pub(crate) fn requeue(&self, id: JobId, item: T, owed: usize) -> Result<Wake, (T, bool)> {
         match &self.engine {
-            Engine::Ring(ring) => match ring.try_requeue_leaving(id.get(), item, owed as u64) {
-                Ok(_) => {
-                    // Relaxed: a count for snapshots.
-                    self.requeued.fetch_add(1, Ordering::Relaxed);
-                    Ok(())
+            Engine::Ring(ring) => {
+                // Counted before the ring's ending of the delivery (a Release), so a
+                // snapshot that sees that ending sees this count (see `counts`).
+                // Relaxed: the ending orders it.
+                self.requeued.fetch_add(1, Ordering::Relaxed);
+                match ring.try_requeue_leaving(id.get(), item, owed as u64) {
+                    Ok(_) => {
+                        let room = match self.limit {
+                            Limit::Unfinished(n) => ring.unfinished() < n as u64,
+                            _ => false,
+                        };
+                        Ok(Wake::check_if(room))
+                    }
+                    Err(Refused::Full(item) | Refused::Closed(item)) => {
+                        // Relaxed: as above; no ticket was claimed.
+                        self.requeued.fetch_sub(1, Ordering::Relaxed);
+                        Err((item, false))
+                    }
                 }
-                Err(Refused::Full(item) | Refused::Closed(item)) => Err((item, false)),
-            },
-            Engine::Growable(growable) => growable.requeue(id, item, owed),
+            }
+            Engine::Growable(growable) => growable.requeue(id, item, owed).map(|()| Wake::No),
         }
     }
 
@@ -200,12 +223,8 @@ impl<T> Buffer<T> {
                 let (settled, joiners) = ring.end_counted(n);
                 Ended {
                     settled,
-                    joiners: counted(settled && joiners),
-                    putters: if matches!(self.limit, Limit::Unfinished(_)) {
-                        Wake::Check
-                    } else {
-                        Wake::No
-                    },
+                    joiners: Wake::counted_if(settled && joiners),
+                    putters: Wake::check_if(matches!(self.limit, Limit::Unfinished(_))),
                 }
             }
             Engine::Growable(growable) => growable.end(n),
@@ -225,10 +244,10 @@ impl<T> Buffer<T> {
     pub(crate) fn counts(&self) -> Counts {
         match &self.engine {
             Engine::Ring(ring) => {
-                // Relaxed: a count for snapshots, read before the ring so it is not ahead
-                // of the tickets the ring reports (a requeue counts after its ticket).
-                let requeued = self.requeued.load(Ordering::Relaxed);
                 let (tickets, buffered, in_flight) = ring.counts();
+                // Relaxed: read after the ring's Acquire of `ended`, so every retry whose
+                // ending that read saw is counted (a retry counts here first).
+                let requeued = self.requeued.load(Ordering::Relaxed);
                 Counts {
                     accepted: tickets.saturating_sub(requeued),
                     buffered,
@@ -236,7 +255,7 @@ impl<T> Buffer<T> {
                 }
             }
             Engine::Growable(growable) => {
-                // Relaxed: as above.
+                // Relaxed: only the ring counted retries, before the buffer moved here.
                 let requeued = self.requeued.load(Ordering::Relaxed);
                 let counts = growable.counts();
                 Counts {
@@ -285,16 +304,6 @@ impl<T> Buffer<T> {
                 .collect(),
             Engine::Growable(growable) => growable.drain(),
         }
-    }
-}
-
-/// What a ring's claim or ending read of a waiter count.
-#[inline]
-fn counted(waiting: bool) -> Wake {
-    if waiting {
-        Wake::Counted
-    } else {
-        Wake::No
     }
 }
 

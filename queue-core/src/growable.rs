@@ -128,7 +128,7 @@ impl<T> Growable<T> {
         };
         // Relaxed: a count; the ending that follows the delivery releases it.
         self.taken.fetch_add(1, Ordering::Relaxed);
-        let putters = check(self.slots.freed_by_get() && self.slots.give_back(1));
+        let putters = Wake::check_if(self.slots.freed_by_get() && self.slots.give_back(1));
         Ok(Taken { id, item, putters })
     }
 
@@ -165,8 +165,8 @@ impl<T> Growable<T> {
         let freed = self.slots.freed_by_ending() && self.slots.give_back(n as usize);
         Ended {
             settled,
-            joiners: check(settled),
-            putters: check(freed),
+            joiners: Wake::check_if(settled),
+            putters: Wake::check_if(freed),
         }
     }
 
@@ -217,16 +217,6 @@ impl<T> Growable<T> {
             drained.push((taken.id, taken.item));
         }
         drained
-    }
-}
-
-/// Something became available, for waiters this buffer does not count.
-#[inline]
-fn check(available: bool) -> Wake {
-    if available {
-        Wake::Check
-    } else {
-        Wake::No
     }
 }
 

@@ -18,7 +18,8 @@ use core::fmt;
 ///   one. In a queue that never saw a retry, ids are contiguous: the `n`-th accepted item
 ///   is `n - 1`.
 /// - **Unbounded, bounded above 65,536, or journaled**: ids are contiguous and retries use
-///   up none, except in one race, a put that had already drawn its id when a concurrent
+///   up none (a journal installed on a ring-backed queue keeps the gaps its retries left),
+///   except in one race, a put that had already drawn its id when a concurrent
 ///   shutdown closed the buffer (it returns
 ///   [`TryPutError::ShutDown`](crate::TryPutError::ShutDown); its id is never used). With
 ///   one producer, ids follow buffer order; with several, two puts that race may enter

@@ -71,8 +71,11 @@ pub struct Ledger {
     /// On an unbounded, journaled or above-65,536 queue this can read one higher for
     /// an instant per put racing a shutdown: such a put has drawn its id when the closed
     /// buffer refuses it, and counts as accepted until it takes the id back, just before
-    /// it returns [`TryPutError::ShutDown`](crate::TryPutError::ShutDown). A snapshot taken
-    /// while no put is running is exact.
+    /// it returns [`TryPutError::ShutDown`](crate::TryPutError::ShutDown). On a ring-backed
+    /// queue a snapshot taken while a [`retry`](crate::Delivery::retry) runs can read one
+    /// lower (the retry is counted, its new place not yet) or one higher (the other way
+    /// round). A snapshot taken while no put or retry is running is exact, as is the
+    /// ledger a join returns.
     pub accepted: u64,
     /// Items waiting in the buffer.
     pub buffered: u64,

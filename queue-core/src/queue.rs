@@ -153,6 +153,11 @@ impl<T> Queue<T> {
     /// and not yet resolved. This bounds the work in progress, not only the buffer; a slot
     /// comes back when its item ends (resolved, abandoned or discarded).
     ///
+    /// A [`retry`](crate::Delivery::retry) keeps its item's slot. Up to a limit of 65,536
+    /// it holds a second one for an instant (its new place is taken before its delivery
+    /// ends): a [`try_put`](Queue::try_put) in that instant can find the queue full, and
+    /// a waiting put is woken once the retry is done.
+    ///
     /// # Errors
     ///
     /// [`ZeroCapacity`] if `limit` is 0.
@@ -984,8 +989,12 @@ impl<T> Queue<T> {
         // A retry takes no slot owed to a woken put.
         let owed = self.putters().turns().owed();
         match self.buffer.requeue(id, item, owed) {
-            Ok(()) => {
-                self.getters().notify_additional(1);
+            Ok(putters) => {
+                // Signal both classes before waking either (see `Waiters`).
+                let getters = self.getters().signal_additional(1);
+                if self.putters().signal_for(putters, 1) | getters {
+                    self.wake_signalled();
+                }
                 Ok(())
             }
             Err((item, freed)) => {

@@ -32,7 +32,9 @@
 //!   way.
 //! - An **ending** (resolution, abandonment, discard) is one `fetch_add` on `ended`, which
 //!   reads the joiner count. The queue is *settled* (nothing unfinished) when the ending
-//!   count equals the put ticket: a plain compare of two words.
+//!   count equals the put ticket: a plain compare of two words. A retry's ending (see
+//!   below) is the one that does not read the count: it comes between the retry's claim
+//!   and its publication, so it never settles the ring.
 //!
 //! # Ids
 //!
@@ -77,8 +79,8 @@
 //! drain of an immediate shutdown ignores reservations, so a woken getter can find its
 //! item drained: it then sees the ring closed.
 //!
-//! For the counts to mean what they say, a waiter inserts its event-listener listener
-//! *before* it counts itself in (the registration is a Release read-modify-write and the
+//! For the counts to mean what they say, a waiter of a reserving ring inserts its
+//! event-listener listener *before* it counts itself in (the registration is a Release read-modify-write and the
 //! put's claim an Acquire one, so a put that counts the waiter also sees its listener),
 //! and counts itself out only after its listener has left the list.
 //!
@@ -101,8 +103,9 @@
 //! takes from this module. What it does not take yet is the skipped notification: while
 //! every registered waiter already has a notification coming, a reserving ring tells the
 //! claimer nothing, and a counting ring tells it to notify each time. The reserving API
-//! (`Ring::new`, the `*_reserved`, `pass_on_*` and `unreserve_*` methods) is built and
-//! model-checked here, and compiled for tests only until the queue's turns move onto it.
+//! (the `*_reserved`, `register_*`, `pass_on_*` and `unreserve_*` methods; `Ring::new`
+//! builds a reserving ring) is built and model-checked here, and compiled for tests only
+//! until the queue's turns move onto it.
 //!
 //! # Bounds
 //!
@@ -398,12 +401,7 @@ impl<T> Ring<T> {
         item: T,
         owed: u64,
     ) -> Result<Accepted, Refused<T>> {
-        let accepted = self.put(item, Some(id), false, owed)?;
-        // Relaxed: the ticket claimed above keeps this item unfinished, so this ending
-        // cannot settle the ring and nobody needs to acquire it; being a read-modify-write
-        // it continues the release sequence the other endings rely on.
-        self.ended.0.fetch_add(TICKET, Ordering::Relaxed);
-        Ok(accepted)
+        self.put(item, Some(id), false, owed)
     }
 
     #[inline]
@@ -414,10 +412,11 @@ impl<T> Ring<T> {
         reserved: bool,
         owed: u64,
     ) -> Result<Accepted, Refused<T>> {
-        // A requeued item is already unfinished, so under an unfinished bound it counts
-        // itself once; a woken putter's own reservation counts as used too.
-        let allowance = u64::from(id.is_some() && matches!(self.bound, Bound::Unfinished(_)))
-            + u64::from(reserved);
+        // A requeued item is already unfinished, so under an unfinished bound it needs no
+        // room: the ring's slots hold every unfinished item. A woken putter's own
+        // reservation counts as used.
+        let bounded = id.is_none() || matches!(self.bound, Bound::Buffered(_));
+        let allowance = u64::from(reserved);
         // Relaxed: the compare-exchange below validates it.
         let mut tail = self.tail.0.load(Ordering::Relaxed);
         loop {
@@ -441,7 +440,7 @@ impl<T> Ring<T> {
             let limit = (self.bound.get() + allowance).saturating_sub(owed);
             // The raw pending count first (the common case has none); only a ring that
             // looks full checks whether a saturated count voids the reservations.
-            if used + pending >= limit && used + reservations(counts) >= limit {
+            if bounded && used + pending >= limit && used + reservations(counts) >= limit {
                 if behind(used) {
                     // `tail` was stale: a get (or an ending) already passed it.
                     spin_loop();
@@ -457,9 +456,10 @@ impl<T> Ring<T> {
             let stamp = slot.stamp.load(Ordering::Acquire);
             if stamp & TICKET_MASK == ticket {
                 let (next, notify_getter) = self.notification(tail.wrapping_add(TICKET));
-                // Acquire: a getter counted here inserted its listener before registering
-                // (Release), so the notify that follows finds it. The claim publishes
-                // nothing itself: the stamp's Release store below publishes the item, and
+                // Acquire: on a reserving ring, a getter counted here inserted its listener
+                // before registering (Release), so the notify that follows finds it (on a
+                // counting ring event-listener's own lock orders the two). The claim
+                // publishes nothing itself: the stamp's Release store below publishes the item, and
                 // a getter that registers after this claim sees the new ticket through
                 // its own read-modify-write of this word and waits for that stamp.
                 match self.tail.0.compare_exchange_weak(
@@ -469,6 +469,15 @@ impl<T> Ring<T> {
                     Ordering::Relaxed,
                 ) {
                     Ok(_) => {
+                        if id.is_some() {
+                            // A retry ends the item's delivery here, between claiming its
+                            // new ticket and publishing it: no get can take it (and end
+                            // it) before, and the new ticket keeps it unfinished, so this
+                            // ending never settles the ring. Release: an observer that
+                            // acquires `ended` then sees the claim above, so `tail -
+                            // ended` never reads negative.
+                            self.ended.0.fetch_add(TICKET, Ordering::Release);
+                        }
                         let id = id.unwrap_or(stamp);
                         slot.entry.with_mut(|entry| {
                             // SAFETY: the compare-exchange gave this thread ticket
@@ -666,10 +675,9 @@ impl<T> Ring<T> {
 
     /// Buffered items (a snapshot).
     pub(crate) fn len(&self) -> u64 {
-        // Acquire: the put of every item a get took claimed its ticket before, so the
-        // `tail` read below is not behind this `head`.
-        let head = self.head.0.load(Ordering::Acquire);
-        // Relaxed: ordered by the acquire above.
+        // Relaxed (both): a snapshot. A get's claim of `head` is no release, so `tail` can
+        // lag behind it; the check below reads that as empty.
+        let head = self.head.0.load(Ordering::Relaxed);
         let tail = self.tail.0.load(Ordering::Relaxed);
         let len = distance(ticket_of(tail), ticket_of(head));
         if behind(len) {
@@ -682,14 +690,16 @@ impl<T> Ring<T> {
     /// A snapshot of `(tickets, buffered, delivered)`: tickets claimed so far as a full
     /// 64-bit count (as [`tickets`](Ring::tickets)), items buffered (`tail - head`), and
     /// items taken out and not ended (`head - ended`). Read in the order `ended`, `head`,
-    /// `tail`, and every item is claimed before it is taken and taken before it ends, so
-    /// neither difference is negative.
+    /// `tail`: the Acquire of `ended` shows the take of every item it counts ended, so
+    /// `head - ended` is never negative; `tail` can lag behind `head` (a get's claim is no
+    /// release), and `buffered` is clamped at zero then.
     pub(crate) fn counts(&self) -> (u64, u64, u64) {
         // Acquire: pairs with the endings' AcqRel, so the `head` read below sees the take
         // of every item ended.
         let ended = ticket_of(self.ended.0.load(Ordering::Acquire));
-        // Acquire: the claim of every item taken comes before, for the `tail` read below.
-        let head = ticket_of(self.head.0.load(Ordering::Acquire));
+        // Relaxed: a get's claim of `head` is no release, so `tail` (read below) can lag
+        // behind it; the clamp keeps `buffered` from reading negative then.
+        let head = ticket_of(self.head.0.load(Ordering::Relaxed));
         let tickets = self.tickets();
         let clamp = |d: u64| if behind(d) { 0 } else { d };
         (

@@ -4,8 +4,8 @@
 //! A limit that the ring can hold ([`Limit::ring_bound`]: bounded by buffered or unfinished
 //! items, up to [`MAX_SLOTS`]) is enforced by the ring's own words, with no counter here:
 //! that is what takes the slot counter's two locked instructions off the put and the get.
-//! Every other limit (unbounded, and bounds above `MAX_SLOTS`, which use a growable
-//! buffer) is enforced by [`Slots`]: a put takes a slot before it draws its ticket, a get
+//! Every other limit (unbounded, bounds above `MAX_SLOTS`, and any limit of a journaled
+//! queue: those use a growable buffer) is enforced by [`Slots`]: a put takes a slot before it draws its ticket, a get
 //! (buffered limit) or an ending (unfinished limit) gives it back.
 
 use crate::ring::{Bound, MAX_SLOTS};

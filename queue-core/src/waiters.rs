@@ -42,7 +42,8 @@ use crate::turns::Turns;
 /// On a queue whose buffer is the ring, the count of getters, putters (buffered limit) and
 /// joiners is not `registered` but a field of the ring word that every put, get or ending
 /// changes ([`Counted`]): that step reads the count in the same instruction, so the
-/// notifier needs no check of its own ([`Wake::Counted`]). The argument is the one above,
+/// notifier needs no check of its own ([`Wake::Counted`]); a retry's ending reads none,
+/// and needs none, since it never settles the ring. The argument is the one above,
 /// with the claim or ending itself as the check: if it read no waiter, a waiter counted in
 /// later reads the claimed ticket (or the ending) and its re-check sees it. The operations
 /// live on [`Class`], which pairs the event with wherever its count is.
@@ -64,6 +65,29 @@ pub(crate) enum Wake {
     Counted,
     /// Something became available; check the count first.
     Check,
+}
+
+impl Wake {
+    /// [`Wake::Counted`] if the change read waiters in its own read-modify-write.
+    #[inline]
+    pub(crate) fn counted_if(waiting: bool) -> Wake {
+        if waiting {
+            Wake::Counted
+        } else {
+            Wake::No
+        }
+    }
+
+    /// [`Wake::Check`] if something became available, for waiters the change did not
+    /// count.
+    #[inline]
+    pub(crate) fn check_if(available: bool) -> Wake {
+        if available {
+            Wake::Check
+        } else {
+            Wake::No
+        }
+    }
 }
 
 impl Waiters {

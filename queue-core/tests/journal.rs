@@ -355,3 +355,18 @@ fn a_reentrant_journal_does_not_hang() {
     assert!(matches!(events[2], JobEvent::Ended { .. }));
     assert!(matches!(events[3], JobEvent::Accepted(_)));
 }
+
+/// A journal installed on a queue already shut down: the queue stays shut down, on a
+/// bounded queue (whose items move to another buffer for the journal) as on an unbounded
+/// one. Its buffered item is still delivered, then gets see `ShutDown`.
+#[test]
+fn a_journal_installed_after_shutdown_keeps_the_queue_shut_down() {
+    for queue in [Queue::bounded(4).unwrap(), Queue::unbounded()] {
+        queue.try_put(1u8).unwrap();
+        queue.shutdown();
+        let queue = queue.with_journal(Log::default());
+        assert_eq!(queue.try_get().unwrap().succeed(), 1);
+        assert_eq!(queue.try_get().err(), Some(TryGetError::ShutDown));
+        assert!(queue.is_shut_down());
+    }
+}

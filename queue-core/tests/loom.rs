@@ -516,3 +516,45 @@ fn redelivery_vs_shutdown_now() {
         assert!(ledger.is_balanced());
     });
 }
+
+/// A retry vs a worker that takes the retried item and succeeds vs a join: the join
+/// returns with the item succeeded, whichever of the retry's steps the worker's ending
+/// lands between.
+#[test]
+fn retry_vs_worker_vs_join() {
+    loom::model(|| {
+        let queue = Arc::new(Queue::bounded(2).unwrap());
+        queue.try_put(1u8).unwrap();
+        let delivery = queue.try_get_owned().unwrap();
+        let retrier = thread::spawn(move || delivery.retry().is_ok());
+        let worker = {
+            let queue = Arc::clone(&queue);
+            thread::spawn(move || queue.get_blocking().unwrap().succeed())
+        };
+        let ledger = queue.join_blocking();
+        assert!(retrier.join().unwrap());
+        assert_eq!(worker.join().unwrap(), 1);
+        assert_eq!((ledger.accepted, ledger.succeeded), (1, 1));
+        assert!(ledger.is_balanced());
+    });
+}
+
+/// A retry under an unfinished limit vs a put that waits for room: the retried item holds
+/// its one place, so the put (the second unfinished item of two) gets in.
+#[test]
+fn retry_vs_blocked_put_at_an_unfinished_limit() {
+    loom::model(|| {
+        let queue = Arc::new(Queue::with_unfinished_limit(2).unwrap());
+        queue.try_put(1u8).unwrap();
+        let delivery = queue.try_get_owned().unwrap();
+        let retrier = thread::spawn(move || delivery.retry().is_ok());
+        let producer = {
+            let queue = Arc::clone(&queue);
+            thread::spawn(move || queue.put_blocking(2).is_ok())
+        };
+        assert!(retrier.join().unwrap());
+        assert!(producer.join().unwrap());
+        let ledger = queue.ledger();
+        assert_eq!((ledger.accepted, ledger.buffered), (2, 2));
+    });
+}

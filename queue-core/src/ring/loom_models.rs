@@ -406,3 +406,54 @@ fn putter_pass_on_vs_barging_put() {
         assert_eq!(get_spinning(&ring), Some((2, 4)));
     });
 }
+
+/// A retry racing the get and ending of the item it put back (counting ring): whichever
+/// thread finishes last, the ending that leaves nothing unfinished reports the ring
+/// settled, so the queue wakes its joiners.
+#[test]
+fn requeue_vs_get_and_end_settles() {
+    loom::model(|| {
+        let ring = Arc::new(Ring::counting(Bound::Buffered(2)));
+        ring.try_put_leaving(5u32, 0).ok().unwrap();
+        let first = ring.try_get().ok().unwrap();
+        let retrier = {
+            let ring = Arc::clone(&ring);
+            thread::spawn(move || {
+                let accepted = ring.try_requeue_leaving(first.id, first.item, 0);
+                accepted.ok().unwrap().id
+            })
+        };
+        let (id, item) = get_spinning(&ring).unwrap();
+        let (settled, _) = ring.end_counted(1);
+        assert_eq!(retrier.join().unwrap(), 0);
+        assert_eq!((id, item), (0, 5));
+        assert!(settled, "the last ending settles the ring");
+        assert_eq!(ring.unfinished(), 0);
+    });
+}
+
+/// Two retries at once under an unfinished bound the queue is at: neither is refused,
+/// since a retried item already holds its place in the bound.
+#[test]
+fn two_requeues_at_an_unfinished_bound() {
+    loom::model(|| {
+        let ring = Arc::new(Ring::counting(Bound::Unfinished(2)));
+        ring.try_put_leaving(1u32, 0).ok().unwrap();
+        ring.try_put_leaving(2u32, 0).ok().unwrap();
+        let retriers: Vec<_> = (0..2)
+            .map(|_| {
+                let taken = ring.try_get().ok().unwrap();
+                let ring = Arc::clone(&ring);
+                thread::spawn(move || ring.try_requeue_leaving(taken.id, taken.item, 0).is_ok())
+            })
+            .collect();
+        for retrier in retriers {
+            assert!(
+                retrier.join().unwrap(),
+                "a retry within the bound is accepted"
+            );
+        }
+        assert_eq!(ring.unfinished(), 2);
+        assert_eq!(ring.len(), 2);
+    });
+}
