@@ -34,7 +34,7 @@ use crate::shutdown_until::ShutdownUntil;
 use crate::slots::Limit;
 use crate::stream::Deliveries;
 use crate::until::Until;
-use crate::waiters::{Class, Waiters};
+use crate::waiters::{Class, Waiters, Wake};
 use crate::worker::Worker;
 
 #[cfg(target_has_atomic = "ptr")]
@@ -537,8 +537,11 @@ impl<T> Queue<T> {
         match self.buffer.put(item, owed, accepted) {
             Ok((id, getters)) => {
                 crate::events::accepted(id);
-                // Hand-off: one more item means one more getter can proceed.
-                self.getters().notify_for(getters, 1);
+                // Hand-off: one more item means one more getter can proceed. (The class
+                // is built only when there is someone to tell.)
+                if getters != Wake::No {
+                    self.getters().notify_for(getters, 1);
+                }
                 Ok(id)
             }
             Err(PutRefused::Full(item)) => {
@@ -848,7 +851,9 @@ impl<T> Queue<T> {
         };
         let delivery = wrap(Handout { id, attempt: 1 }, item);
         self.note(|| JobEvent::Delivered { id, attempt: 1 });
-        self.putters().notify_for(putters, 1);
+        if putters != Wake::No {
+            self.putters().notify_for(putters, 1);
+        }
         Ok(delivery)
     }
 
@@ -906,8 +911,8 @@ impl<T> Queue<T> {
     #[inline]
     fn ended_one(&self) {
         let ended = self.buffer.end(1);
-        let putters = self.putters().signal_for(ended.putters, 1);
-        let joiners = self.joiners().signal_all_for(ended.joiners);
+        let putters = ended.putters != Wake::No && self.putters().signal_for(ended.putters, 1);
+        let joiners = ended.joiners != Wake::No && self.joiners().signal_all_for(ended.joiners);
         let getters = ended.settled && self.settled_getters();
         if putters | joiners | getters {
             self.wake_signalled();
