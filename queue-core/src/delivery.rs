@@ -59,7 +59,9 @@ impl<T, Q: Deref<Target = Queue<T>>> Lease<T, Q> {
             .expect("a delivery holds its item until it is consumed")
     }
 
-    #[inline]
+    // Always: every resolve runs it, and left to itself the compiler keeps it out of line
+    // (8 of the floor's 193 instructions per message were its call and return).
+    #[inline(always)]
     fn resolve(mut self, outcome: Outcome) -> T {
         let id = self.id;
         // While the item is still in this delivery, and before the ledger counts the
