@@ -289,6 +289,77 @@ fn targets(
             met: Some(ours <= flume * 1.05),
         });
     }
+    // The engine's wall-clock targets: ratios to a peer measured in the same run.
+    let ratio = |group: &str, peer: &str| -> Option<f64> {
+        Some(t(&format!("{group}/ours"))? / t(&format!("{group}/{peer}"))?)
+    };
+    let ratios = |what: &'static str, peer: &str, groups: &[&str], at_most: f64| {
+        let found: Vec<(&str, f64)> = groups
+            .iter()
+            .filter_map(|group| Some((*group, ratio(group, peer)?)))
+            .collect();
+        Target {
+            what,
+            measured: found
+                .iter()
+                .map(|(group, r)| format!("{} {r:.2}×", group.trim_start_matches("queue/")))
+                .collect::<Vec<_>>()
+                .join(", "),
+            met: (found.len() == groups.len()).then(|| found.iter().all(|(_, r)| *r <= at_most)),
+        }
+    };
+    rows.push(ratios(
+        "wall clock ≤ 1.0× flume: floor, SPSC and MPMC 4×4 on one thread, MPMC 4×4 on smol with 2 threads",
+        "flume",
+        &[
+            "queue/floor",
+            "queue/local/spsc-bounded128",
+            "queue/local/mpmc4x4-bounded128",
+            "queue/smol2/mpmc4x4-bounded128",
+        ],
+        1.0,
+    ));
+    rows.push(ratios(
+        "blocking SPSC across 2 threads: wall clock ≤ 1.0× async-channel",
+        "async-channel",
+        &["queue/blocking/spsc-bounded128"],
+        1.0,
+    ));
+    rows.push(ratios(
+        "unbounded: wall clock not above async-channel's unbounded",
+        "async-channel",
+        &[
+            "queue/local/mpmc4x4-unbounded",
+            "queue/blocking/spsc-unbounded",
+            "queue/blocking/mpmc4x4-unbounded",
+        ],
+        1.0,
+    ));
+    let scaled: Vec<(f64, f64)> = [1, 2, 4, 8, 16, 32, 64]
+        .iter()
+        .filter_map(|n| {
+            let ours = t(&format!("scaling/smol2-bounded128/ours/{n}"))?;
+            let flume = t(&format!("scaling/smol2-bounded128/flume/{n}"))?;
+            Some((f64::from(*n), ours / flume))
+        })
+        .collect();
+    if !scaled.is_empty() {
+        let max = scaled.iter().map(|p| p.1).fold(f64::MIN, f64::max);
+        let min = scaled.iter().map(|p| p.1).fold(f64::MAX, f64::min);
+        rows.push(Target {
+            what: "flat against flume from 1 to 64 producers/consumers: max ÷ min of ours ÷ flume ≤ 1.5",
+            measured: format!(
+                "{:.2} ({})",
+                max / min,
+                scaled
+                    .iter()
+                    .map(|(n, r)| format!("{n}: {r:.2}×"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            met: Some(max / min <= 1.5),
+        });
+    }
     // Python.
     let pairs = [
         ("one-task", "queue/floor/ours"),
