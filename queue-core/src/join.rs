@@ -59,9 +59,9 @@ impl<'a, T> Join<'a, T> {
     /// The deadline fired: checks once more, then gives the registration up.
     ///
     /// `Ok` if nothing is unfinished, or if the ledger read after the failed check already
-    /// shows every accepted item ended (an ending counts its outcome just before it counts
-    /// as ended); otherwise `Err` with that ledger, which then shows at least one
-    /// unfinished item.
+    /// shows nothing buffered or in flight (the buffer's own count of unfinished items, which
+    /// a retry in progress never reads low, unlike `accepted`); otherwise `Err` with that
+    /// ledger, which then shows at least one item buffered or in flight.
     pub(crate) fn last_try(&mut self) -> Result<Ledger, Ledger> {
         let queue = self.queue;
         if let Some(ledger) = self
@@ -71,7 +71,7 @@ impl<'a, T> Join<'a, T> {
             return Ok(ledger);
         }
         let ledger = queue.ledger();
-        if ledger.unfinished() == 0 {
+        if ledger.buffered + ledger.in_flight == 0 {
             Ok(ledger)
         } else {
             Err(ledger)
