@@ -1,7 +1,8 @@
 //! The buffer of a queue the ring does not serve (unbounded, bounded above
 //! [`MAX_SLOTS`](crate::ring::MAX_SLOTS), or journaled; see `buffer.rs`):
-//! concurrent-queue's buffer of `(JobId, T)`, the slot counter of `slots.rs`, and the three
-//! counts the ring keeps in its words (ids drawn, items taken, endings).
+//! concurrent-queue's buffer of `(JobId, T)`, the slot counter of `slots.rs`, the three
+//! counts the ring keeps in its words (ids drawn, items taken, endings), and a count of the
+//! puts a shutdown revoked after they drew their id.
 
 use alloc::vec::Vec;
 

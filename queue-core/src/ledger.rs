@@ -21,13 +21,14 @@ use crate::sync::{AtomicU64, Ordering};
 /// `discarded` come from counters of their own, each bumped before its ending is counted.
 /// `succeeded`, the common ending, has no counter: it is the buffer's endings minus the
 /// other four, so a successful resolve costs no atomic operation beyond the ending itself.
-/// The identity therefore no longer checks two bookkeepings of the successes against each
-/// other; what it still checks is that the snapshot read no outcome counter ahead of the
-/// endings it belongs to (`succeeded` would then have to be negative, and reads 0). The
-/// other four outcomes are counted independently of the endings, and a test that keeps its
-/// own record can check them against it. While operations run, a snapshot reads the counts
-/// one after the other and may be off by the items in motion: an ending in progress can
-/// show under its outcome with one success fewer.
+/// The identity therefore no longer checks two bookkeepings against each other: a missed or
+/// doubled ending shifts `succeeded` instead of unbalancing the ledger. The other four
+/// outcomes are still counted independently of the endings, so a test that keeps its own
+/// record of what ended how can check them (the fault runs and the loom models do). While
+/// operations run, a snapshot reads the counts one after the other and may be off by the
+/// items in motion: endings in progress can show under their outcome with as many
+/// successes fewer (up to `n` for a [`Queue::shutdown_now`](crate::Queue::shutdown_now)
+/// discarding `n` items), and a retry in progress can read `accepted` one low.
 ///
 /// An empty buffer or a returned `join` does not say the work succeeded; `succeeded` does.
 ///
@@ -81,7 +82,7 @@ pub struct Ledger {
     /// queue a snapshot taken while a [`retry`](crate::Delivery::retry) runs can read one
     /// lower (the retry is counted, its new place not yet) or one higher (the other way
     /// round). A snapshot taken while no put or retry is running is exact, as is the
-    /// ledger a join returns.
+    /// ledger a join returns once it finds the queue settled.
     pub accepted: u64,
     /// Items waiting in the buffer.
     pub buffered: u64,
@@ -143,7 +144,9 @@ impl Ledger {
     ///
     /// Always true of a snapshot taken while no operation runs. Since `succeeded` is
     /// derived from the others (see the type's docs), on a snapshot of a running queue it
-    /// is false only when an outcome was read ahead of its ending.
+    /// is false only when the snapshot read more outcomes ahead of their endings than it
+    /// counted successes, or read `accepted` behind the buffer's counts (a retry, or a put
+    /// revoked by a shutdown, in progress).
     ///
     /// # Examples
     ///

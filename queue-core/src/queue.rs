@@ -153,8 +153,8 @@ impl<T> Queue<T> {
     /// and not yet resolved. This bounds the work in progress, not only the buffer; a slot
     /// comes back when its item ends (resolved, abandoned or discarded).
     ///
-    /// A [`retry`](crate::Delivery::retry) keeps its item's slot. Up to a limit of 65,536
-    /// it holds a second one for an instant (its new place is taken before its delivery
+    /// A [`retry`](crate::Delivery::retry) keeps its item's slot. On a queue without a
+    /// journal and a limit of up to 65,536 it holds a second one for an instant (its new place is taken before its delivery
     /// ends): a [`try_put`](Queue::try_put) in that instant can find the queue full, and
     /// a waiting put is woken once the retry is done.
     ///

@@ -458,10 +458,11 @@ impl<T> Ring<T> {
                 let (next, notify_getter) = self.notification(tail.wrapping_add(TICKET));
                 // Acquire: on a reserving ring, a getter counted here inserted its listener
                 // before registering (Release), so the notify that follows finds it (on a
-                // counting ring event-listener's own lock orders the two). The claim
-                // publishes nothing itself: the stamp's Release store below publishes the item, and
-                // a getter that registers after this claim sees the new ticket through
-                // its own read-modify-write of this word and waits for that stamp.
+                // counting ring, event-listener's fence and list lock order the two). The
+                // claim publishes nothing itself: the stamp's Release store below publishes
+                // the item, and a getter that registers after this claim sees the new
+                // ticket through its own read-modify-write of this word and waits for
+                // that stamp.
                 match self.tail.0.compare_exchange_weak(
                     tail,
                     next,
