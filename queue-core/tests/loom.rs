@@ -530,9 +530,16 @@ fn retry_vs_worker_vs_join() {
         queue.try_put(1u8).unwrap();
         let delivery = queue.try_get_owned().unwrap();
         let retrier = thread::spawn(move || delivery.retry().is_ok());
+        // The worker spins rather than waits: the model is about the ending and the
+        // joiner, and a waiting getter would multiply its interleavings.
         let worker = {
             let queue = Arc::clone(&queue);
-            thread::spawn(move || queue.get_blocking().unwrap().succeed())
+            thread::spawn(move || loop {
+                match queue.try_get() {
+                    Ok(delivery) => break delivery.succeed(),
+                    Err(_) => thread::yield_now(),
+                }
+            })
         };
         let ledger = queue.join_blocking();
         assert!(retrier.join().unwrap());
