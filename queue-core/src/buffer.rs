@@ -183,13 +183,19 @@ impl<T> Buffer<T> {
     }
 
     /// Puts an item taken out back at the end, under its old id, leaving `owed` free slots
-    /// alone. Returns whether to check for putters: on the ring under an unfinished limit,
+    /// alone. Returns whether to wake a getter (on the ring, as the claim read it) and
+    /// whether to check for putters: on the ring under an unfinished limit,
     /// the retry counts the item twice for an instant (its new ticket is claimed before
     /// its delivery is ended), and a put that saw that instant may be waiting for a slot
     /// that is free again. Refused
     /// (with whether a slot came free for the putters): closed, or a buffered limit
     /// reached.
-    pub(crate) fn requeue(&self, id: JobId, item: T, owed: usize) -> Result<Wake, (T, bool)> {
+    pub(crate) fn requeue(
+        &self,
+        id: JobId,
+        item: T,
+        owed: usize,
+    ) -> Result<(Wake, Wake), (T, bool)> {
         match &self.engine {
             Engine::Ring(ring) => {
                 // Counted before the ring's ending of the delivery (a Release), so a
@@ -197,12 +203,12 @@ impl<T> Buffer<T> {
                 // Relaxed: the ending orders it.
                 self.requeued.fetch_add(1, Ordering::Relaxed);
                 match ring.try_requeue_leaving(id.get(), item, owed as u64) {
-                    Ok(_) => {
+                    Ok(put) => {
                         let room = match self.limit {
                             Limit::Unfinished(n) => ring.unfinished() < n as u64,
                             _ => false,
                         };
-                        Ok(Wake::check_if(room))
+                        Ok((Wake::counted_if(put.notify_getter), Wake::check_if(room)))
                     }
                     Err(Refused::Full(item) | Refused::Closed(item)) => {
                         // Relaxed: as above; no ticket was claimed.
@@ -211,7 +217,9 @@ impl<T> Buffer<T> {
                     }
                 }
             }
-            Engine::Growable(growable) => growable.requeue(id, item, owed).map(|()| Wake::No),
+            Engine::Growable(growable) => growable
+                .requeue(id, item, owed)
+                .map(|()| (Wake::Check, Wake::No)),
         }
     }
 

@@ -994,9 +994,9 @@ impl<T> Queue<T> {
         // A retry takes no slot owed to a woken put.
         let owed = self.putters().turns().owed();
         match self.buffer.requeue(id, item, owed) {
-            Ok(putters) => {
+            Ok((getters, putters)) => {
                 // Signal both classes before waking either (see `Waiters`).
-                let getters = self.getters().signal_additional(1);
+                let getters = self.getters().signal_for(getters, 1);
                 if self.putters().signal_for(putters, 1) | getters {
                     self.wake_signalled();
                 }
