@@ -31,8 +31,33 @@ pub(crate) use portable_atomic::AtomicU64;
 /// What a thread does while another finishes a step that takes no lock and runs no user
 /// code (a put between claiming a slot and publishing it): a spin hint, or under loom a
 /// yield, so the model explores the other thread.
+///
+/// Under loom, a thread's spins past the first [`FAIR_SPINS`] in one execution stop the
+/// model from branching for the rest of that execution: it then runs the thread that
+/// yielded least, the one still inside its step. Without this, two threads spinning on
+/// the same unfinished step could be scheduled against each other forever (a yield is not
+/// a preemption, so the preemption bound does not end it), and the model would report
+/// its own unfair schedule as exceeding its branch limit. A spin reads and discards, so
+/// what the paths cut here would explore, the paths where the step's thread runs within
+/// the first spins explore too.
 #[cfg(loom)]
-pub(crate) use loom::hint::spin_loop;
+pub(crate) fn spin_loop() {
+    loom::thread_local! {
+        static SPINS: core::cell::Cell<u32> = core::cell::Cell::new(0);
+    }
+    let spins = SPINS.with(|spins| {
+        spins.set(spins.get() + 1);
+        spins.get()
+    });
+    if spins > FAIR_SPINS {
+        loom::skip_branch();
+    }
+    loom::hint::spin_loop();
+}
+
+/// The spins a thread makes, in one loom execution, while the model still branches.
+#[cfg(loom)]
+const FAIR_SPINS: u32 = 2;
 
 #[cfg(not(loom))]
 pub(crate) use core::hint::spin_loop;
