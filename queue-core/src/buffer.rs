@@ -158,7 +158,7 @@ impl<T> Buffer<T> {
                 Ok(put) => {
                     let id = JobId::new(put.id);
                     accepted(id);
-                    Ok((id, Wake::counted_if(put.notify_getter)))
+                    Ok((id, Wake::reserved_if(put.notify_getter)))
                 }
                 Err(Refused::Full(item)) => Err(PutRefused::Full(item)),
                 Err(Refused::Closed(item)) => Err(PutRefused::Closed(item)),
@@ -176,7 +176,7 @@ impl<T> Buffer<T> {
             Engine::Ring(ring) => ring.try_get().map(|taken| Taken {
                 id: JobId::new(taken.id),
                 item: taken.item,
-                putters: Wake::counted_if(taken.notify_putter),
+                putters: Wake::reserved_if(taken.notify_putter),
             }),
             Engine::Growable(growable) => growable.take(),
         }
@@ -208,7 +208,7 @@ impl<T> Buffer<T> {
                             Limit::Unfinished(n) => ring.unfinished() < n as u64,
                             _ => false,
                         };
-                        Ok((Wake::counted_if(put.notify_getter), Wake::check_if(room)))
+                        Ok((Wake::reserved_if(put.notify_getter), Wake::check_if(room)))
                     }
                     Err(Refused::Full(item) | Refused::Closed(item)) => {
                         // Relaxed: as above; no ticket was claimed.
@@ -346,7 +346,7 @@ mod tests {
             assert_eq!((a.get(), b.get()), (0, 1));
             assert!(matches!(buffer.put(3, 0, |_| {}), Err(PutRefused::Full(3))));
             let taken = buffer.take().unwrap();
-            assert_ne!(taken.putters, Wake::Counted, "no putter is counted");
+            assert_ne!(taken.putters, Wake::Reserved, "no putter is counted");
             assert_eq!((taken.id, taken.item), (a, 1));
             assert_eq!(buffer.counts(), counts(2, 1, 1));
             buffer.requeue(taken.id, taken.item, 0).unwrap();

@@ -91,21 +91,36 @@
 //!
 //! # Counting only
 //!
-//! The queue builds its rings with [`Ring::counting`]: there the waiter fields only count
-//! registered waiters, and `pending` stays zero. A claim (an ending) that reads a
-//! non-zero `waiting` tells its caller to notify; the queue's own turns (`turns.rs`) keep
-//! a woken waiter's item or slot for it, as on its other buffers. A counting ring lends
-//! its fields through [`Counted`]: a waiter counts itself in (an AcqRel read-modify-write)
-//! *before* inserting its listener, as `waiters.rs` documents, and a notifier that changed
-//! something other than this word checks the field with [`Counted::anyone`].
+//! The queue builds its rings with [`Ring::counting`]. There a pending notification
+//! reserves nothing: the queue's own turns (`turns.rs`) keep a woken waiter's item or slot
+//! for it, as on its other buffers, so barging tries never read `pending`. The two fields
+//! only spare notifications: a claim that finds `waiting > pending` raises `pending` and
+//! tells its caller to notify (`Wake::Reserved` in `waiters.rs`), and while every counted
+//! waiter already has a notification coming it tells nothing, so a burst of puts for one
+//! sleeping getter pays event-listener once. A counting ring lends its fields through
+//! [`Counted`]:
 //!
-//! So the nobody-waits path costs nothing beyond the claim, and that is what the queue
-//! takes from this module. What it does not take yet is the skipped notification: while
-//! every registered waiter already has a notification coming, a reserving ring tells the
-//! claimer nothing, and a counting ring tells it to notify each time. The reserving API
-//! (the `*_reserved`, `register_*`, `pass_on_*` and `unreserve_*` methods; `Ring::new`
-//! builds a reserving ring) is built and model-checked here, and compiled for tests only
-//! until the queue's turns move onto it.
+//! - a waiter counts itself in (an AcqRel read-modify-write) *before* inserting its
+//!   listener, as `waiters.rs` documents;
+//! - a waiter whose listener left notified counts itself out with
+//!   [`Counted::count_out_notified`] (one waiting, one pending), one whose listener left
+//!   without a notification with [`Counted::count_out`];
+//! - a notification that reached nobody (the waiter it counted had not inserted its
+//!   listener yet, or had just left) is withdrawn with [`Counted::withdraw`], and the
+//!   caller sends one uncounted notification in its place; `waiters.rs` argues why that
+//!   loses no wake-up;
+//! - a notifier that changed something other than this word checks the field with
+//!   [`Counted::anyone`].
+//!
+//! `pending` can read low: a waiter woken by an uncounted notification counts out a
+//! pending notification another waiter was owed. That costs one notification more than
+//! needed later, never a wake-up. It reads high only between a notify that reached nobody
+//! and its withdrawal, a window the notification after the withdrawal covers.
+//!
+//! The reserving API (the `*_reserved`, `register_*`, `pass_on_*` and `unreserve_*`
+//! methods; `Ring::new` builds a reserving ring) is built and model-checked here and
+//! compiled for tests only: the queue's turns keep the hand-offs, and outside tests
+//! [`Ring::reserving`] is a constant `false`, so the reservation checks compile away.
 //!
 //! # Bounds
 //!
@@ -288,7 +303,9 @@ pub(crate) struct Ring<T> {
     mask: u64,
     bound: Bound,
     /// Whether notifications reserve (see the module docs); a [`counting`](Ring::counting)
-    /// ring only counts its waiters.
+    /// ring only counts its waiters. Reserving rings exist only in tests, so outside them
+    /// the field is gone and every ring counts (see [`reserving`](Ring::reserving)).
+    #[cfg(test)]
     reserving: bool,
 }
 
@@ -316,8 +333,12 @@ impl<T> Ring<T> {
     ///
     /// As [`new`](Ring::new).
     pub(crate) fn counting(bound: Bound) -> Self {
+        #[cfg_attr(not(test), allow(unused_mut))]
         let mut ring = Self::new(bound);
-        ring.reserving = false;
+        #[cfg(test)]
+        {
+            ring.reserving = false;
+        }
         ring
     }
 
@@ -347,8 +368,19 @@ impl<T> Ring<T> {
             slots: slots.into_boxed_slice(),
             mask: len - 1,
             bound,
+            #[cfg(test)]
             reserving: true,
         }
+    }
+
+    /// Whether the pending notifications reserve items and slots: never outside tests,
+    /// where the queue builds only counting rings, so the reservation checks compile away.
+    #[inline]
+    fn reserving(&self) -> bool {
+        #[cfg(test)]
+        return self.reserving;
+        #[cfg(not(test))]
+        false
     }
 
     #[inline]
@@ -429,8 +461,13 @@ impl<T> Ring<T> {
                 // after the read of the get that freed the slot.
                 Bound::Buffered(_) => {
                     let head = self.head.0.load(Ordering::Relaxed);
-                    // Slots reserved for woken putters count as used.
-                    (distance(ticket, ticket_of(head)), pending(head), head)
+                    let used = distance(ticket, ticket_of(head));
+                    if self.reserving() {
+                        // Slots reserved for woken putters count as used.
+                        (used, pending(head), head)
+                    } else {
+                        (used, 0, 0)
+                    }
                 }
                 Bound::Unfinished(_) => {
                     let ended = self.ended.0.load(Ordering::Relaxed);
@@ -458,7 +495,8 @@ impl<T> Ring<T> {
                 let (next, notify_getter) = self.notification(tail.wrapping_add(TICKET));
                 // Acquire: on a reserving ring, a getter counted here inserted its listener
                 // before registering (Release), so the notify that follows finds it (on a
-                // counting ring, event-listener's fence and list lock order the two). The
+                // counting ring the getter counts in first, and a notify that misses its
+                // listener is withdrawn and sent again uncounted, see `waiters.rs`). The
                 // claim publishes nothing itself: the stamp's Release store below publishes
                 // the item, and a getter that registers after this claim sees the new
                 // ticket through its own read-modify-write of this word and waits for
@@ -548,7 +586,7 @@ impl<T> Ring<T> {
             // Acquire: pairs with the put's Release store, so the entry is written.
             let stamp = slot.stamp.load(Ordering::Acquire);
             if stamp & TICKET_MASK == (ticket + 1) & TICKET_MASK {
-                if claim == Claim::Barging {
+                if claim == Claim::Barging && self.reserving() {
                     // Relaxed: the put of this item claimed its ticket before the stamp we
                     // acquired, so this read sees at least that ticket.
                     let tail = self.tail.0.load(Ordering::Relaxed);
@@ -812,25 +850,19 @@ impl<T> Ring<T> {
 
 impl<T> Ring<T> {
     /// `word` as a claim leaves it, and whether the claimer must notify a waiter: one more
-    /// pending notification if the ring reserves (see [`with_notification`]); on a
-    /// counting ring, the word unchanged, and a notification whenever a waiter is counted.
+    /// pending notification if a registered waiter has none coming (see
+    /// [`with_notification`]). On a reserving ring the pending count also reserves the
+    /// item or slot; on a counting ring it only spares the notification.
     #[inline]
     fn notification(&self, word: u64) -> (u64, bool) {
-        if word & (FIELD_MAX << WAITING_SHIFT) == 0 {
-            // Nobody waits: the common case, one test.
-            (word, false)
-        } else if self.reserving {
-            with_notification(word)
-        } else {
-            (word, true)
-        }
+        with_notification(word)
     }
 
     /// Where the waiters of `kind` are counted, on a counting ring (a putter class only
     /// under a buffered bound).
     pub(crate) fn counted(&self, kind: Kind) -> Counted<'_> {
         debug_assert!(
-            !self.reserving,
+            !self.reserving(),
             "only a counting ring lends its waiter fields"
         );
         let word = match kind {
@@ -887,10 +919,27 @@ impl Counted<'_> {
         }
     }
 
-    /// Counts a waiter out (unless saturated).
+    /// Counts a waiter out (unless saturated): one whose listener left without a
+    /// notification.
     #[inline]
     pub(crate) fn count_out(self) {
         unregister(self.0);
+    }
+
+    /// Counts out a waiter whose listener left notified, with one pending notification
+    /// (none if none is left: one counted for this waiter may already have been taken by
+    /// a waiter woken by a notification no claim counted, which only makes a later claim
+    /// notify once more than needed).
+    #[inline]
+    pub(crate) fn count_out_notified(self) {
+        consume(self.0);
+    }
+
+    /// Withdraws the pending notification a claim counted, after its notification reached
+    /// nobody (saturating at zero, as above).
+    #[cold]
+    pub(crate) fn withdraw(self) {
+        withdraw(self.0);
     }
 
     /// The waiters counted (a snapshot for tests).
@@ -898,6 +947,13 @@ impl Counted<'_> {
     pub(crate) fn count(self) -> u64 {
         // Relaxed: a snapshot.
         waiting(self.0.load(Ordering::Relaxed))
+    }
+
+    /// The notifications counted as on their way (a snapshot for tests).
+    #[cfg(all(test, not(loom), feature = "std"))]
+    pub(crate) fn pending(self) -> u64 {
+        // Relaxed: a snapshot.
+        pending(self.0.load(Ordering::Relaxed))
     }
 
     /// Whether a waiter may be counted, ordered after everything this thread published
@@ -1040,11 +1096,20 @@ fn pass_on(word: &AtomicU64) -> bool {
 /// nothing).
 #[cfg(test)]
 fn unreserve(word: &AtomicU64) {
+    debug_assert!(
+        waiting(word.load(Ordering::Relaxed)) == FIELD_MAX
+            || pending(word.load(Ordering::Relaxed)) != 0,
+        "a reservation withdrawn twice"
+    );
+    withdraw(word);
+}
+
+/// Withdraws one pending notification, if any is left (nothing once saturated).
+fn withdraw(word: &AtomicU64) {
     // Relaxed: the compare-exchange below validates it.
     let mut now = word.load(Ordering::Relaxed);
     loop {
         if waiting(now) == FIELD_MAX || pending(now) == 0 {
-            debug_assert!(waiting(now) == FIELD_MAX, "a reservation withdrawn twice");
             return;
         }
         // Relaxed: a count.

@@ -147,7 +147,7 @@ impl Registration {
             // raced the grant took the item), it keeps the turn and waits again.
             self.listener = None;
             self.held += 1;
-            waiters.left();
+            waiters.left(true);
         }
     }
 
@@ -181,8 +181,9 @@ impl Registration {
     ) -> Option<R> {
         // A notification that arrived since the last poll grants its turn to this try.
         if let Some(registered) = self.listener.take() {
-            self.held += usize::from(registered.discard());
-            waiters.left();
+            let notified = registered.discard();
+            self.held += usize::from(notified);
+            waiters.left(notified);
         }
         let turn = self.held != 0;
         let done = attempt(turn);

@@ -1,7 +1,9 @@
 //! One class of waiters (getters, putters or joiners): an event, and a count of the
 //! listeners registered on it so that a notification with nobody to wake costs one atomic
 //! read-modify-write instead of event-listener's fence and list lock, or nothing at all
-//! when the count sits in the ring word the notifier changes anyway.
+//! when the count sits in the ring word the notifier changes anyway. There the word also
+//! counts the notifications on their way, so a hand-off for a waiter that already has one
+//! coming is skipped too.
 
 #[cfg(target_has_atomic = "ptr")]
 use alloc::sync::Arc;
@@ -47,6 +49,14 @@ use crate::turns::Turns;
 /// with the claim or ending itself as the check: if it read no waiter, a waiter counted in
 /// later reads the claimed ticket (or the ending) and its re-check sees it. The operations
 /// live on [`Class`], which pairs the event with wherever its count is.
+///
+/// Puts and gets on the ring also skip a notification while every counted waiter already
+/// has one coming: the claim counts the notification it asks for as pending in the same
+/// instruction ([`Wake::Reserved`]), a waiter whose listener left notified counts one
+/// pending notification out with itself, and a pending notification that reached nobody
+/// is withdrawn and replaced by an uncounted one (see
+/// [`signal_reserved`](Class::signal_reserved) for why no wake-up is lost). Joiners are
+/// all woken at once and keep [`Wake::Counted`].
 pub(crate) struct Waiters {
     event: Event,
     registered: AtomicUsize,
@@ -63,6 +73,10 @@ pub(crate) enum Wake {
     /// The change read the class's count in its own read-modify-write and found waiters:
     /// notify without checking again.
     Counted,
+    /// As [`Wake::Counted`], and the change also counted the notification it asks for as
+    /// pending (a ring claim, see `ring.rs`): notify one waiter; if that reaches nobody,
+    /// withdraw the pending count and notify once more, uncounted.
+    Reserved,
     /// Something became available; check the count first.
     Check,
 }
@@ -73,6 +87,17 @@ impl Wake {
     pub(crate) fn counted_if(waiting: bool) -> Wake {
         if waiting {
             Wake::Counted
+        } else {
+            Wake::No
+        }
+    }
+
+    /// [`Wake::Reserved`] if the change counted a pending notification in its own
+    /// read-modify-write.
+    #[inline]
+    pub(crate) fn reserved_if(notify: bool) -> Wake {
+        if notify {
+            Wake::Reserved
         } else {
             Wake::No
         }
@@ -159,10 +184,12 @@ impl<'a> Class<'a> {
         self.waiters.event.listen()
     }
 
-    /// Counts out a waiter whose listener has already left the event's list.
+    /// Counts out a waiter whose listener has already left the event's list, `notified`
+    /// or not.
     #[inline]
-    pub(crate) fn left(self) {
+    pub(crate) fn left(self, notified: bool) {
         match self.counted {
+            Some(counted) if notified => counted.count_out_notified(),
             Some(counted) => counted.count_out(),
             None => {
                 // Relaxed: only the count matters here; being a read-modify-write, it
@@ -189,8 +216,9 @@ impl<'a> Class<'a> {
         if let Some(registered) = listener.take() {
             // Discarded, not dropped: a dropped listener would pass its notification on
             // itself, and drop it if nobody listens, losing the turn it carries.
-            turns += usize::from(registered.discard());
-            self.left();
+            let notified = registered.discard();
+            turns += usize::from(notified);
+            self.left(notified);
         }
         if turns != 0 && self.pass_on(turns) {
             self.wake_deferred();
@@ -238,8 +266,50 @@ impl<'a> Class<'a> {
         match wake {
             Wake::No => false,
             Wake::Counted => self.signal(n),
+            Wake::Reserved => self.signal_reserved(n),
             Wake::Check => self.signal_additional(n),
         }
+    }
+
+    /// As [`signal`](Class::signal), for `n` notifications a ring claim counted as
+    /// pending.
+    ///
+    /// A pending count that no notification stands for would let later claims skip theirs
+    /// while a waiter sleeps, so one that reached nobody (every listener was notified
+    /// already, or the waiter it counted is between counting itself in and inserting its
+    /// listener, or has just left) is withdrawn at once. While it was counted, other
+    /// claims may have skipped their notifications because of it: the notification after
+    /// the withdrawal stands in for them. It is not counted, so it cannot repeat: if it
+    /// reaches nobody either, no listener is waiting un-notified, and a waiter that
+    /// counted itself in and has not inserted its listener yet re-checks after inserting
+    /// it, and then sees every claim made before the withdrawal: event-listener takes its
+    /// list lock for every notification and every insertion, so the insertion comes after
+    /// this notification, which comes after the withdrawal, a read-modify-write of the
+    /// word those claims wrote earlier in its modification order. An
+    /// uncounted notification only makes the pending count read low, which costs a
+    /// notification later, never a wake-up.
+    #[inline]
+    fn signal_reserved(self, n: usize) -> bool {
+        let reached = self.waiters.event.notify(n.additional());
+        if reached == n {
+            self.waiters.turns.grant(reached);
+            return true;
+        }
+        self.withdrawn(n - reached, reached)
+    }
+
+    /// `missed` pending notifications reached nobody: withdraws them and stands in for
+    /// them with as many uncounted ones (see [`signal_reserved`](Class::signal_reserved)).
+    #[cold]
+    fn withdrawn(self, missed: usize, reached: usize) -> bool {
+        if let Some(counted) = self.counted {
+            for _ in 0..missed {
+                counted.withdraw();
+            }
+        }
+        let again = self.waiters.event.notify(missed.additional());
+        self.waiters.turns.grant(reached + again);
+        reached + again != 0
     }
 
     /// Notifies up to `n` listeners not yet notified and grants each one reached a turn.
@@ -267,6 +337,9 @@ impl<'a> Class<'a> {
         match wake {
             Wake::No => false,
             Wake::Counted => self.signal(usize::MAX),
+            // The one pending notification the change counted stands for any listener
+            // reached; if none was, it is withdrawn, as for a hand-off.
+            Wake::Reserved => self.signal(usize::MAX) || self.withdrawn(1, 0),
             Wake::Check => self.signal_all(),
         }
     }
@@ -310,6 +383,13 @@ impl<'a> Class<'a> {
             // Relaxed: a snapshot.
             None => self.waiters.registered.load(Ordering::Relaxed),
         }
+    }
+
+    /// The notifications counted as on their way now (a snapshot for tests; none where
+    /// the count is not in a ring word).
+    #[cfg(all(test, not(loom), feature = "std"))]
+    fn pending(self) -> usize {
+        self.counted.map_or(0, |counted| counted.pending() as usize)
     }
 }
 
@@ -377,6 +457,97 @@ mod tests {
         };
         assert_eq!(ledger.succeeded, 3);
         assert_eq!(counts(&queue), [0, 0, 0]);
+    }
+
+    /// A burst of puts for one sleeping get notifies it once: the first put counts its
+    /// notification as pending, the others see the getter covered. With a second getter
+    /// asleep, the next put notifies again; at rest nothing is pending.
+    #[test]
+    fn a_burst_of_puts_notifies_a_sleeping_get_once() {
+        use alloc::sync::Arc;
+        use alloc::task::Wake;
+        use core::sync::atomic::{AtomicUsize, Ordering};
+
+        struct Count(AtomicUsize);
+        impl Wake for Count {
+            fn wake(self: Arc<Self>) {
+                self.wake_by_ref();
+            }
+            fn wake_by_ref(self: &Arc<Self>) {
+                // Relaxed: a count read on this thread.
+                self.0.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        let wakes = |count: &Arc<Count>| count.0.load(Ordering::Relaxed);
+
+        let queue = Queue::<u8>::bounded(8).unwrap();
+        let (first_task, second_task) = (
+            Arc::new(Count(AtomicUsize::new(0))),
+            Arc::new(Count(AtomicUsize::new(0))),
+        );
+        let first_waker = Waker::from(Arc::clone(&first_task));
+        let second_waker = Waker::from(Arc::clone(&second_task));
+        let mut first_context = Context::from_waker(&first_waker);
+        let mut second_context = Context::from_waker(&second_waker);
+
+        let mut first = pin!(queue.get());
+        assert!(first.as_mut().poll(&mut first_context).is_pending());
+        for item in 0..3 {
+            queue.try_put(item).unwrap();
+        }
+        assert_eq!(wakes(&first_task), 1, "one wake-up for the burst");
+        assert_eq!(
+            (queue.getters().registered(), queue.getters().pending()),
+            (1, 1)
+        );
+
+        let mut second = pin!(queue.get());
+        // Three items buffered, one owed to the first get: the second takes one at once.
+        let Poll::Ready(Ok(taken)) = second.as_mut().poll(&mut second_context) else {
+            panic!("an item not owed is free for a new get");
+        };
+        taken.succeed();
+        let Poll::Ready(Ok(taken)) = first.as_mut().poll(&mut first_context) else {
+            panic!("a woken get must take its item");
+        };
+        taken.succeed();
+        assert_eq!(
+            (queue.getters().registered(), queue.getters().pending()),
+            (0, 0)
+        );
+
+        queue.try_get().unwrap().succeed();
+        let mut first = pin!(queue.get());
+        let mut second = pin!(queue.get());
+        assert!(first.as_mut().poll(&mut first_context).is_pending());
+        assert!(second.as_mut().poll(&mut second_context).is_pending());
+        queue.try_put(3).unwrap();
+        queue.try_put(4).unwrap();
+        assert_eq!(
+            (wakes(&first_task), wakes(&second_task)),
+            (2, 1),
+            "one each"
+        );
+        assert_eq!(
+            (queue.getters().registered(), queue.getters().pending()),
+            (2, 2)
+        );
+        queue.try_put(5).unwrap();
+        assert_eq!(
+            (wakes(&first_task), wakes(&second_task)),
+            (2, 1),
+            "both covered"
+        );
+        for get in [first.as_mut(), second.as_mut()] {
+            let Poll::Ready(Ok(taken)) = get.poll(&mut Context::from_waker(Waker::noop())) else {
+                panic!("a woken get must take its item");
+            };
+            taken.succeed();
+        }
+        assert_eq!(
+            (queue.getters().registered(), queue.getters().pending()),
+            (0, 0)
+        );
     }
 
     /// A queue dropped with relays signalled but not yet drained frees them, and with

@@ -593,3 +593,69 @@ fn refused_retry_vs_timed_join() {
         assert_eq!(delivery.succeed(), 1);
     });
 }
+
+/// A skipped notification, getters (ring): a put's notification counted as pending
+/// reaches nobody (the getter has counted itself in, not yet inserted its listener), a
+/// barging `try_get` takes that item before the getter checks again, and a second put,
+/// seeing the getter covered, skips its own notification. The first put must still wake
+/// the getter for the second item.
+#[test]
+fn skipped_notification_vs_barging_try_get() {
+    loom::model(|| {
+        let queue = Arc::new(Queue::<u8>::bounded(2).unwrap());
+        let getter = {
+            let queue = Arc::clone(&queue);
+            thread::spawn(move || queue.get_blocking().map(|d| d.succeed()).ok())
+        };
+        let producer = {
+            let queue = Arc::clone(&queue);
+            thread::spawn(move || queue.try_put(1).unwrap())
+        };
+        let barged = queue.try_get().map(|d| d.succeed()).ok();
+        queue.try_put(2).unwrap();
+        producer.join().unwrap();
+        let got = getter.join().unwrap();
+        assert!(got.is_some(), "the getter was woken");
+        let rest = queue.try_get().map(|d| d.succeed()).ok();
+        assert_eq!(
+            usize::from(barged.is_some()) + 1 + usize::from(rest.is_some()),
+            2
+        );
+        assert!(queue.ledger().is_balanced());
+    });
+}
+
+/// A skipped notification, putters (ring): as above with the roles swapped. A get's
+/// notification counted as pending reaches nobody (the putter has counted itself in, not
+/// yet inserted its listener), a barging `try_put` fills the freed slot before the putter
+/// checks again, and a second get, seeing the putter covered, skips its own notification.
+/// The first get must still wake the putter for the second slot. (The putter runs on the
+/// model's main thread, so the schedule that matters takes three preemptions.)
+#[test]
+fn skipped_notification_vs_barging_try_put() {
+    loom::model(|| {
+        let queue = Arc::new(Queue::<u8>::bounded(1).unwrap());
+        queue.try_put(0).unwrap();
+        let consumer = {
+            let queue = Arc::clone(&queue);
+            thread::spawn(move || queue.try_get().map(|d| d.succeed()).ok())
+        };
+        let barger = {
+            let queue = Arc::clone(&queue);
+            thread::spawn(move || {
+                let barged = queue.try_put(5).is_ok();
+                (barged, queue.try_get().map(|d| d.succeed()).ok())
+            })
+        };
+        assert!(queue.put_blocking(9).is_ok(), "the putter was woken");
+        let first = consumer.join().unwrap();
+        let (barged, second) = barger.join().unwrap();
+        let mut taken = usize::from(first.is_some()) + usize::from(second.is_some());
+        while let Ok(delivery) = queue.try_get() {
+            delivery.succeed();
+            taken += 1;
+        }
+        assert_eq!(taken, 2 + usize::from(barged));
+        assert!(queue.ledger().is_balanced());
+    });
+}
