@@ -849,7 +849,14 @@ impl<T> Queue<T> {
                 return redelivered;
             }
         };
-        let delivery = wrap(Handout { id, attempt: 1 }, item);
+        let handout = Handout { id, attempt: 1 };
+        if putters == Wake::No && self.journal.is_none() {
+            // Nothing runs before the caller has the delivery: built in place, not built
+            // first and then moved past the calls below (a move the compiler makes through
+            // the stack, with loads wider than the stores that wrote it).
+            return Ok(wrap(handout, item));
+        }
+        let delivery = wrap(handout, item);
         self.note(|| JobEvent::Delivered { id, attempt: 1 });
         if putters != Wake::No {
             self.putters().notify_for(putters, 1);
