@@ -19,8 +19,10 @@ use crate::queue::Queue;
 struct Lease<T, Q: Deref<Target = Queue<T>>> {
     queue: Q,
     id: JobId,
-    /// Which delivery of this id this is, from 1 (see `Delivery::attempt`).
-    attempt: u32,
+    /// Which delivery of this id this is, from 1 (see `Delivery::attempt`): a `u32`, kept
+    /// as a word so that no part of the lease is written narrower than it is later read
+    /// (a move of the lease reads it a word or more at a time).
+    attempt: u64,
     item: Option<T>,
 }
 
@@ -38,9 +40,16 @@ impl<T, Q: Deref<Target = Queue<T>>> Lease<T, Q> {
         Lease {
             queue,
             id: handout.id,
-            attempt: handout.attempt,
+            attempt: u64::from(handout.attempt),
             item: Some(item),
         }
+    }
+
+    /// Which delivery of this id this is.
+    #[inline]
+    fn attempt(&self) -> u32 {
+        // Lossless: the word was made from a `u32`.
+        self.attempt as u32
     }
 }
 
@@ -113,7 +122,7 @@ impl<T, Q: Deref<Target = Queue<T>>> Drop for Lease<T, Q> {
             self.queue.note(|| JobEvent::Abandoned { id, panicking });
             if self.queue.redelivers() {
                 let item = self.item.take().expect("checked above");
-                self.queue.abandon(self.id, self.attempt, item, panicking);
+                self.queue.abandon(self.id, self.attempt(), item, panicking);
             } else if self.queue.abandons_uncertain() {
                 // Recorded abandoned (above), then ended: one final event, before the
                 // ledger counts it, as a resolve does. The item is dropped with the
@@ -211,7 +220,7 @@ macro_rules! delivery_methods {
         #[inline]
         #[must_use]
         pub fn attempt(&self) -> u32 {
-            self.lease.attempt
+            self.lease.attempt()
         }
 
         /// Ends the delivery with `outcome` and returns the item.
