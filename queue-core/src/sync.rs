@@ -26,7 +26,7 @@ pub(crate) use core::sync::atomic::AtomicU64;
 ))]
 pub(crate) use portable_atomic::AtomicU64;
 
-// The two items below serve the ring.
+// The items below serve the ring.
 
 /// What a thread does while another finishes a step that takes no lock and runs no user
 /// code (a put between claiming a slot and publishing it): a spin hint, or under loom a
@@ -37,9 +37,11 @@ pub(crate) use portable_atomic::AtomicU64;
 /// yielded least, the one still inside its step. Without this, two threads spinning on
 /// the same unfinished step could be scheduled against each other forever (a yield is not
 /// a preemption, so the preemption bound does not end it), and the model would report
-/// its own unfair schedule as exceeding its branch limit. A spin reads and discards, so
-/// what the paths cut here would explore, the paths where the step's thread runs within
-/// the first spins explore too.
+/// its own unfair schedule as exceeding its branch limit. Like the preemption bound, this
+/// bounds the search: a spin only reads and discards, so a path cut here differs from one
+/// the model explores (where the step's thread runs within the first spins) in when those
+/// discarded reads happened, but once a thread has spun twice the rest of that execution
+/// is explored along one schedule only.
 #[cfg(loom)]
 pub(crate) fn spin_loop() {
     loom::thread_local! {
