@@ -18,20 +18,26 @@ use crate::wait::{Sleep, Wait};
 use crate::delivery::OwnedDelivery;
 
 /// The shared body of both get futures: take an item (wrapped in its delivery before any
-/// waker runs), or wait on the getters' event.
-#[inline]
+/// waker runs), or wait on the getters' event. The first attempt is inlined here (see
+/// [`Wait::is_new`]).
+#[inline(always)]
 fn poll_take<T, D>(
     queue: &Queue<T>,
     wait: &mut Wait,
     sleep: &mut Sleep<'_, '_>,
     wrap: impl Fn(Handout, T) -> D,
 ) -> Poll<Result<D, GetError>> {
-    wait.poll(queue.getters(), sleep, |turn| attempt(queue, turn, &wrap))
+    if wait.is_new() {
+        if let Some(ready) = attempt(queue, false, &wrap) {
+            return Poll::Ready(ready);
+        }
+    }
+    wait.poll_registered(queue.getters(), sleep, |turn| attempt(queue, turn, &wrap))
 }
 
 /// One try at taking an item (`turn`: the getter holds a turn, see `turns.rs`); `None`
 /// means "nothing for this getter now, wait".
-#[inline]
+#[inline(always)]
 fn attempt<T, D>(
     queue: &Queue<T>,
     turn: bool,
@@ -109,7 +115,11 @@ impl<'a, T> Future for Get<'a, T> {
 // A future dropped while it waits counts its waiter out and passes on its wake-up.
 impl<T> Drop for Get<'_, T> {
     fn drop(&mut self) {
-        self.wait.release(self.queue.getters());
+        // A wait with no registration (never polled, served at its first attempt, or
+        // done) has nothing to give up: its drop reads nothing else.
+        if !self.wait.is_new() {
+            self.wait.release(self.queue.getters());
+        }
     }
 }
 
@@ -180,7 +190,11 @@ impl<T> Future for GetOwned<T> {
 #[cfg(target_has_atomic = "ptr")]
 impl<T> Drop for GetOwned<T> {
     fn drop(&mut self) {
-        self.wait.release(self.queue.getters());
+        // A wait with no registration (never polled, served at its first attempt, or
+        // done) has nothing to give up: its drop reads nothing else.
+        if !self.wait.is_new() {
+            self.wait.release(self.queue.getters());
+        }
     }
 }
 

@@ -33,7 +33,7 @@ pub struct Put<'a, T> {
 
 /// One try at putting `item` (`turn`: the putter holds a turn, see `turns.rs`); `None`
 /// (with the item back in its slot) means "no room for this putter now, wait".
-#[inline]
+#[inline(always)]
 fn attempt<T>(
     queue: &Queue<T>,
     turn: bool,
@@ -64,8 +64,14 @@ impl<'a, T> Put<'a, T> {
     fn poll_with(&mut self, sleep: &mut Sleep<'_, '_>) -> Poll<Result<JobId, PutError<T>>> {
         let queue = self.queue;
         let item = &mut self.item;
+        // The first attempt is inlined here (see `Wait::is_new`).
+        if self.wait.is_new() {
+            if let Some(ready) = attempt(queue, false, item) {
+                return Poll::Ready(ready);
+            }
+        }
         self.wait
-            .poll(queue.putters(), sleep, |turn| attempt(queue, turn, item))
+            .poll_registered(queue.putters(), sleep, |turn| attempt(queue, turn, item))
     }
 
     /// Blocks the thread until the put resolves.
@@ -110,7 +116,11 @@ impl<T> Unpin for Put<'_, T> {}
 // A future dropped while it waits counts its waiter out and passes on its wake-up.
 impl<T> Drop for Put<'_, T> {
     fn drop(&mut self) {
-        self.wait.release(self.queue.putters());
+        // A wait with no registration (never polled, served at its first attempt, or
+        // done) has nothing to give up: its drop reads nothing else.
+        if !self.wait.is_new() {
+            self.wait.release(self.queue.putters());
+        }
     }
 }
 

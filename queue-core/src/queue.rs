@@ -820,7 +820,10 @@ impl<T> Queue<T> {
     ///
     /// `turn`: the caller is a woken get holding a turn, which may take an item owed to
     /// woken gets (see `turns.rs`); anyone else takes only items not owed.
-    #[inline]
+    ///
+    /// Always inlined, so that the delivery is built where the caller's future returns it
+    /// (see `Wait::is_new`).
+    #[inline(always)]
     pub(crate) fn take<D>(
         &self,
         turn: bool,

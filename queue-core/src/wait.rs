@@ -40,15 +40,36 @@ impl Wait {
         sleep: &mut Sleep<'_, '_>,
         mut attempt: impl FnMut(bool) -> Option<R>,
     ) -> Poll<R> {
-        let registration = match &mut self.registration {
-            Some(registration) => registration,
-            None => {
-                if let Some(ready) = attempt(false) {
-                    return Poll::Ready(ready);
-                }
-                self.registration.insert(Registration::default())
+        if self.is_new() {
+            if let Some(ready) = attempt(false) {
+                return Poll::Ready(ready);
             }
-        };
+        }
+        self.poll_registered(waiters, sleep, attempt)
+    }
+
+    /// Whether the wait holds no registration (none of its attempts has failed yet, or it
+    /// is done, see the invariant above): its next poll starts with an attempt made before
+    /// anything is set up, and it has nothing to release.
+    ///
+    /// A hot caller makes that first attempt itself, through a function it inlines, and
+    /// calls [`poll_registered`](Wait::poll_registered) only if it fails: the common case
+    /// then builds its result where the caller returns it, instead of in a closure's frame
+    /// the caller copies it out of.
+    #[inline(always)]
+    pub(crate) fn is_new(&self) -> bool {
+        self.registration.is_none()
+    }
+
+    /// As [`poll`](Wait::poll), for a wait that is not [new](Wait::is_new) or whose first
+    /// attempt has just failed.
+    pub(crate) fn poll_registered<R>(
+        &mut self,
+        waiters: Class<'_>,
+        sleep: &mut Sleep<'_, '_>,
+        attempt: impl FnMut(bool) -> Option<R>,
+    ) -> Poll<R> {
+        let registration = self.registration.get_or_insert_with(Registration::default);
         let poll = registration.poll(waiters, sleep, attempt);
         if poll.is_ready() {
             self.release(waiters);
