@@ -77,7 +77,7 @@ impl<'a, T> Get<'a, T> {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn poll_with(&mut self, sleep: &mut Sleep<'_, '_>) -> Poll<Result<Delivery<'a, T>, GetError>> {
         let queue = self.queue;
         poll_take(queue, &mut self.wait, sleep, |id, item| {
@@ -107,6 +107,7 @@ impl<'a, T> Get<'a, T> {
 impl<'a, T> Future for Get<'a, T> {
     type Output = Result<Delivery<'a, T>, GetError>;
 
+    #[inline]
     fn poll(self: Pin<&mut Self>, context: &mut Context<'_>) -> Poll<Self::Output> {
         self.get_mut().poll_with(&mut Sleep::Task(context))
     }
@@ -158,7 +159,7 @@ impl<T> GetOwned<T> {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn poll_with(&mut self, sleep: &mut Sleep<'_, '_>) -> Poll<Result<OwnedDelivery<T>, GetError>> {
         let queue = &self.queue;
         poll_take(queue, &mut self.wait, sleep, |id, item| {
@@ -181,6 +182,7 @@ impl<T> GetOwned<T> {
 impl<T> Future for GetOwned<T> {
     type Output = Result<OwnedDelivery<T>, GetError>;
 
+    #[inline]
     fn poll(self: Pin<&mut Self>, context: &mut Context<'_>) -> Poll<Self::Output> {
         self.get_mut().poll_with(&mut Sleep::Task(context))
     }

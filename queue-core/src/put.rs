@@ -60,7 +60,7 @@ impl<'a, T> Put<'a, T> {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn poll_with(&mut self, sleep: &mut Sleep<'_, '_>) -> Poll<Result<JobId, PutError<T>>> {
         let queue = self.queue;
         let item = &mut self.item;
@@ -105,6 +105,7 @@ impl<'a, T> Put<'a, T> {
 impl<T> Future for Put<'_, T> {
     type Output = Result<JobId, PutError<T>>;
 
+    #[inline]
     fn poll(self: Pin<&mut Self>, context: &mut Context<'_>) -> Poll<Self::Output> {
         self.get_mut().poll_with(&mut Sleep::Task(context))
     }
