@@ -285,9 +285,9 @@ impl<'a> Class<'a> {
     /// it, and then sees every claim made before the withdrawal: event-listener takes its
     /// list lock for every notification and every insertion, so the insertion comes after
     /// this notification, which comes after the withdrawal, a read-modify-write of the
-    /// word those claims wrote earlier in its modification order. An
-    /// uncounted notification only makes the pending count read low, which costs a
-    /// notification later, never a wake-up.
+    /// word those claims wrote earlier in its modification order. An uncounted
+    /// notification only makes the pending count read low, which costs a notification
+    /// later, never a wake-up.
     #[inline]
     fn signal_reserved(self, n: usize) -> bool {
         let reached = self.waiters.event.notify(n.additional());
