@@ -333,13 +333,14 @@ impl<T> Ring<T> {
     ///
     /// As [`new`](Ring::new).
     pub(crate) fn counting(bound: Bound) -> Self {
-        #[cfg_attr(not(test), allow(unused_mut))]
-        let mut ring = Self::new(bound);
         #[cfg(test)]
         {
+            let mut ring = Self::new(bound);
             ring.reserving = false;
+            ring
         }
-        ring
+        #[cfg(not(test))]
+        Self::new(bound)
     }
 
     /// A ring whose first ticket is `start` (tests start near the wrap).
@@ -492,7 +493,7 @@ impl<T> Ring<T> {
             // the write below comes after its read.
             let stamp = slot.stamp.load(Ordering::Acquire);
             if stamp & TICKET_MASK == ticket {
-                let (next, notify_getter) = self.notification(tail.wrapping_add(TICKET));
+                let (next, notify_getter) = with_notification(tail.wrapping_add(TICKET));
                 // Acquire: on a reserving ring, a getter counted here inserted its listener
                 // before registering (Release), so the notify that follows finds it (on a
                 // counting ring the getter counts in first, and a notify that misses its
@@ -601,7 +602,7 @@ impl<T> Ring<T> {
                 // nothing (puts fail once closed).
                 let (next, notify_putter) = match (self.bound, claim) {
                     (Bound::Buffered(_), Claim::Barging | Claim::Reserved) => {
-                        self.notification(head.wrapping_add(TICKET))
+                        with_notification(head.wrapping_add(TICKET))
                     }
                     _ => (head.wrapping_add(TICKET), false),
                 };
@@ -849,15 +850,6 @@ impl<T> Ring<T> {
 }
 
 impl<T> Ring<T> {
-    /// `word` as a claim leaves it, and whether the claimer must notify a waiter: one more
-    /// pending notification if a registered waiter has none coming (see
-    /// [`with_notification`]). On a reserving ring the pending count also reserves the
-    /// item or slot; on a counting ring it only spares the notification.
-    #[inline]
-    fn notification(&self, word: u64) -> (u64, bool) {
-        with_notification(word)
-    }
-
     /// Where the waiters of `kind` are counted, on a counting ring (a putter class only
     /// under a buffered bound).
     pub(crate) fn counted(&self, kind: Kind) -> Counted<'_> {
