@@ -144,11 +144,7 @@ impl Future for Cancelled<'_> {
 // A future dropped while it waits counts its waiter out.
 impl Drop for Cancelled<'_> {
     fn drop(&mut self) {
-        // A wait with no registration (never polled, served at its first attempt, or
-        // done) has nothing to give up: its drop reads nothing else.
-        if !self.wait.is_new() {
-            self.wait.release(self.cancellation.waiters());
-        }
+        self.wait.release(|| self.cancellation.waiters());
     }
 }
 

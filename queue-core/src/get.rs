@@ -116,11 +116,7 @@ impl<'a, T> Future for Get<'a, T> {
 // A future dropped while it waits counts its waiter out and passes on its wake-up.
 impl<T> Drop for Get<'_, T> {
     fn drop(&mut self) {
-        // A wait with no registration (never polled, served at its first attempt, or
-        // done) has nothing to give up: its drop reads nothing else.
-        if !self.wait.is_new() {
-            self.wait.release(self.queue.getters());
-        }
+        self.wait.release(|| self.queue.getters());
     }
 }
 
@@ -192,11 +188,7 @@ impl<T> Future for GetOwned<T> {
 #[cfg(target_has_atomic = "ptr")]
 impl<T> Drop for GetOwned<T> {
     fn drop(&mut self) {
-        // A wait with no registration (never polled, served at its first attempt, or
-        // done) has nothing to give up: its drop reads nothing else.
-        if !self.wait.is_new() {
-            self.wait.release(self.queue.getters());
-        }
+        self.wait.release(|| self.queue.getters());
     }
 }
 

@@ -101,11 +101,7 @@ impl<T> Future for Join<'_, T> {
 // A future dropped while it waits counts its waiter out.
 impl<T> Drop for Join<'_, T> {
     fn drop(&mut self) {
-        // A wait with no registration (never polled, served at its first attempt, or
-        // done) has nothing to give up: its drop reads nothing else.
-        if !self.wait.is_new() {
-            self.wait.release(self.queue.joiners());
-        }
+        self.wait.release(|| self.queue.joiners());
     }
 }
 

@@ -117,11 +117,7 @@ impl<T> Unpin for Put<'_, T> {}
 // A future dropped while it waits counts its waiter out and passes on its wake-up.
 impl<T> Drop for Put<'_, T> {
     fn drop(&mut self) {
-        // A wait with no registration (never polled, served at its first attempt, or
-        // done) has nothing to give up: its drop reads nothing else.
-        if !self.wait.is_new() {
-            self.wait.release(self.queue.putters());
-        }
+        self.wait.release(|| self.queue.putters());
     }
 }
 

@@ -72,7 +72,7 @@ impl Wait {
         let registration = self.registration.get_or_insert_with(Registration::default);
         let poll = registration.poll(waiters, sleep, attempt);
         if poll.is_ready() {
-            self.release(waiters);
+            self.release(|| waiters);
         }
         poll
     }
@@ -89,11 +89,17 @@ impl Wait {
         }
     }
 
-    /// Gives the registration up, if there is one (see [`Registration::release`]).
+    /// Gives the registration up, if there is one (see [`Registration::release`]). The
+    /// class is asked for only then: a wait that holds none (never polled, served at its
+    /// first attempt, or done) costs its future's drop one check.
     #[inline]
-    pub(crate) fn release(&mut self, waiters: Class<'_>) {
-        if let Some(mut registration) = self.registration.take() {
-            registration.release(waiters);
+    pub(crate) fn release<'a>(&mut self, waiters: impl FnOnce() -> Class<'a>) {
+        // Checked before the take, so the common drop only reads; taken before the release,
+        // so a waker that panics inside it cannot leave the turns to be passed on twice.
+        if self.registration.is_some() {
+            if let Some(mut registration) = self.registration.take() {
+                registration.release(waiters());
+            }
         }
     }
 }
