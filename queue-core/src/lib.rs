@@ -187,6 +187,8 @@ extern crate std;
 
 mod buffer;
 mod cancel;
+#[cfg(all(test, feature = "std", not(loom)))]
+mod counting_waker;
 mod dead_letter;
 mod delivery;
 mod error;

@@ -127,41 +127,29 @@ impl RelaySlot {
 #[cfg(all(test, feature = "std", not(loom)))]
 mod tests {
     use super::*;
-    use core::sync::atomic::{AtomicUsize, Ordering};
-
-    struct Count(AtomicUsize);
-    impl Wake for Count {
-        fn wake(self: Arc<Self>) {
-            self.wake_by_ref();
-        }
-        fn wake_by_ref(self: &Arc<Self>) {
-            // SeqCst: a test counter.
-            self.0.fetch_add(1, Ordering::SeqCst);
-        }
-    }
+    use crate::counting_waker::CountingWaker;
 
     #[test]
     fn a_woken_relay_wakes_its_task_only_when_drained() {
         let deferred = Deferred::new();
-        let count = Arc::new(Count(AtomicUsize::new(0)));
-        let task = Waker::from(Arc::clone(&count));
+        let (count, task) = CountingWaker::new();
         let mut slot = RelaySlot::default();
         let (relay, stale) = slot.waker_for(&deferred, &task);
         assert!(stale.is_none());
         relay.wake_by_ref();
         let owned: Waker = relay.clone();
         owned.wake();
-        assert_eq!(count.0.load(Ordering::SeqCst), 0);
+        assert_eq!(count.wakes(), 0);
         deferred.wake_all();
-        assert_eq!(count.0.load(Ordering::SeqCst), 2);
+        assert_eq!(count.wakes(), 2);
         deferred.wake_all();
-        assert_eq!(count.0.load(Ordering::SeqCst), 2);
+        assert_eq!(count.wakes(), 2);
     }
 
     #[test]
     fn the_same_task_keeps_its_relay() {
         let deferred = Deferred::new();
-        let task = Waker::from(Arc::new(Count(AtomicUsize::new(0))));
+        let task = CountingWaker::new().1;
         let mut slot = RelaySlot::default();
         let first = slot.waker_for(&deferred, &task).0.clone();
         let (again, stale) = slot.waker_for(&deferred, &task);
@@ -170,7 +158,7 @@ mod tests {
         if !cfg!(miri) {
             assert!(again.will_wake(&first) && stale.is_none());
         }
-        let other = Waker::from(Arc::new(Count(AtomicUsize::new(0))));
+        let other = CountingWaker::new().1;
         let (changed, stale) = slot.waker_for(&deferred, &other);
         assert!(!changed.will_wake(&first) && stale.is_some());
     }

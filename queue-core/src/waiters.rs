@@ -464,29 +464,11 @@ mod tests {
     /// asleep, the next put notifies again; at rest nothing is pending.
     #[test]
     fn a_burst_of_puts_notifies_a_sleeping_get_once() {
-        use alloc::sync::Arc;
-        use alloc::task::Wake;
-        use core::sync::atomic::{AtomicUsize, Ordering};
-
-        struct Count(AtomicUsize);
-        impl Wake for Count {
-            fn wake(self: Arc<Self>) {
-                self.wake_by_ref();
-            }
-            fn wake_by_ref(self: &Arc<Self>) {
-                // Relaxed: a count read on this thread.
-                self.0.fetch_add(1, Ordering::Relaxed);
-            }
-        }
-        let wakes = |count: &Arc<Count>| count.0.load(Ordering::Relaxed);
+        use crate::counting_waker::CountingWaker;
 
         let queue = Queue::<u8>::bounded(8).unwrap();
-        let (first_task, second_task) = (
-            Arc::new(Count(AtomicUsize::new(0))),
-            Arc::new(Count(AtomicUsize::new(0))),
-        );
-        let first_waker = Waker::from(Arc::clone(&first_task));
-        let second_waker = Waker::from(Arc::clone(&second_task));
+        let (first_task, first_waker) = CountingWaker::new();
+        let (second_task, second_waker) = CountingWaker::new();
         let mut first_context = Context::from_waker(&first_waker);
         let mut second_context = Context::from_waker(&second_waker);
 
@@ -495,7 +477,7 @@ mod tests {
         for item in 0..3 {
             queue.try_put(item).unwrap();
         }
-        assert_eq!(wakes(&first_task), 1, "one wake-up for the burst");
+        assert_eq!(first_task.wakes(), 1, "one wake-up for the burst");
         assert_eq!(
             (queue.getters().registered(), queue.getters().pending()),
             (1, 1)
@@ -524,7 +506,7 @@ mod tests {
         queue.try_put(3).unwrap();
         queue.try_put(4).unwrap();
         assert_eq!(
-            (wakes(&first_task), wakes(&second_task)),
+            (first_task.wakes(), second_task.wakes()),
             (2, 1),
             "one each"
         );
@@ -534,7 +516,7 @@ mod tests {
         );
         queue.try_put(5).unwrap();
         assert_eq!(
-            (wakes(&first_task), wakes(&second_task)),
+            (first_task.wakes(), second_task.wakes()),
             (2, 1),
             "both covered"
         );
