@@ -57,7 +57,9 @@ pub(crate) struct Taken<T> {
 /// What some endings did.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Ended {
-    /// Nothing is unfinished now.
+    /// Nothing is unfinished now. A ring looks only when joiners are counted or the caller
+    /// asked (`watch_settled`), and reads `false` otherwise: the look reads the producers'
+    /// word.
     pub(crate) settled: bool,
     /// Whether to wake the joiners (the endings settled the queue).
     pub(crate) joiners: Wake,
@@ -223,12 +225,13 @@ impl<T> Buffer<T> {
         }
     }
 
-    /// Records `n` endings (resolutions, abandonments, discards).
+    /// Records `n` endings (resolutions, abandonments, discards). `watch_settled`: the
+    /// caller needs [`Ended::settled`] even when no joiner is counted.
     #[inline]
-    pub(crate) fn end(&self, n: u64) -> Ended {
+    pub(crate) fn end(&self, n: u64, watch_settled: bool) -> Ended {
         match &self.engine {
             Engine::Ring(ring) => {
-                let (settled, joiners) = ring.end_counted(n);
+                let (settled, joiners) = ring.end_counted(n, watch_settled);
                 Ended {
                     settled,
                     joiners: Wake::counted_if(settled && joiners),
@@ -354,12 +357,12 @@ mod tests {
             assert_eq!(buffer.unfinished(), 2);
             let next = buffer.take().unwrap();
             assert_eq!(next.id, b);
-            let ended = buffer.end(1);
+            let ended = buffer.end(1, true);
             assert!(!ended.settled);
             assert_eq!((ended.joiners, ended.putters), (Wake::No, Wake::No));
             let again = buffer.take().unwrap();
             assert_eq!((again.id, again.item), (a, 1));
-            assert!(buffer.end(1).settled);
+            assert!(buffer.end(1, true).settled);
             assert_eq!(buffer.counts(), counts(2, 0, 0));
         }
     }
@@ -380,7 +383,7 @@ mod tests {
             let taken = buffer.take().unwrap();
             assert_eq!(taken.putters, Wake::No);
             assert!(matches!(buffer.put(2, 0, |_| {}), Err(PutRefused::Full(2))));
-            let ended = buffer.end(1);
+            let ended = buffer.end(1, true);
             assert!(ended.settled);
             assert_eq!(ended.putters, Wake::Check);
             buffer.put(2, 0, |_| {}).unwrap();
@@ -400,7 +403,7 @@ mod tests {
                 buffer.put(3, 0, |_| {}),
                 Err(PutRefused::Closed(3) | PutRefused::Revoked { item: 3, .. })
             ));
-            assert!(buffer.end(2).settled);
+            assert!(buffer.end(2, true).settled);
         }
     }
 
@@ -413,7 +416,7 @@ mod tests {
         let first = buffer.take().unwrap();
         buffer.requeue(first.id, first.item, 0).unwrap();
         let second = buffer.take().unwrap();
-        buffer.end(1);
+        buffer.end(1, true);
         let mut buffer = buffer;
         buffer.for_journal();
         assert!(matches!(buffer.engine, Engine::Growable(_)));

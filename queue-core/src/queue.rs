@@ -8,7 +8,7 @@ use core::future::Future;
 #[cfg(target_has_atomic = "ptr")]
 use alloc::sync::Arc;
 
-use crate::buffer::{Buffer, PutRefused};
+use crate::buffer::{Buffer, Ended, PutRefused};
 use crate::cancel::Cancellation;
 use crate::dead_letter::DeadLetter;
 use crate::delivery::{Delivery, Handout};
@@ -920,7 +920,17 @@ impl<T> Queue<T> {
     /// that concerns: a putter if it freed a slot, the joiners if it settled the queue.
     #[inline]
     fn ended_one(&self) {
-        let ended = self.buffer.end(1);
+        // Settling concerns the getters only under redelivery (see `settled_getters`).
+        let ended = self.buffer.end(1, self.redelivery.is_some());
+        if ended.putters != Wake::No || ended.joiners != Wake::No || ended.settled {
+            self.wake_for_ended(ended);
+        }
+    }
+
+    /// The waking half of [`ended_one`](Queue::ended_one), out of line: most endings
+    /// concern nobody.
+    #[inline(never)]
+    fn wake_for_ended(&self, ended: Ended) {
         let putters = ended.putters != Wake::No && self.putters().signal_for(ended.putters, 1);
         let joiners = ended.joiners != Wake::No && self.joiners().signal_all_for(ended.joiners);
         let getters = ended.settled && self.settled_getters();
@@ -1403,7 +1413,7 @@ impl<T> Queue<T> {
         let freed = count != 0 && self.buffer.limit() != Limit::None;
         let putters = freed && self.putters().signal_additional(count);
         let joiners = count != 0 && {
-            let ended = self.buffer.end(count as u64);
+            let ended = self.buffer.end(count as u64, false);
             self.joiners().signal_all_for(ended.joiners)
         };
         if putters | joiners {

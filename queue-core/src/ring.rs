@@ -665,33 +665,32 @@ impl<T> Ring<T> {
 
     /// Records `n` endings (resolutions, abandonments or discards). Returns whether the
     /// caller must wake the joiners: joiners were registered and these endings settled
-    /// the ring. (Settling is only looked at when someone joins.)
+    /// the ring.
     #[inline]
     #[cfg(test)]
     pub(crate) fn end(&self, n: u64) -> bool {
+        let (settled, joiners) = self.end_counted(n, false);
+        settled && joiners
+    }
+
+    /// Records `n` endings, as [`end`](Ring::end). Returns whether they settled the ring
+    /// and whether joiners were registered. Settling is looked at only when joiners are
+    /// registered or the caller asks (`watch_settled`), and reads `false` otherwise: the
+    /// look reads `tail`, the producers' cache line.
+    #[inline]
+    pub(crate) fn end_counted(&self, n: u64, watch_settled: bool) -> (bool, bool) {
         // AcqRel: releases this ending (and the work before it) to joiners that acquire
         // `ended`; acquires the earlier endings, so the `tail` read below sees the claim
         // of every item they ended.
         let before = self.ended.0.fetch_add(n << TICKET_SHIFT, Ordering::AcqRel);
-        if before & (FIELD_MAX << WAITING_SHIFT) == 0 {
-            return false;
+        let joiners = before & (FIELD_MAX << WAITING_SHIFT) != 0;
+        if !(joiners || watch_settled) {
+            return (false, false);
         }
         // Relaxed: ordered by the acquire above (every ended item's claim happens before).
         let tail = self.tail.0.load(Ordering::Relaxed);
-        distance(ticket_of(tail), ticket_of(before) + n) == 0
-    }
-
-    /// Records `n` endings, as [`end`](Ring::end), for a caller that also needs to know
-    /// whether they settled the ring when nobody joins: returns whether they settled it,
-    /// and whether joiners were registered.
-    #[inline]
-    pub(crate) fn end_counted(&self, n: u64) -> (bool, bool) {
-        // AcqRel: as in `end`.
-        let before = self.ended.0.fetch_add(n << TICKET_SHIFT, Ordering::AcqRel);
-        // Relaxed: ordered by the acquire above, as in `end`.
-        let tail = self.tail.0.load(Ordering::Relaxed);
         let settled = distance(ticket_of(tail), ticket_of(before) + n) == 0;
-        (settled, before & (FIELD_MAX << WAITING_SHIFT) != 0)
+        (settled, joiners)
     }
 
     /// Whether nothing is unfinished: every claimed ticket has ended.

@@ -424,7 +424,7 @@ fn requeue_vs_get_and_end_settles() {
             })
         };
         let (id, item) = get_spinning(&ring).unwrap();
-        let (settled, _) = ring.end_counted(1);
+        let (settled, _) = ring.end_counted(1, true);
         assert_eq!(retrier.join().unwrap(), 0);
         assert_eq!((id, item), (0, 5));
         assert!(settled, "the last ending settles the ring");
