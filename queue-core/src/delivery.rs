@@ -111,29 +111,40 @@ impl<T, Q: Deref<Target = Queue<T>>> Lease<T, Q> {
 }
 
 impl<T, Q: Deref<Target = Queue<T>>> Drop for Lease<T, Q> {
+    #[inline]
     fn drop(&mut self) {
         if self.item.is_some() {
-            #[cfg(feature = "std")]
-            let panicking = std::thread::panicking();
-            #[cfg(not(feature = "std"))]
-            let panicking = false;
-            crate::events::abandoned(self.id, panicking);
-            let id = self.id;
-            self.queue.note(|| JobEvent::Abandoned { id, panicking });
-            if self.queue.redelivers() {
-                let item = self.item.take().expect("checked above");
-                self.queue.abandon(self.id, self.attempt(), item, panicking);
-            } else if self.queue.abandons_uncertain() {
-                // Recorded abandoned (above), then ended: one final event, before the
-                // ledger counts it, as a resolve does. The item is dropped with the
-                // delivery, after the ledger (as under `Abandon`).
-                let outcome = Outcome::Uncertain;
-                self.queue.note(|| JobEvent::Ended { id, outcome });
-                crate::events::ended(id, outcome);
-                self.queue.end_delivery(Some(outcome));
-            } else {
-                self.queue.end_delivery(None);
-            }
+            self.abandoned();
+        }
+    }
+}
+
+impl<T, Q: Deref<Target = Queue<T>>> Lease<T, Q> {
+    /// The drop of a delivery that still holds its item: records it abandoned and ends
+    /// it as the queue's policy says. Out of line, so that the drop of a resolved
+    /// delivery is one check.
+    #[cold]
+    fn abandoned(&mut self) {
+        #[cfg(feature = "std")]
+        let panicking = std::thread::panicking();
+        #[cfg(not(feature = "std"))]
+        let panicking = false;
+        crate::events::abandoned(self.id, panicking);
+        let id = self.id;
+        self.queue.note(|| JobEvent::Abandoned { id, panicking });
+        if self.queue.redelivers() {
+            let item = self.item.take().expect("the drop checked it");
+            self.queue.abandon(self.id, self.attempt(), item, panicking);
+        } else if self.queue.abandons_uncertain() {
+            // Recorded abandoned (above), then ended: one final event, before the
+            // ledger counts it, as a resolve does. The item is dropped with the
+            // delivery, after the ledger (as under `Abandon`).
+            let outcome = Outcome::Uncertain;
+            self.queue.note(|| JobEvent::Ended { id, outcome });
+            crate::events::ended(id, outcome);
+            self.queue.end_delivery(Some(outcome));
+        } else {
+            self.queue.end_delivery(None);
         }
     }
 }
