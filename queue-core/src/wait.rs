@@ -1,6 +1,7 @@
 //! The one wait loop every future in this crate runs, and the registration it keeps.
 
 use core::future::Future;
+use core::mem::ManuallyDrop;
 use core::task::{Context, Poll};
 
 use event_listener::{EventListener, Listener};
@@ -28,7 +29,10 @@ pub(crate) enum Sleep<'a, 'b> {
 /// dropping the future then costs one check.
 #[derive(Default)]
 pub(crate) struct Wait {
-    registration: Option<Registration>,
+    /// `ManuallyDrop` only so that the compiler writes no drop of its own for the field:
+    /// that drop stayed out of line, a call per future. `Drop for Wait` takes the
+    /// registration out (safe code, through `DerefMut`), which leaves nothing to drop.
+    registration: ManuallyDrop<Option<Registration>>,
 }
 
 impl Wait {
@@ -102,6 +106,23 @@ impl Wait {
             }
         }
     }
+}
+
+impl Drop for Wait {
+    /// The futures [release](Wait::release) their registration in their own drops, so
+    /// one is rarely left here; one that is left is dropped out of line.
+    #[inline]
+    fn drop(&mut self) {
+        if let Some(registration) = self.registration.take() {
+            discard(registration);
+        }
+    }
+}
+
+/// Drops a registration that was never released (its future's drop gives it up first).
+#[inline(never)]
+fn discard(registration: Registration) {
+    drop(registration);
 }
 
 /// A wait's registration with a class of [`Waiters`]: the listener, if one is registered,
