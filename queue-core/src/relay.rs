@@ -19,20 +19,28 @@ use alloc::sync::Arc;
 use alloc::task::Wake;
 use core::task::Waker;
 
-use concurrent_queue::ConcurrentQueue;
+use concurrent_queue::{ConcurrentQueue, PushError};
 
 use crate::unwind::each_despite_panics;
 
 /// The relays woken under event-listener's lock, waiting for their notifier to wake their
 /// task. One per queue, shared by its three classes of waiters.
+///
+/// Most notifications wake one relay, and its notifier takes it straight back out, so
+/// the list is two of concurrent-queue's queues: a one-slot queue for that common case (a
+/// compare-exchange and a release each way, no block to walk), and an unbounded one for
+/// the relays woken while the slot is taken. Which of the two a relay waits in does not
+/// matter: a drain wakes them all, in no promised order.
 pub(crate) struct Deferred {
-    woken: ConcurrentQueue<Arc<Relay>>,
+    first: ConcurrentQueue<Arc<Relay>>,
+    rest: ConcurrentQueue<Arc<Relay>>,
 }
 
 impl Deferred {
     pub(crate) fn new() -> Arc<Self> {
         Arc::new(Deferred {
-            woken: ConcurrentQueue::unbounded(),
+            first: ConcurrentQueue::bounded(1),
+            rest: ConcurrentQueue::unbounded(),
         })
     }
 
@@ -44,9 +52,9 @@ impl Deferred {
     /// the caller.
     #[inline]
     pub(crate) fn wake_all(&self) {
-        // The queue is empty unless a relay was woken: a cheap check (two loads) keeps the
-        // notification path free of the pop's fence.
-        if self.woken.is_empty() {
+        // Both queues are empty unless a relay was woken: cheap checks (plain loads) keep
+        // the notification path free of the pops' fences.
+        if self.first.is_empty() && self.rest.is_empty() {
             return;
         }
         self.wake_queued();
@@ -55,12 +63,25 @@ impl Deferred {
     /// Drops every relay still queued, waking nobody. A queued relay holds this list, so
     /// the queue calls this as it goes, or the two would keep each other alive.
     pub(crate) fn discard(&self) {
-        each_despite_panics(|| self.woken.pop().ok(), drop);
+        each_despite_panics(|| self.pop(), drop);
     }
 
     #[cold]
     fn wake_queued(&self) {
-        each_despite_panics(|| self.woken.pop().ok(), |relay| relay.task.wake_by_ref());
+        each_despite_panics(|| self.pop(), |relay| relay.task.wake_by_ref());
+    }
+
+    /// Queues a woken relay. Never fails: neither queue is ever closed, and the unbounded
+    /// one is never full. (A failed push would hand the relay back inside the error and
+    /// drop it, which is harmless too.)
+    fn push(&self, relay: Arc<Relay>) {
+        if let Err(PushError::Full(relay)) = self.first.push(relay) {
+            let _ = self.rest.push(relay);
+        }
+    }
+
+    fn pop(&self) -> Option<Arc<Relay>> {
+        self.first.pop().or_else(|_| self.rest.pop()).ok()
     }
 }
 
@@ -74,13 +95,11 @@ pub(crate) struct Relay {
 impl Wake for Relay {
     fn wake(self: Arc<Self>) {
         let deferred = Arc::clone(&self.deferred);
-        // Never fails: the list is never closed. (A failed push would hand the relay back
-        // inside the error and drop it, which is harmless too.)
-        let _ = deferred.woken.push(self);
+        deferred.push(self);
     }
 
     fn wake_by_ref(self: &Arc<Self>) {
-        let _ = self.deferred.woken.push(Arc::clone(self));
+        self.deferred.push(Arc::clone(self));
     }
 }
 
@@ -128,6 +147,7 @@ impl RelaySlot {
 mod tests {
     use super::*;
     use crate::counting_waker::CountingWaker;
+    use alloc::vec::Vec;
 
     #[test]
     fn a_woken_relay_wakes_its_task_only_when_drained() {
@@ -144,6 +164,36 @@ mod tests {
         assert_eq!(count.wakes(), 2);
         deferred.wake_all();
         assert_eq!(count.wakes(), 2);
+    }
+
+    #[test]
+    fn relays_woken_together_are_all_woken_once_and_discard_drops_them() {
+        let deferred = Deferred::new();
+        let tasks: Vec<_> = (0..3).map(|_| CountingWaker::new()).collect();
+        let mut slots: Vec<RelaySlot> = (0..3).map(|_| RelaySlot::default()).collect();
+        // Three relays woken before any drain: one waits in the one-slot queue, two in
+        // the unbounded one.
+        for ((_, task), slot) in tasks.iter().zip(&mut slots) {
+            slot.waker_for(&deferred, task).0.wake_by_ref();
+        }
+        assert!(!deferred.first.is_empty());
+        assert_eq!(deferred.rest.len(), 2);
+        deferred.wake_all();
+        for (count, _) in &tasks {
+            assert_eq!(count.wakes(), 1);
+        }
+        assert!(deferred.first.is_empty() && deferred.rest.is_empty());
+        // Queued again, then discarded: dropped without a wake-up, and the relays'
+        // references to the list go with them.
+        for ((_, task), slot) in tasks.iter().zip(&mut slots) {
+            slot.waker_for(&deferred, task).0.wake_by_ref();
+        }
+        drop(slots);
+        deferred.discard();
+        for (count, _) in &tasks {
+            assert_eq!(count.wakes(), 1);
+        }
+        assert_eq!(Arc::strong_count(&deferred), 1);
     }
 
     #[test]
