@@ -115,6 +115,7 @@ impl<'a, T> Future for Get<'a, T> {
 
 // A future dropped while it waits counts its waiter out and passes on its wake-up.
 impl<T> Drop for Get<'_, T> {
+    #[inline]
     fn drop(&mut self) {
         self.wait.release(|| self.queue.getters());
     }
