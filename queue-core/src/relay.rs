@@ -80,8 +80,17 @@ impl Deferred {
         }
     }
 
+    /// Takes a queued relay. Each queue is looked at (a plain load) before it is popped,
+    /// so the pops that end a drain cost no fence: a relay queued after the look is
+    /// drained by its own notifier, as in `wake_all`.
     fn pop(&self) -> Option<Arc<Relay>> {
-        self.first.pop().or_else(|_| self.rest.pop()).ok()
+        [&self.first, &self.rest].into_iter().find_map(|queue| {
+            if queue.is_empty() {
+                None
+            } else {
+                queue.pop().ok()
+            }
+        })
     }
 }
 
