@@ -229,6 +229,50 @@ fn relay_wakes_an_async_get() {
     });
 }
 
+/// Two notifiers at once: two async gets wait, and two threads each put one item. Each
+/// put's notification queues one relay (the second while the first may still sit in the
+/// one-slot queue, so it goes to the unbounded one) and drains. Once both puts have
+/// returned, both wakers have run, whichever drain took which relay, and both gets are
+/// served.
+#[test]
+fn two_notifiers_wake_two_async_gets() {
+    use std::future::Future;
+    use std::task::{Context, Poll};
+    loom::model(|| {
+        let queue = Arc::new(Queue::<u8>::unbounded());
+        let (flags, wakers): (Vec<_>, Vec<_>) = (0..2).map(|_| flag()).unzip();
+        let mut gets = [queue.get(), queue.get()];
+        for (get, waker) in gets.iter_mut().zip(&wakers) {
+            let poll = std::pin::Pin::new(get).poll(&mut Context::from_waker(waker));
+            assert!(poll.is_pending(), "nothing was put yet");
+        }
+        let producers: Vec<_> = (1..=2)
+            .map(|item| {
+                let queue = Arc::clone(&queue);
+                thread::spawn(move || queue.try_put(item).unwrap())
+            })
+            .collect();
+        for producer in producers {
+            producer.join().unwrap();
+        }
+        let mut items = Vec::new();
+        for ((get, waker), flag) in gets.iter_mut().zip(&wakers).zip(&flags) {
+            let woken = flag.0.load(loom::sync::atomic::Ordering::SeqCst);
+            assert_eq!(
+                woken, 1,
+                "each get's waker ran once, before the puts returned"
+            );
+            match std::pin::Pin::new(get).poll(&mut Context::from_waker(waker)) {
+                Poll::Ready(delivery) => items.push(delivery.unwrap().succeed()),
+                Poll::Pending => panic!("a woken get with an item buffered is served"),
+            }
+        }
+        items.sort_unstable();
+        assert_eq!(items, [1, 2]);
+        assert!(queue.ledger().is_balanced());
+    });
+}
+
 /// A re-entrant waker: the getter's waker puts into the queue that is waking it, while
 /// another thread puts too. No deadlock (loom reports one as a failure), and every item is
 /// accounted for.
