@@ -107,15 +107,21 @@
 //!   without a notification with [`Counted::count_out`];
 //! - a notification that reached nobody (the waiter it counted had not inserted its
 //!   listener yet, or had just left) is withdrawn with [`Counted::withdraw`], and the
-//!   caller sends one uncounted notification in its place; `waiters.rs` argues why that
-//!   loses no wake-up;
+//!   caller sends one notification no claim counts in its place; `waiters.rs` argues why
+//!   that loses no wake-up;
+//! - a notification no claim counted (that replacement, a turn passed on, a wake-all) is
+//!   counted with [`Counted::raise`] as it reaches each listener, under event-listener's
+//!   lock, so every notified waiter is counted pending before it can count itself out;
 //! - a notifier that changed something other than this word checks the field with
 //!   [`Counted::anyone`].
 //!
-//! `pending` can read low: a waiter woken by an uncounted notification counts out a
-//! pending notification another waiter was owed. That costs one notification more than
-//! needed later, never a wake-up. It reads high only between a notify that reached nobody
-//! and its withdrawal, a window the notification after the withdrawal covers.
+//! `pending` reads high only between a notify that reached nobody and its withdrawal, a
+//! window the notification after the withdrawal covers. It can read low only without
+//! `std` (event-listener then has no per-listener hook to raise it from, see `waiters.rs`):
+//! a waiter woken by a notification nobody counted then counts out one another waiter was
+//! owed, which costs a notification later, never a wake-up. Left low under two threads,
+//! every claim would notify nobody, withdraw and notify again until the notified waiters
+//! ran.
 //!
 //! The reserving API (the `*_reserved`, `register_*`, `pass_on_*` and `unreserve_*`
 //! methods; `Ring::new` builds a reserving ring) is built and model-checked here and
@@ -864,7 +870,11 @@ impl<T> Ring<T> {
             }
             Kind::Joiners => &self.ended.0,
         };
-        Counted(word)
+        Counted {
+            word,
+            #[cfg(feature = "std")]
+            pending: kind != Kind::Joiners,
+        }
     }
 }
 
@@ -882,14 +892,20 @@ pub(crate) enum Kind {
 /// The `waiting` field of one word of a counting ring: the registration count of one
 /// class of waiters (see "Counting only" in the module docs).
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Counted<'a>(&'a AtomicU64);
+pub(crate) struct Counted<'a> {
+    word: &'a AtomicU64,
+    /// Whether the word has a `pending` field (every class but the joiners). Read only by
+    /// [`raise`](Counted::raise), which needs `std`.
+    #[cfg(feature = "std")]
+    pending: bool,
+}
 
 impl Counted<'_> {
     /// Counts a waiter in (sticking at the maximum), before its re-check.
     #[inline]
     pub(crate) fn count_in(self) {
         // Relaxed: the compare-exchange below validates it.
-        let mut now = self.0.load(Ordering::Relaxed);
+        let mut now = self.word.load(Ordering::Relaxed);
         loop {
             if waiting(now) == FIELD_MAX {
                 return;
@@ -898,7 +914,7 @@ impl Counted<'_> {
             // `anyone`, so what a notifier published before a skipped notification is
             // visible to the re-check that follows; the claims and endings themselves are
             // read-modify-writes of this word, so a later count-in sees their tickets.
-            match self.0.compare_exchange_weak(
+            match self.word.compare_exchange_weak(
                 now,
                 now + WAITING,
                 Ordering::AcqRel,
@@ -914,7 +930,7 @@ impl Counted<'_> {
     /// notification.
     #[inline]
     pub(crate) fn count_out(self) {
-        unregister(self.0);
+        unregister(self.word);
     }
 
     /// Counts out a waiter whose listener left notified, with one pending notification
@@ -923,28 +939,60 @@ impl Counted<'_> {
     /// notify once more than needed).
     #[inline]
     pub(crate) fn count_out_notified(self) {
-        consume(self.0);
+        consume(self.word);
+    }
+
+    /// Counts pending a notification no claim counted, as it reaches a listener: called
+    /// under event-listener's list lock, before that listener can leave, so the count
+    /// goes up before the woken waiter's [`count_out_notified`](Counted::count_out_notified)
+    /// takes it down, and `pending` never reads high. Nothing for the joiners, whose word
+    /// has no `pending` field, or once `waiting` is saturated.
+    #[cfg(feature = "std")]
+    #[inline]
+    pub(crate) fn raise(self) {
+        if !self.pending {
+            return;
+        }
+        // Relaxed: the compare-exchange below validates it.
+        let mut now = self.word.load(Ordering::Relaxed);
+        loop {
+            let waiting = waiting(now);
+            if waiting == FIELD_MAX || pending(now) >= waiting {
+                return;
+            }
+            // Relaxed: a count; the notification itself is what wakes the waiter, and
+            // event-listener's lock orders this before the waiter's count-out.
+            match self.word.compare_exchange_weak(
+                now,
+                now + PENDING,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return,
+                Err(seen) => now = seen,
+            }
+        }
     }
 
     /// Withdraws the pending notification a claim counted, after its notification reached
     /// nobody (saturating at zero, as above).
     #[cold]
     pub(crate) fn withdraw(self) {
-        withdraw(self.0);
+        withdraw(self.word);
     }
 
     /// The waiters counted (a snapshot for tests).
     #[cfg(all(test, not(loom), feature = "std"))]
     pub(crate) fn count(self) -> u64 {
         // Relaxed: a snapshot.
-        waiting(self.0.load(Ordering::Relaxed))
+        waiting(self.word.load(Ordering::Relaxed))
     }
 
     /// The notifications counted as on their way (a snapshot for tests).
     #[cfg(all(test, not(loom), feature = "std"))]
     pub(crate) fn pending(self) -> u64 {
         // Relaxed: a snapshot.
-        pending(self.0.load(Ordering::Relaxed))
+        pending(self.word.load(Ordering::Relaxed))
     }
 
     /// Whether a waiter may be counted, ordered after everything this thread published
@@ -953,7 +1001,7 @@ impl Counted<'_> {
     pub(crate) fn anyone(self) -> bool {
         // AcqRel: the release half heads the sequence a later count-in acquires from; the
         // read is of the latest value, as for every read-modify-write.
-        waiting(self.0.fetch_add(0, Ordering::AcqRel)) != 0
+        waiting(self.word.fetch_add(0, Ordering::AcqRel)) != 0
     }
 }
 

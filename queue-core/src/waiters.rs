@@ -54,7 +54,7 @@ use crate::turns::Turns;
 /// has one coming: the claim counts the notification it asks for as pending in the same
 /// instruction ([`Wake::Reserved`]), a waiter whose listener left notified counts one
 /// pending notification out with itself, and a pending notification that reached nobody
-/// is withdrawn and replaced by an uncounted one (see
+/// is withdrawn and replaced by one counted only as it reaches a listener (see
 /// [`signal_reserved`](Class::signal_reserved) for why no wake-up is lost). Joiners are
 /// all woken at once and keep [`Wake::Counted`].
 pub(crate) struct Waiters {
@@ -75,7 +75,8 @@ pub(crate) enum Wake {
     Counted,
     /// As [`Wake::Counted`], and the change also counted the notification it asks for as
     /// pending (a ring claim, see `ring.rs`): notify one waiter; if that reaches nobody,
-    /// withdraw the pending count and notify once more, uncounted.
+    /// withdraw the pending count and notify once more, counted only as it reaches a
+    /// listener.
     Reserved,
     /// Something became available; check the count first.
     Check,
@@ -230,7 +231,7 @@ impl<'a> Class<'a> {
     #[cold]
     fn pass_on(self, n: usize) -> bool {
         let reached = if self.anyone() {
-            self.waiters.event.notify(n.additional())
+            self.notify_uncounted(n)
         } else {
             0
         };
@@ -279,15 +280,15 @@ impl<'a> Class<'a> {
     /// already, or the waiter it counted is between counting itself in and inserting its
     /// listener, or has just left) is withdrawn at once. While it was counted, other
     /// claims may have skipped their notifications because of it: the notification after
-    /// the withdrawal stands in for them. It is not counted, so it cannot repeat: if it
-    /// reaches nobody either, no listener is waiting un-notified, and a waiter that
-    /// counted itself in and has not inserted its listener yet re-checks after inserting
-    /// it, and then sees every claim made before the withdrawal: event-listener takes its
-    /// list lock for every notification and every insertion, so the insertion comes after
-    /// this notification, which comes after the withdrawal, a read-modify-write of the
-    /// word those claims wrote earlier in its modification order. An uncounted
-    /// notification only makes the pending count read low, which costs a notification
-    /// later, never a wake-up.
+    /// the withdrawal stands in for them. It is counted only as it reaches a listener
+    /// ([`Counted::raise`]), never ahead of one, so it cannot repeat: if it reaches nobody
+    /// either, no listener is waiting un-notified, and a waiter that counted itself in and
+    /// has not inserted its listener yet re-checks after inserting it, and then sees every
+    /// claim made before the withdrawal: event-listener takes its list lock for every
+    /// notification and every insertion, so the insertion comes after this notification,
+    /// which comes after the withdrawal, a read-modify-write of the word those claims
+    /// wrote earlier in its modification order. (Without `std` it is not counted at all,
+    /// see [`notify_uncounted`](Class::notify_uncounted).)
     #[inline]
     fn signal_reserved(self, n: usize) -> bool {
         let reached = self.waiters.event.notify(n.additional());
@@ -307,15 +308,36 @@ impl<'a> Class<'a> {
                 counted.withdraw();
             }
         }
-        let again = self.waiters.event.notify(missed.additional());
+        let again = self.notify_uncounted(missed);
         self.waiters.turns.grant(reached + again);
         reached + again != 0
+    }
+
+    /// Notifies up to `n` listeners not yet notified, with notifications no claim counted
+    /// pending. On a counting ring, each listener reached is counted pending as it is
+    /// reached ([`Counted::raise`], in event-listener's per-listener tag closure), so the
+    /// woken waiter's count-out takes down its own count, not one a claim counted for
+    /// another waiter. Returns how many were reached.
+    ///
+    /// Without `std`, event-listener has no tag closure: those waiters then count out a
+    /// pending notification they were not counted for, and `pending` reads low until the
+    /// waiters it counted leave. That costs notifications, never a wake-up.
+    #[inline]
+    fn notify_uncounted(self, n: usize) -> usize {
+        #[cfg(feature = "std")]
+        if let Some(counted) = self.counted {
+            return self
+                .waiters
+                .event
+                .notify(n.additional().tag_with(move || counted.raise()));
+        }
+        self.waiters.event.notify(n.additional())
     }
 
     /// Notifies up to `n` listeners not yet notified and grants each one reached a turn.
     #[inline]
     fn signal(self, n: usize) -> bool {
-        let reached = self.waiters.event.notify(n.additional());
+        let reached = self.notify_uncounted(n);
         self.waiters.turns.grant(reached);
         reached != 0
     }
@@ -530,6 +552,56 @@ mod tests {
             (queue.getters().registered(), queue.getters().pending()),
             (0, 0)
         );
+    }
+
+    /// A notification no claim counted (here the turn a dropped, woken get passes on)
+    /// is counted pending as it reaches its listener, so the waiter it wakes does not
+    /// take down the count of a notification another waiter is owed: `pending` keeps
+    /// matching the notified waiters, and a put that finds them all covered sends nothing.
+    #[test]
+    fn a_passed_on_notification_is_counted_pending() {
+        use crate::counting_waker::CountingWaker;
+        use alloc::boxed::Box;
+        use alloc::vec::Vec;
+
+        let queue = Queue::<u8>::bounded(8).unwrap();
+        let tasks: Vec<_> = (0..3).map(|_| CountingWaker::new()).collect();
+        let mut gets: Vec<_> = (0..3).map(|_| Box::pin(queue.get())).collect();
+        for (get, (_, waker)) in gets.iter_mut().zip(&tasks) {
+            assert!(get
+                .as_mut()
+                .poll(&mut Context::from_waker(waker))
+                .is_pending());
+        }
+        let counts = || (queue.getters().registered(), queue.getters().pending());
+        queue.try_put(1).unwrap();
+        assert_eq!(counts(), (3, 1), "the put counted its notification");
+        assert_eq!(tasks[0].0.wakes(), 1);
+
+        // The woken first get is dropped: its turn passes to the second, uncounted by any
+        // claim, and is counted as it reaches it.
+        drop(gets.remove(0));
+        assert_eq!(tasks[1].0.wakes(), 1, "the turn was passed on");
+        assert_eq!(counts(), (2, 1), "the passed-on notification is counted");
+
+        queue.try_put(2).unwrap();
+        assert_eq!(tasks[2].0.wakes(), 1);
+        assert_eq!(counts(), (2, 2));
+        queue.try_put(3).unwrap();
+        assert_eq!(
+            counts(),
+            (2, 2),
+            "both covered: the third put notifies nobody"
+        );
+
+        for (get, (_, waker)) in gets.iter_mut().zip(&tasks[1..]) {
+            let Poll::Ready(Ok(taken)) = get.as_mut().poll(&mut Context::from_waker(waker)) else {
+                panic!("a woken get must take its item");
+            };
+            taken.succeed();
+        }
+        assert_eq!(counts(), (0, 0));
+        assert_eq!(queue.try_get().map(|taken| taken.succeed()).ok(), Some(3));
     }
 
     /// A queue dropped with relays signalled but not yet drained frees them, and with
