@@ -8,8 +8,9 @@
 //!
 //! # The words
 //!
-//! Each word is a `u64` on a cache line of its own: `tail` is written by producers, `head`
-//! by consumers, `ended` by whoever ends a delivery.
+//! Each word is a `u64`. `tail`, written by producers, has a cache line of its own; `head`
+//! and `ended`, written by consumers (a get claims `head`, and the same thread usually ends
+//! what it took), share the other one, so a message costs a consumer one line, not two.
 //!
 //! ```text
 //! bit     63 ............ 25 | 24 ...... 13 | 12 ........ 1 | 0
@@ -131,6 +132,12 @@
 //! # Bounds
 //!
 //! [`Bound::Buffered`]`(n)` counts buffered items (`tail - head`); a get frees a slot.
+//! Where `n` is the slot count (a power of two, 128 say), a put checks the bound by its
+//! slot's stamp alone: a slot free for its ticket means the get of the item one lap back is
+//! done, so fewer than `n` items are buffered; `head` is read only when the slot is found
+//! taken (full, or a get still moving the old item out), or while slots are owed to woken
+//! putters.
+//!
 //! [`Bound::Unfinished`]`(n)` counts buffered and delivered items (`tail - ended`); an
 //! ending frees a slot. Either way the ring has `n.next_power_of_two()` slots (at least two), since
 //! at most `n` items are buffered. With an unfinished bound, puts wait on a slot freed by an
@@ -277,6 +284,17 @@ pub(crate) enum Nothing {
     Closed,
 }
 
+/// What the bound check of a put found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Room {
+    /// The bound leaves room for the ticket.
+    Free,
+    /// The bound is reached.
+    Full,
+    /// The ticket was read from a stale `tail`: a get (or an ending) already passed it.
+    Stale,
+}
+
 /// How a get treats reservations.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Claim {
@@ -299,15 +317,27 @@ struct Slot<T> {
 #[repr(align(128))]
 struct Line(AtomicU64);
 
+/// The consumers' two words on one line of their own: a get's claim of `head` is followed,
+/// on the same thread, by the ending of what it took, so the ending finds the line
+/// already held (on separate lines, an ending on a thread other than the last one's would
+/// fetch a second line).
+#[repr(align(128))]
+struct Consumers {
+    head: AtomicU64,
+    ended: AtomicU64,
+}
+
 /// The ring; see the module docs.
 pub(crate) struct Ring<T> {
     tail: Line,
-    head: Line,
-    ended: Line,
+    consumers: Consumers,
     slots: Box<[Slot<T>]>,
     /// `slots.len() - 1`.
     mask: u64,
     bound: Bound,
+    /// The bound is `Buffered(slots.len())`: a slot free for a put's ticket is room for it
+    /// (see [`stamps_bound`](Ring::stamps_bound)).
+    stamp_bound: bool,
     /// Whether notifications reserve (see the module docs); a [`counting`](Ring::counting)
     /// ring only counts its waiters. Reserving rings exist only in tests, so outside them
     /// the field is gone and every ring counts (see [`reserving`](Ring::reserving)).
@@ -370,11 +400,14 @@ impl<T> Ring<T> {
         let word = (start & TICKET_MASK) << TICKET_SHIFT;
         Ring {
             tail: Line(AtomicU64::new(word)),
-            head: Line(AtomicU64::new(word)),
-            ended: Line(AtomicU64::new(word)),
+            consumers: Consumers {
+                head: AtomicU64::new(word),
+                ended: AtomicU64::new(word),
+            },
             slots: slots.into_boxed_slice(),
             mask: len - 1,
             bound,
+            stamp_bound: bound == Bound::Buffered(len),
             #[cfg(test)]
             reserving: true,
         }
@@ -388,6 +421,13 @@ impl<T> Ring<T> {
         return self.reserving;
         #[cfg(not(test))]
         false
+    }
+
+    /// Whether a slot free for a put's ticket is room enough, with no slot owed: the
+    /// bound is the slot count, and (outside tests, always) no slot is reserved.
+    #[inline]
+    fn stamps_bound(&self) -> bool {
+        self.stamp_bound && !self.reserving()
     }
 
     #[inline]
@@ -421,7 +461,7 @@ impl<T> Ring<T> {
     #[cfg(test)]
     pub(crate) fn put_reserved(&self, item: T) -> Result<Accepted, Refused<T>> {
         let accepted = self.put(item, None, true, 0)?;
-        consume(&self.head.0);
+        consume(&self.consumers.head);
         Ok(accepted)
     }
 
@@ -463,36 +503,22 @@ impl<T> Ring<T> {
                 return Err(Refused::Closed(item));
             }
             let ticket = ticket_of(tail);
-            let (used, pending, counts) = match self.bound {
-                // Relaxed (both): a bound check; the slot's stamp below orders the write
-                // after the read of the get that freed the slot.
-                Bound::Buffered(_) => {
-                    let head = self.head.0.load(Ordering::Relaxed);
-                    let used = distance(ticket, ticket_of(head));
-                    if self.reserving() {
-                        // Slots reserved for woken putters count as used.
-                        (used, pending(head), head)
-                    } else {
-                        (used, 0, 0)
+            // A slot free for this ticket means the get of the item one lap back is done,
+            // so fewer items than slots are buffered: where the bound is the slot count and
+            // no slot is owed, the stamp is the bound check, and the bound (on the
+            // consumers' line) is read only once the slot is found taken.
+            let by_stamp = owed == 0 && self.stamps_bound();
+            if !by_stamp {
+                match self.room(ticket, bounded, allowance, owed) {
+                    Room::Free => {}
+                    Room::Full => return Err(Refused::Full(item)),
+                    Room::Stale => {
+                        spin_loop();
+                        // Relaxed: re-read for the loop, which validates it.
+                        tail = self.tail.0.load(Ordering::Relaxed);
+                        continue;
                     }
                 }
-                Bound::Unfinished(_) => {
-                    let ended = self.ended.0.load(Ordering::Relaxed);
-                    (distance(ticket, ticket_of(ended)), 0, 0)
-                }
-            };
-            let limit = (self.bound.get() + allowance).saturating_sub(owed);
-            // The raw pending count first (the common case has none); only a ring that
-            // looks full checks whether a saturated count voids the reservations.
-            if bounded && used + pending >= limit && used + reservations(counts) >= limit {
-                if behind(used) {
-                    // `tail` was stale: a get (or an ending) already passed it.
-                    spin_loop();
-                    // Relaxed: re-read for the loop, which validates it.
-                    tail = self.tail.0.load(Ordering::Relaxed);
-                    continue;
-                }
-                return Err(Refused::Full(item));
             }
             let slot = self.slot(ticket);
             // Acquire: pairs with the Release store of the get that emptied the slot, so
@@ -522,7 +548,7 @@ impl<T> Ring<T> {
                             // ending never settles the ring. Release: an observer that
                             // acquires `ended` then sees the claim above, so `tail -
                             // ended` never reads negative.
-                            self.ended.0.fetch_add(TICKET, Ordering::Release);
+                            self.consumers.ended.fetch_add(TICKET, Ordering::Release);
                         }
                         let id = id.unwrap_or(stamp);
                         slot.entry.with_mut(|entry| {
@@ -538,6 +564,9 @@ impl<T> Ring<T> {
                     Err(now) => tail = now,
                 }
             } else {
+                if by_stamp && self.room(ticket, bounded, allowance, owed) == Room::Full {
+                    return Err(Refused::Full(item));
+                }
                 // Either another put took this ticket (`tail` is stale), or the get of
                 // the item one lap back claimed it and is still moving it out.
                 // Relaxed: re-read for the loop, which validates it.
@@ -545,6 +574,40 @@ impl<T> Ring<T> {
                 tail = self.tail.0.load(Ordering::Relaxed);
             }
         }
+    }
+
+    /// The bound check of a put of `ticket`: whether the bound leaves room for it (see
+    /// [`put`](Ring::put) for `bounded`, `allowance` and `owed`).
+    #[inline]
+    fn room(&self, ticket: u64, bounded: bool, allowance: u64, owed: u64) -> Room {
+        let (used, pending, counts) = match self.bound {
+            // Relaxed (both): a bound check; the slot's stamp orders the write after the
+            // read of the get that freed the slot.
+            Bound::Buffered(_) => {
+                let head = self.consumers.head.load(Ordering::Relaxed);
+                let used = distance(ticket, ticket_of(head));
+                if self.reserving() {
+                    // Slots reserved for woken putters count as used.
+                    (used, pending(head), head)
+                } else {
+                    (used, 0, 0)
+                }
+            }
+            Bound::Unfinished(_) => {
+                let ended = self.consumers.ended.load(Ordering::Relaxed);
+                (distance(ticket, ticket_of(ended)), 0, 0)
+            }
+        };
+        let limit = (self.bound.get() + allowance).saturating_sub(owed);
+        // The raw pending count first (the common case has none); only a ring that looks
+        // full checks whether a saturated count voids the reservations.
+        if bounded && used + pending >= limit && used + reservations(counts) >= limit {
+            if behind(used) {
+                return Room::Stale;
+            }
+            return Room::Full;
+        }
+        Room::Free
     }
 
     // ------------------------------------------------------------------------ gets
@@ -586,7 +649,7 @@ impl<T> Ring<T> {
     #[inline]
     fn take(&self, claim: Claim) -> Result<Taken<T>, Nothing> {
         // Relaxed: the compare-exchange below validates it.
-        let mut head = self.head.0.load(Ordering::Relaxed);
+        let mut head = self.consumers.head.load(Ordering::Relaxed);
         loop {
             let ticket = ticket_of(head);
             let slot = self.slot(ticket);
@@ -614,7 +677,7 @@ impl<T> Ring<T> {
                 };
                 // Acquire: as for the put's claim, for the putters counted here; the
                 // stamp's Release store below hands the slot to the next put.
-                match self.head.0.compare_exchange_weak(
+                match self.consumers.head.compare_exchange_weak(
                     head,
                     next,
                     Ordering::Acquire,
@@ -657,12 +720,12 @@ impl<T> Ring<T> {
                 }
                 spin_loop();
                 // Relaxed: re-read for the loop, which validates it.
-                head = self.head.0.load(Ordering::Relaxed);
+                head = self.consumers.head.load(Ordering::Relaxed);
             } else {
                 // Another get took this ticket: `head` is stale.
                 spin_loop();
                 // Relaxed: re-read for the loop.
-                head = self.head.0.load(Ordering::Relaxed);
+                head = self.consumers.head.load(Ordering::Relaxed);
             }
         }
     }
@@ -688,7 +751,10 @@ impl<T> Ring<T> {
         // AcqRel: releases this ending (and the work before it) to joiners that acquire
         // `ended`; acquires the earlier endings, so the `tail` read below sees the claim
         // of every item they ended.
-        let before = self.ended.0.fetch_add(n << TICKET_SHIFT, Ordering::AcqRel);
+        let before = self
+            .consumers
+            .ended
+            .fetch_add(n << TICKET_SHIFT, Ordering::AcqRel);
         let joiners = before & (FIELD_MAX << WAITING_SHIFT) != 0;
         if !(joiners || watch_settled) {
             return (false, false);
@@ -710,7 +776,7 @@ impl<T> Ring<T> {
     pub(crate) fn unfinished(&self) -> u64 {
         // Acquire: pairs with the endings' AcqRel, so a zero here also shows the work
         // that ended, and the `tail` read below sees every claim those endings counted.
-        let ended = self.ended.0.load(Ordering::Acquire);
+        let ended = self.consumers.ended.load(Ordering::Acquire);
         // Relaxed: ordered by the acquire above.
         let tail = self.tail.0.load(Ordering::Relaxed);
         distance(ticket_of(tail), ticket_of(ended))
@@ -722,7 +788,7 @@ impl<T> Ring<T> {
     pub(crate) fn len(&self) -> u64 {
         // Relaxed (both): a snapshot. A get's claim of `head` is no release, so `tail` can
         // lag behind it; the check below reads that as empty.
-        let head = self.head.0.load(Ordering::Relaxed);
+        let head = self.consumers.head.load(Ordering::Relaxed);
         let tail = self.tail.0.load(Ordering::Relaxed);
         let len = distance(ticket_of(tail), ticket_of(head));
         if behind(len) {
@@ -741,10 +807,10 @@ impl<T> Ring<T> {
     pub(crate) fn counts(&self) -> (u64, u64, u64) {
         // Acquire: pairs with the endings' AcqRel, so the `head` read below sees the take
         // of every item ended.
-        let ended = ticket_of(self.ended.0.load(Ordering::Acquire));
+        let ended = ticket_of(self.consumers.ended.load(Ordering::Acquire));
         // Relaxed: a get's claim of `head` is no release, so `tail` (read below) can lag
         // behind it; the clamp keeps `buffered` from reading negative then.
-        let head = ticket_of(self.head.0.load(Ordering::Relaxed));
+        let head = ticket_of(self.consumers.head.load(Ordering::Relaxed));
         let tickets = self.tickets();
         let clamp = |d: u64| if behind(d) { 0 } else { d };
         (
@@ -787,7 +853,7 @@ impl<T> Ring<T> {
     pub(crate) fn register_getter(&self) -> bool {
         let tail = register(&self.tail.0);
         // Relaxed: a hint; the re-check decides.
-        let head = self.head.0.load(Ordering::Relaxed);
+        let head = self.consumers.head.load(Ordering::Relaxed);
         distance(ticket_of(tail), ticket_of(head)) > reservations(tail)
     }
 
@@ -819,38 +885,38 @@ impl<T> Ring<T> {
     #[cfg(test)]
     pub(crate) fn register_putter(&self) {
         debug_assert!(matches!(self.bound, Bound::Buffered(_)));
-        register(&self.head.0);
+        register(&self.consumers.head);
     }
 
     /// As [`pass_on_getter`](Ring::pass_on_getter), for a woken putter that gives up its
     /// reserved slot.
     #[cfg(test)]
     pub(crate) fn pass_on_putter(&self) -> bool {
-        pass_on(&self.head.0)
+        pass_on(&self.consumers.head)
     }
 
     /// As [`unreserve_getter`](Ring::unreserve_getter), for a slot reserved for putters.
     #[cfg(test)]
     pub(crate) fn unreserve_putter(&self) {
-        unreserve(&self.head.0);
+        unreserve(&self.consumers.head);
     }
 
     /// Counts out a putter that leaves without a notification.
     #[cfg(test)]
     pub(crate) fn unregister_putter(&self) {
-        unregister(&self.head.0);
+        unregister(&self.consumers.head);
     }
 
     /// Counts a joiner in, before its re-check of [`is_settled`](Ring::is_settled).
     #[cfg(test)]
     pub(crate) fn register_joiner(&self) {
-        register(&self.ended.0);
+        register(&self.consumers.ended);
     }
 
     /// Counts a joiner out.
     #[cfg(test)]
     pub(crate) fn unregister_joiner(&self) {
-        unregister(&self.ended.0);
+        unregister(&self.consumers.ended);
     }
 }
 
@@ -866,9 +932,9 @@ impl<T> Ring<T> {
             Kind::Getters => &self.tail.0,
             Kind::Putters => {
                 debug_assert!(matches!(self.bound, Bound::Buffered(_)));
-                &self.head.0
+                &self.consumers.head
             }
-            Kind::Joiners => &self.ended.0,
+            Kind::Joiners => &self.consumers.ended,
         };
         Counted {
             word,
@@ -1198,7 +1264,7 @@ impl<T> Drop for Ring<T> {
             }
         }
         // Relaxed: `&mut self` excludes other threads.
-        let head = ticket_of(self.head.0.load(Ordering::Relaxed));
+        let head = ticket_of(self.consumers.head.load(Ordering::Relaxed));
         let tail = ticket_of(self.tail.0.load(Ordering::Relaxed));
         Rest {
             ring: self,

@@ -79,6 +79,41 @@ fn slot_reuse_across_threads() {
     });
 }
 
+/// A counting ring bound at its slot count checks room by the slot's stamp alone: a put
+/// racing the gets that free its slot writes it only after the get of the item one lap
+/// back has read it out (loom checks the entry's accesses), and never buffers more than
+/// the bound.
+#[test]
+fn stamp_bound_slot_reuse() {
+    loom::model(|| {
+        let ring = Arc::new(Ring::counting(Bound::Buffered(2)));
+        ring.try_put(1u32).ok().unwrap();
+        ring.try_put(2u32).ok().unwrap();
+        assert!(matches!(ring.try_put(9), Err(Refused::Full(9))));
+        let producer = {
+            let ring = Arc::clone(&ring);
+            thread::spawn(move || {
+                let mut item = 3u32;
+                loop {
+                    match ring.try_put(item) {
+                        Ok(accepted) => return accepted.id,
+                        Err(Refused::Full(back)) => {
+                            item = back;
+                            thread::yield_now();
+                        }
+                        Err(Refused::Closed(_)) => unreachable!(),
+                    }
+                }
+            })
+        };
+        assert_eq!(get_spinning(&ring), Some((0, 1)));
+        assert!(ring.len() <= 2);
+        assert_eq!(get_spinning(&ring), Some((1, 2)));
+        assert_eq!(get_spinning(&ring), Some((2, 3)));
+        assert_eq!(producer.join().unwrap(), 2);
+    });
+}
+
 /// put vs close vs get: an accepted item is delivered; a refused one comes back, and the
 /// getter then sees `Closed`.
 #[test]

@@ -51,6 +51,32 @@ fn a_bound_that_is_not_a_power_of_two_is_exact() {
     }
 }
 
+/// A counting ring bound at its slot count checks room by the stamps: the bound stays exact
+/// lap after lap, and slots owed to woken putters are still left alone (that check reads
+/// the bound itself).
+#[test]
+fn a_bound_at_the_slot_count_is_exact_by_the_stamps() {
+    let ring = Ring::counting(Bound::Buffered(4));
+    assert!(ring.stamps_bound());
+    for n in 0..4 {
+        ring.try_put(n).unwrap();
+    }
+    assert_eq!(ring.try_put(4), Err(Refused::Full(4)));
+    for lap in 0..10 {
+        assert_eq!(taken(&ring).1, lap);
+        assert_eq!(ring.try_put_leaving(-1, 1), Err(Refused::Full(-1)));
+        ring.try_put(lap + 4).unwrap();
+        assert_eq!(ring.try_put(-1), Err(Refused::Full(-1)));
+        assert_eq!(ring.len(), 4);
+    }
+    assert!(!Ring::<u8>::counting(Bound::Buffered(3)).stamps_bound());
+    assert!(!Ring::<u8>::counting(Bound::Unfinished(4)).stamps_bound());
+    assert!(
+        !Ring::<u8>::new(Bound::Buffered(4)).stamps_bound(),
+        "reserving"
+    );
+}
+
 #[test]
 #[should_panic(expected = "a ring bound is between 1 and")]
 fn a_zero_bound_is_refused() {
@@ -269,7 +295,7 @@ fn a_woken_putter_that_gives_up_passes_its_slot_on() {
     ring.unreserve_putter();
     ring.unregister_putter();
     // Relaxed: read on the only thread.
-    let word = ring.head.0.load(Ordering::Relaxed);
+    let word = ring.consumers.head.load(Ordering::Relaxed);
     assert_eq!((waiting(word), pending(word)), (0, 0));
     assert_eq!(ring.try_put(4).unwrap().id, 3);
 }
@@ -327,7 +353,7 @@ fn a_saturated_putter_count_reserves_no_slot() {
     assert_eq!(ring.put_reserved(2).unwrap().id, 2);
     ring.unreserve_putter();
     // Relaxed: read on the only thread.
-    let word = ring.head.0.load(Ordering::Relaxed);
+    let word = ring.consumers.head.load(Ordering::Relaxed);
     assert_eq!((waiting(word), pending(word)), (FIELD_MAX, 0));
 }
 
@@ -459,7 +485,8 @@ fn producers_and_consumers_on_threads_lose_and_duplicate_nothing() {
 }
 
 /// The floor, for the instruction counters: `OPS` rounds (default 1 000) of put + get +
-/// ending on a ring bound at 128 with nobody waiting, the queue's cheapest path.
+/// ending on a counting ring bound at 128 (the kind the queue builds) with nobody
+/// waiting, the queue's cheapest path.
 /// `benches/floor.sh` runs it under `locked-per-op` at `OPS=N` and `OPS=0`, beside the
 /// peers' floors.
 #[test]
@@ -468,7 +495,7 @@ fn floor_ops_from_env() {
         Ok(value) => value.trim().parse().expect("OPS must be a number"),
         Err(_) => 1_000,
     };
-    let ring = Ring::new(Bound::Buffered(128));
+    let ring = Ring::counting(Bound::Buffered(128));
     let ring = core::hint::black_box(&ring);
     for n in 0..ops {
         let accepted = ring.try_put(n).ok().unwrap();
