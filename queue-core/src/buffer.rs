@@ -61,10 +61,22 @@ pub(crate) struct Ended {
     /// asked (`watch_settled`), and reads `false` otherwise: the look reads the producers'
     /// word.
     pub(crate) settled: bool,
-    /// Whether to wake the joiners (the endings settled the queue).
+    /// Whether to wake the joiners: only if the endings settled the queue (`settled`),
+    /// which [`wakes_anyone`](Ended::wakes_anyone) relies on.
     pub(crate) joiners: Wake,
     /// Whether to wake putters for the slots the endings freed (an unfinished limit).
     pub(crate) putters: Wake,
+}
+
+impl Ended {
+    /// Whether the endings concern any waiter: they settled the queue (the joiners, and
+    /// the getters under redelivery) or freed a slot. One test of two fields: joiners are
+    /// woken only by a settling ending.
+    #[inline]
+    pub(crate) fn wakes_anyone(&self) -> bool {
+        debug_assert!(self.settled || self.joiners == Wake::No);
+        self.settled || self.putters != Wake::No
+    }
 }
 
 /// The ledger's counts that the buffer keeps (a snapshot).

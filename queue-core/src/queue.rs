@@ -922,7 +922,7 @@ impl<T> Queue<T> {
     fn ended_one(&self) {
         // Settling concerns the getters only under redelivery (see `settled_getters`).
         let ended = self.buffer.end(1, self.redelivery.is_some());
-        if ended.putters != Wake::No || ended.joiners != Wake::No || ended.settled {
+        if ended.wakes_anyone() {
             self.wake_for_ended(ended);
         }
     }
