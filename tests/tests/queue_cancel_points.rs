@@ -14,17 +14,9 @@ use std::pin::pin;
 use std::task::{Context, Poll, Waker};
 
 use futures_lite::future::{block_on, yield_now};
+use reliability::ends::{End, Ends};
 use reliability::{after_polls, cancel_after};
 use tally_queue::{Delivery, GetTimeoutError, JobId, Ledger, Outcome, Queue};
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-enum End {
-    Succeeded,
-    Rejected,
-    Uncertain,
-    Abandoned,
-    Discarded,
-}
 
 /// What the victim and the helper did, kept outside the victim so that it survives the
 /// victim's cancellation.
@@ -207,7 +199,7 @@ fn run(make: fn() -> Queue<u32>, k: u32) -> bool {
             "k = {k}: item {item} both refused and accepted"
         );
     }
-    let mut tally: HashMap<End, u64> = HashMap::new();
+    let mut tally = Ends::default();
     let mut ended = HashMap::new();
     for &(id, item, end) in &log.ended {
         assert_eq!(
@@ -216,26 +208,14 @@ fn run(make: fn() -> Queue<u32>, k: u32) -> bool {
             "k = {k}: {id} ended with the wrong item"
         );
         assert!(ended.insert(id, end).is_none(), "k = {k}: {id} ended twice");
-        *tally.entry(end).or_default() += 1;
+        tally.record(end);
     }
     assert_eq!(
         ended.len(),
         accepted.len(),
         "k = {k}: an accepted id never ended"
     );
-    let count = |end| tally.get(&end).copied().unwrap_or(0);
-    let expected = {
-        let mut ledger = Ledger::default();
-        ledger.accepted = accepted.len() as u64;
-        ledger.buffered = 0;
-        ledger.in_flight = 0;
-        ledger.succeeded = count(End::Succeeded);
-        ledger.rejected = count(End::Rejected);
-        ledger.uncertain = count(End::Uncertain);
-        ledger.abandoned = count(End::Abandoned);
-        ledger.discarded = count(End::Discarded);
-        ledger
-    };
+    let expected = tally.settled_ledger(accepted.len() as u64);
     assert_eq!(ledger, expected, "k = {k}");
     if completed {
         let joined = log.joined.expect("a completed victim joined");

@@ -42,6 +42,7 @@ use std::time::{Duration, Instant};
 use async_executor::Executor;
 use async_io::Timer;
 use futures_lite::future::{block_on, or, yield_now};
+use reliability::ends::{End, Ends};
 use reliability::{
     after_polls, cancel_after, derive_seed, env_u64, quiet_injected_panics, scaled, SeedReport,
     INJECTED,
@@ -54,33 +55,6 @@ use tally_queue::{
 
 /// A queue item: the tag that names the attempt which produced it (producer and sequence).
 type Item = u64;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-enum End {
-    Succeeded,
-    Rejected,
-    Uncertain,
-    /// Dropped unresolved under `Abandon`.
-    Abandoned,
-    /// Drained by an immediate shutdown and handed back.
-    Discarded,
-    /// Under `Redeliver`: its last allowed delivery was abandoned; a dead letter with
-    /// reason `Exhausted` (abandoned in the ledger).
-    DeadLettered,
-    /// Under `Redeliver`: abandoned after an immediate shutdown; a dead letter with reason
-    /// `ShutDownNow` (discarded in the ledger).
-    DeadDiscarded,
-}
-
-impl From<Outcome> for End {
-    fn from(outcome: Outcome) -> Self {
-        match outcome {
-            Outcome::Succeeded => End::Succeeded,
-            Outcome::Rejected => End::Rejected,
-            Outcome::Uncertain => End::Uncertain,
-        }
-    }
-}
 
 /// How a producer's attempt to hand over one item ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -920,7 +894,7 @@ fn check(
 
     // Every accepted id ended exactly once; nothing else ended.
     let mut ends: HashMap<JobId, End> = HashMap::new();
-    let mut tally: HashMap<End, u64> = HashMap::new();
+    let mut tally = Ends::default();
     for &(id, item, end) in &ended {
         assert_eq!(
             accepted.get(&id),
@@ -930,7 +904,7 @@ fn check(
         if let Some(first) = ends.insert(id, end) {
             panic!("{id} ended twice: {first:?}, then {end:?}");
         }
-        *tally.entry(end).or_default() += 1;
+        tally.record(end);
     }
     let missing: Vec<_> = accepted
         .keys()
@@ -973,19 +947,7 @@ fn check(
     );
 
     // The ledger, field by field, against the independent tally.
-    let count = |end| tally.get(&end).copied().unwrap_or(0);
-    let expected = {
-        let mut ledger = tally_queue::Ledger::default();
-        ledger.accepted = accepted.len() as u64;
-        ledger.buffered = 0;
-        ledger.in_flight = 0;
-        ledger.succeeded = count(End::Succeeded);
-        ledger.rejected = count(End::Rejected);
-        ledger.uncertain = count(End::Uncertain);
-        ledger.abandoned = count(End::Abandoned) + count(End::DeadLettered);
-        ledger.discarded = count(End::Discarded) + count(End::DeadDiscarded);
-        ledger
-    };
+    let expected = tally.settled_ledger(accepted.len() as u64);
     assert_eq!(
         ledger, expected,
         "ledger disagrees with the records ({config:?})"

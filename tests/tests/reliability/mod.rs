@@ -2,6 +2,8 @@
 //! deadlines that fire after `n` polls, and silenced injected panics.
 #![allow(dead_code, unreachable_pub)]
 
+pub mod ends;
+
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Once;
