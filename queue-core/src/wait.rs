@@ -122,9 +122,10 @@ impl Drop for Wait {
 /// How many times a blocking wait tries again, registered, before it parks its thread: with
 /// pauses of 2, 4, ... 2^SPINS spin hints, a few microseconds in all, about what a park and
 /// its wake-up cost. A thread on the other side of the queue that is running (a producer
-/// filling what a consumer drained) is then met without either one sleeping. The attempts
-/// only read the queue when they find nothing, so they cost the other side no line. None
-/// under loom, where a spin is only more interleavings of the re-check that already runs.
+/// filling what a consumer drained) is then met without either one sleeping. An attempt
+/// that finds nothing writes nothing, so a spin costs the other side at most a transfer of
+/// each line it reads, never a contended write. None under loom, where a spin is only more
+/// interleavings of the re-check that already runs.
 #[cfg(all(feature = "std", not(loom)))]
 const SPINS: u32 = 6;
 #[cfg(all(feature = "std", loom))]
@@ -194,7 +195,11 @@ impl Registration {
                 Sleep::Task(context) => self.poll_listener(waiters, context).is_ready(),
                 #[cfg(feature = "std")]
                 Sleep::Thread => {
-                    if spins < SPINS {
+                    // Not while a turn is owed: a notification that reached this waiter
+                    // mid-spin grants a turn it can use only once its listener has fired,
+                    // and until then its attempts are refused the very item or slot it
+                    // was woken for (and so is everyone else without a turn).
+                    if spins < SPINS && waiters.turns().owed() == 0 {
                         // Registered, so nothing is lost while it spins: try again after a
                         // pause that doubles each time (see `SPINS`).
                         spins += 1;
