@@ -496,6 +496,11 @@ impl<T> Ring<T> {
         // reservation counts as used.
         let bounded = id.is_none() || matches!(self.bound, Bound::Buffered(_));
         let allowance = u64::from(reserved);
+        // A slot free for a ticket means the get of the item one lap back is done, so fewer
+        // items than slots are buffered: where the bound is the slot count and no slot is
+        // owed, the stamp is the bound check, and the bound (on the consumers' line) is
+        // read only once the slot is found taken.
+        let by_stamp = owed == 0 && self.stamps_bound();
         // Relaxed: the compare-exchange below validates it.
         let mut tail = self.tail.0.load(Ordering::Relaxed);
         loop {
@@ -503,11 +508,6 @@ impl<T> Ring<T> {
                 return Err(Refused::Closed(item));
             }
             let ticket = ticket_of(tail);
-            // A slot free for this ticket means the get of the item one lap back is done,
-            // so fewer items than slots are buffered: where the bound is the slot count and
-            // no slot is owed, the stamp is the bound check, and the bound (on the
-            // consumers' line) is read only once the slot is found taken.
-            let by_stamp = owed == 0 && self.stamps_bound();
             if !by_stamp {
                 match self.room(ticket, bounded, allowance, owed) {
                     Room::Free => {}
