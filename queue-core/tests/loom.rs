@@ -90,12 +90,27 @@ fn shutdown_now_vs_woken_getter() {
 }
 
 /// A put blocked on a full queue vs a get that frees the slot vs shutdown: the put either
-/// lands or gets its item back, and never hangs.
+/// lands or gets its item back, and never hangs. At capacity 1 (two slots) the put checks
+/// the bound by reading `head`.
 #[test]
 fn blocked_put_vs_get_vs_shutdown() {
-    loom::model(|| {
-        let queue = Arc::new(Queue::bounded(1).unwrap());
-        queue.try_put(1u8).unwrap();
+    blocked_put_vs_get_vs_shutdown_at(1);
+}
+
+/// As [`blocked_put_vs_get_vs_shutdown`], at a capacity equal to the ring's slot count,
+/// where a put checks the bound by its slot's stamp and reads `head` only once the slot is
+/// found taken.
+#[test]
+fn blocked_put_vs_get_vs_shutdown_at_the_slot_count() {
+    blocked_put_vs_get_vs_shutdown_at(2);
+}
+
+fn blocked_put_vs_get_vs_shutdown_at(capacity: usize) {
+    loom::model(move || {
+        let queue = Arc::new(Queue::bounded(capacity).unwrap());
+        for item in 0..capacity {
+            queue.try_put(item as u8).unwrap();
+        }
         let producer = {
             let queue = Arc::clone(&queue);
             thread::spawn(move || queue.put_blocking(2))
@@ -110,7 +125,7 @@ fn blocked_put_vs_get_vs_shutdown() {
         assert!(matches!(put, Ok(_) | Err(PutError::ShutDown(2))));
         let drained = queue.shutdown_now();
         let ledger = queue.join_blocking();
-        assert_eq!(ledger.accepted, 1 + u64::from(put.is_ok()));
+        assert_eq!(ledger.accepted, capacity as u64 + u64::from(put.is_ok()));
         // The outcomes against what the threads saw (`succeeded` is derived from the
         // endings, so the ledger's own balance would not catch a miscount here).
         assert_eq!(ledger.succeeded, u64::from(got.is_some()));
@@ -119,6 +134,27 @@ fn blocked_put_vs_get_vs_shutdown() {
             drained.len() + usize::from(got.is_some()),
             ledger.accepted as usize
         );
+    });
+}
+
+/// A put blocked on a queue full at its ring's slot count vs the get that frees a slot,
+/// with nothing else to wake the put: however the get's claim and stamp interleave with
+/// the put's registration and re-check, the put is woken or finds the slot, and lands.
+#[test]
+fn blocked_put_vs_get_at_the_slot_count() {
+    loom::model(|| {
+        let queue = Arc::new(Queue::bounded(2).unwrap());
+        queue.try_put(0u8).unwrap();
+        queue.try_put(1u8).unwrap();
+        let producer = {
+            let queue = Arc::clone(&queue);
+            thread::spawn(move || queue.put_blocking(2))
+        };
+        assert_eq!(queue.try_get().unwrap().succeed(), 0);
+        assert!(producer.join().unwrap().is_ok(), "the put was woken");
+        assert_eq!(queue.try_get().unwrap().succeed(), 1);
+        assert_eq!(queue.try_get().unwrap().succeed(), 2);
+        assert!(queue.ledger().is_balanced());
     });
 }
 
