@@ -3,8 +3,9 @@
 # minus 0, over N, via shared/tools/locked-per-op) for
 #   - queue/floor/{ours,flume,kanal,async-channel}: try_put + try_get (+ succeed for ours)
 #     on bounded(128), nobody waiting (benches/src/workloads.rs);
-#   - the ring engine alone (queue-core/src/ring.rs): put + get + ending on a ring bound at
-#     128, the unit test `ring::tests::floor_ops_from_env`, built in the bench profile.
+#   - the ring engine alone (queue-core/src/ring.rs): put + get + ending on a counting ring
+#     (the kind the queue builds) bound at 128, the unit test
+#     `ring::tests::floor_ops_from_env`, built in the bench profile.
 #
 #   bash benches/floor.sh [N]        # N defaults to 100000; about a minute on 2 cores
 #

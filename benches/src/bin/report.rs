@@ -549,7 +549,7 @@ fn render_markdown(
              `xchg`-with-memory and `mfence` instructions that `objdump` finds in the binary. \
              A locked instruction is one instruction to callgrind but about 20 cycles to the \
              CPU. `engine/ring-floor` is the ring engine alone (put + get + ending on a \
-             ring bound at 128, nobody waiting; tally-queue's unit test \
+             counting ring bound at 128, nobody waiting; tally-queue's unit test \
              `ring::tests::floor_ops_from_env`), which a bounded queue's put, get and \
              resolve run on. The per-instruction tables are in the run's `locked/` \
              folder.\n\n",

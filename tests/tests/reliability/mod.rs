@@ -1,5 +1,6 @@
 //! Helpers shared by the reliability tests: seeds, budgets, cancellation after `k` polls,
-//! deadlines that fire after `n` polls, and silenced injected panics.
+//! deadlines that fire after `n` polls, silenced injected panics, and how accepted items
+//! ended with the ledger that implies (`ends`).
 #![allow(dead_code, unreachable_pub)]
 
 pub mod ends;
