@@ -27,8 +27,8 @@
 //!   instruction. A getter that registers to wait does so with a read-modify-write of the
 //!   same word, so the word's modification order decides, for every put, whether that
 //!   getter was counted: if not, the registration came later and the getter's re-check
-//!   sees the ticket the put claimed (see [`Ring::try_get`] for why it then spins instead
-//!   of sleeping while the put writes the slot).
+//!   sees the ticket the put claimed (see [`Ring::try_get`] for why it then waits for the
+//!   put to write the slot instead of sleeping).
 //! - A **get** is one compare-exchange on `head`, which reads the putter counts the same
 //!   way.
 //! - An **ending** (resolution, abandonment, discard) is one `fetch_add` on `ended`, which
@@ -163,15 +163,17 @@
 //!
 //! Like every Vyukov ring this is not lock-free in the strict sense: a get that finds the
 //! next ticket claimed but not yet written (and a put that finds its slot still being
-//! read) spins until the other thread finishes a few instructions. That window holds no
+//! read) waits until the other thread finishes a few instructions. That window holds no
 //! lock and runs no user code, but a thread preempted inside it holds up the others until
-//! it runs again.
+//! it runs again; so the wait spins only briefly and then yields the thread
+//! ([`back_off`]), or a waiter on a machine with more runnable threads than cores would
+//! spin out its time slice while the thread it waits for cannot run.
 
 use alloc::boxed::Box;
 use alloc::vec::Vec;
 use core::mem::MaybeUninit;
 
-use crate::sync::{spin_loop, AtomicU64, Cell, Ordering};
+use crate::sync::{back_off, AtomicU64, Cell, Ordering};
 
 /// `tail`: no put succeeds once set.
 const CLOSED: u64 = 1;
@@ -501,6 +503,7 @@ impl<T> Ring<T> {
         // owed, the stamp is the bound check, and the bound (on the consumers' line) is
         // read only once the slot is found taken.
         let by_stamp = owed == 0 && self.stamps_bound();
+        let mut waited = 0;
         // Relaxed: the compare-exchange below validates it.
         let mut tail = self.tail.0.load(Ordering::Relaxed);
         loop {
@@ -513,7 +516,7 @@ impl<T> Ring<T> {
                     Room::Free => {}
                     Room::Full => return Err(Refused::Full(item)),
                     Room::Stale => {
-                        spin_loop();
+                        back_off(&mut waited);
                         // Relaxed: re-read for the loop, which validates it.
                         tail = self.tail.0.load(Ordering::Relaxed);
                         continue;
@@ -570,7 +573,7 @@ impl<T> Ring<T> {
                 // Either another put took this ticket (`tail` is stale), or the get of
                 // the item one lap back claimed it and is still moving it out.
                 // Relaxed: re-read for the loop, which validates it.
-                spin_loop();
+                back_off(&mut waited);
                 tail = self.tail.0.load(Ordering::Relaxed);
             }
         }
@@ -614,7 +617,8 @@ impl<T> Ring<T> {
 
     /// Takes the oldest item, unless every buffered item is reserved for a woken getter.
     ///
-    /// A ticket claimed by a put that has not written its slot yet is waited for (spun on),
+    /// A ticket claimed by a put that has not written its slot yet is waited for (see
+    /// "Progress" in the module docs),
     /// not reported empty: a getter that registered after that put's claim was not
     /// counted by it and will not be notified, so its re-check must see the item.
     #[inline]
@@ -648,6 +652,7 @@ impl<T> Ring<T> {
 
     #[inline]
     fn take(&self, claim: Claim) -> Result<Taken<T>, Nothing> {
+        let mut waited = 0;
         // Relaxed: the compare-exchange below validates it.
         let mut head = self.consumers.head.load(Ordering::Relaxed);
         loop {
@@ -718,12 +723,12 @@ impl<T> Ring<T> {
                         Nothing::Empty
                     });
                 }
-                spin_loop();
+                back_off(&mut waited);
                 // Relaxed: re-read for the loop, which validates it.
                 head = self.consumers.head.load(Ordering::Relaxed);
             } else {
                 // Another get took this ticket: `head` is stale.
-                spin_loop();
+                back_off(&mut waited);
                 // Relaxed: re-read for the loop.
                 head = self.consumers.head.load(Ordering::Relaxed);
             }
