@@ -198,8 +198,11 @@ impl Registration {
                     // Not while a turn is owed: a notification that reached this waiter
                     // mid-spin grants a turn it can use only once its listener has fired,
                     // and until then its attempts are refused the very item or slot it
-                    // was woken for (and so is everyone else without a turn).
-                    if spins < SPINS && waiters.turns().owed() == 0 {
+                    // was woken for (and so is everyone else without a turn). And only in
+                    // a class whose count covers the notifications on their way: in one
+                    // that is not, every change on the other side would pay
+                    // event-listener's lock to notify this waiter again while it spins.
+                    if spins < SPINS && waiters.counts_pending() && waiters.turns().owed() == 0 {
                         // Registered, so nothing is lost while it spins: try again after a
                         // pause that doubles each time (see `SPINS`).
                         spins += 1;
