@@ -111,9 +111,7 @@
 //!
 //! A waker should not block: it runs inside someone else's queue operation, and a blocking
 //! wait there (say `get_blocking` on the notifying thread) holds that caller until it
-//! returns. Blocking waits (`_blocking`) park and unpark the thread and run no user code;
-//! the untimed ones first try again for a few microseconds, registered, so that a thread
-//! on the other side that is running meets them without either one sleeping.
+//! returns. Blocking waits (`_blocking`) park and unpark the thread and run no user code.
 //!
 //! On targets without pointer-sized atomics (thumbv6m, where `alloc::sync::Arc` is
 //! missing), the waker is handed to event-listener directly, which calls it inside its

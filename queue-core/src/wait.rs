@@ -119,18 +119,6 @@ impl Drop for Wait {
     }
 }
 
-/// How many times a blocking wait tries again, registered, before it parks its thread: with
-/// pauses of 2, 4, ... 2^SPINS spin hints, a few microseconds in all, about what a park and
-/// its wake-up cost. A thread on the other side of the queue that is running (a producer
-/// filling what a consumer drained) is then met without either one sleeping. An attempt
-/// that finds nothing writes nothing, so a spin costs the other side at most a transfer of
-/// each line it reads, never a contended write. None under loom, where a spin is only more
-/// interleavings of the re-check that already runs.
-#[cfg(all(feature = "std", not(loom)))]
-const SPINS: u32 = 6;
-#[cfg(all(feature = "std", loom))]
-const SPINS: u32 = 0;
-
 /// Drops a registration that was never released (its future's drop gives it up first).
 #[inline(never)]
 fn discard(registration: Registration) {
@@ -178,8 +166,6 @@ impl Registration {
         sleep: &mut Sleep<'_, '_>,
         mut attempt: impl FnMut(bool) -> Option<R>,
     ) -> Poll<R> {
-        #[cfg(feature = "std")]
-        let mut spins = 0;
         loop {
             let turn = self.held != 0;
             if let Some(ready) = attempt(turn) {
@@ -195,22 +181,6 @@ impl Registration {
                 Sleep::Task(context) => self.poll_listener(waiters, context).is_ready(),
                 #[cfg(feature = "std")]
                 Sleep::Thread => {
-                    // Not while a turn is owed: a notification that reached this waiter
-                    // mid-spin grants a turn it can use only once its listener has fired,
-                    // and until then its attempts are refused the very item or slot it
-                    // was woken for (and so is everyone else without a turn). And only in
-                    // a class whose count covers the notifications on their way: in one
-                    // that is not, every change on the other side would pay
-                    // event-listener's lock to notify this waiter again while it spins.
-                    if spins < SPINS && waiters.counts_pending() && waiters.turns().owed() == 0 {
-                        // Registered, so nothing is lost while it spins: try again after a
-                        // pause that doubles each time (see `SPINS`).
-                        spins += 1;
-                        for _ in 0..1u32 << spins {
-                            crate::sync::spin_loop();
-                        }
-                        continue;
-                    }
                     if let Some(registered) = self.listener.take() {
                         registered.wait();
                     }

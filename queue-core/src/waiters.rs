@@ -200,17 +200,6 @@ impl<'a> Class<'a> {
         }
     }
 
-    /// Whether the class is counted in a ring word: there a waiter that stays registered
-    /// costs the other side no extra notification (a hand-off is skipped while the waiter
-    /// has one coming, and joiners are notified only as the ring settles). Counted in
-    /// `registered`, every change that makes something available notifies through
-    /// event-listener's list lock while any waiter is registered.
-    #[cfg(feature = "std")]
-    #[inline]
-    pub(crate) fn counts_pending(self) -> bool {
-        self.counted.is_some()
-    }
-
     /// The turns owed to this class's woken waiters (see [`Turns`]).
     #[inline]
     pub(crate) fn turns(self) -> &'a Turns {
