@@ -971,7 +971,50 @@ pub(crate) struct Counted<'a> {
     pending: bool,
 }
 
-impl Counted<'_> {
+impl<'a> Counted<'a> {
+    /// The waiter fields of a word of their own, laid out as in a ring word with no
+    /// ticket: where a class of waiters is not counted in a ring (`Waiters` in
+    /// `waiters.rs`), and notifiers [`claim`](Counted::claim) their notifications in it
+    /// after their own change.
+    #[inline]
+    pub(crate) fn own(word: &'a AtomicU64) -> Self {
+        Counted {
+            word,
+            #[cfg(feature = "std")]
+            pending: true,
+        }
+    }
+
+    /// For a notifier whose change was not a claim of this word, after that change: what
+    /// a claim's [`with_notification`] decides, as one read-modify-write of the word.
+    /// Counts one notification pending if a registered waiter has none coming, and
+    /// returns whether to notify one waiter.
+    #[inline]
+    pub(crate) fn claim(self) -> bool {
+        // AcqRel, as `anyone`'s: the release half heads the sequence a later count-in
+        // acquires from, so a waiter counted in after this claim sees the change made
+        // before it; the read is of the latest count, as for every read-modify-write. An
+        // add of nothing, not a compare-exchange: the common case (nobody waits, or every
+        // waiter has a notification coming) is then one instruction that takes the line
+        // at once, instead of a load that shares it and a compare-exchange that takes it.
+        let mut now = self.word.fetch_add(0, Ordering::AcqRel);
+        loop {
+            let (next, notify) = with_notification(now);
+            if next == now {
+                return notify;
+            }
+            // Relaxed: the add above was the claim's synchronizing step; this only counts
+            // the notification pending (as `raise` does).
+            match self
+                .word
+                .compare_exchange_weak(now, next, Ordering::Relaxed, Ordering::Relaxed)
+            {
+                Ok(_) => return true,
+                Err(seen) => now = seen,
+            }
+        }
+    }
+
     /// Counts a waiter in (sticking at the maximum), before its re-check.
     #[inline]
     pub(crate) fn count_in(self) {
@@ -1215,15 +1258,26 @@ fn unreserve(word: &AtomicU64) {
 }
 
 /// Withdraws one pending notification, if any is left (nothing once saturated).
+///
+/// Always a read-modify-write, even when nothing is left to withdraw, and an acquiring
+/// one: every claim that skipped its notification because of the pending count withdrawn
+/// here comes earlier in the word's modification order, so this acquires what those
+/// notifiers published before claiming, and the notification the caller sends next (or
+/// the listener inserted after it, through event-listener's lock) carries it to the
+/// waiter's re-check. On a ring word the claims are the puts and gets themselves, and the
+/// re-check reads the word, so coherence alone would do; in a class's own word
+/// ([`Counted::own`]) the published change is elsewhere.
 fn withdraw(word: &AtomicU64) {
     // Relaxed: the compare-exchange below validates it.
     let mut now = word.load(Ordering::Relaxed);
     loop {
-        if waiting(now) == FIELD_MAX || pending(now) == 0 {
-            return;
-        }
-        // Relaxed: a count.
-        match word.compare_exchange_weak(now, now - PENDING, Ordering::Relaxed, Ordering::Relaxed) {
+        let next = if waiting(now) == FIELD_MAX || pending(now) == 0 {
+            now
+        } else {
+            now - PENDING
+        };
+        // Acquire: see above.
+        match word.compare_exchange_weak(now, next, Ordering::Acquire, Ordering::Relaxed) {
             Ok(_) => return,
             Err(seen) => now = seen,
         }

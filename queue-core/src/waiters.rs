@@ -1,9 +1,9 @@
 //! One class of waiters (getters, putters or joiners): an event, and a count of the
 //! listeners registered on it so that a notification with nobody to wake costs one atomic
 //! read-modify-write instead of event-listener's fence and list lock, or nothing at all
-//! when the count sits in the ring word the notifier changes anyway. There the word also
-//! counts the notifications on their way, so a hand-off for a waiter that already has one
-//! coming is skipped too.
+//! when the count sits in the ring word the notifier changes anyway. The count sits beside
+//! a count of the notifications on their way, so a hand-off for a waiter that already has
+//! one coming is skipped too.
 
 #[cfg(target_has_atomic = "ptr")]
 use alloc::sync::Arc;
@@ -13,23 +13,27 @@ use event_listener::{Event, EventListener, IntoNotification, Listener};
 #[cfg(target_has_atomic = "ptr")]
 use crate::relay::Deferred;
 use crate::ring::Counted;
-use crate::sync::{AtomicUsize, Ordering};
+use crate::sync::AtomicU64;
 use crate::turns::Turns;
 
 /// An [`Event`] that knows whether anyone listens.
 ///
-/// `registered` is never below the number of listeners in the event's list: a waiter
-/// counts itself in before it inserts its listener, and out only after the listener has
-/// left the list (consumed by a wake-up, discarded, or dropped with its future).
+/// The class's waiters are counted in a word of waiter fields ([`Counted`]): a `waiting`
+/// count and a `pending` count of notifications on their way. The word is the class's own
+/// (`word`), or, on a queue whose buffer is the ring, a ring word (see below).
 ///
-/// No wake-up is lost by skipping a notification. Every access to `registered` is a
+/// `waiting` is never below the number of listeners in the event's list: a waiter counts
+/// itself in before it inserts its listener, and out only after the listener has left the
+/// list (consumed by a wake-up, discarded, or dropped with its future).
+///
+/// No wake-up is lost by skipping a notification. Every access to the word is a
 /// read-modify-write, so a notifier's check reads the latest count in its modification
-/// order. If it reads zero, every waiter that registers later has its increment after the
-/// check in that order; the increment (`Acquire`) then reads from the release sequence
-/// headed by the check (`AcqRel`), so the state the notifier published before checking is
-/// visible to the attempt the waiter makes after registering. If the check reads more than
-/// zero, the notification goes through event-listener, whose fences order it against the
-/// registration exactly as without the count.
+/// order. If it reads no waiter, every waiter that counts itself in later has its
+/// increment after the check in that order; the increment (`AcqRel`) then reads from the
+/// release sequence headed by the check (`AcqRel`), so the state the notifier published
+/// before checking is visible to the attempt the waiter makes after registering. If the
+/// check reads a waiter, the notification goes through event-listener, whose fences order
+/// it against the registration exactly as without the count.
 ///
 /// Notifying is two steps: `signal_*` marks listeners in event-listener (which runs no
 /// user code: async waits register a [`Relay`](crate::relay::Relay), see `relay.rs`), and
@@ -42,24 +46,27 @@ use crate::turns::Turns;
 /// tries and newcomers cannot take from it.
 ///
 /// On a queue whose buffer is the ring, the count of getters, putters (buffered limit) and
-/// joiners is not `registered` but a field of the ring word that every put, get or ending
-/// changes ([`Counted`]): that step reads the count in the same instruction, so the
-/// notifier needs no check of its own ([`Wake::Counted`]); a retry's ending reads none,
-/// and needs none, since it never settles the ring. The argument is the one above,
-/// with the claim or ending itself as the check: if it read no waiter, a waiter counted in
-/// later reads the claimed ticket (or the ending) and its re-check sees it. The operations
-/// live on [`Class`], which pairs the event with wherever its count is.
+/// joiners is a field of the ring word that every put, get or ending changes: that step
+/// reads the count in the same instruction, so the notifier needs no check of its own
+/// ([`Wake::Counted`]); a retry's ending reads none, and needs none, since it never
+/// settles the ring. The argument is the one above, with the claim or ending itself as the
+/// check: if it read no waiter, a waiter counted in later reads the claimed ticket (or the
+/// ending) and its re-check sees it. The operations live on [`Class`], which pairs the
+/// event with wherever its count is.
 ///
-/// Puts and gets on the ring also skip a notification while every counted waiter already
-/// has one coming: the claim counts the notification it asks for as pending in the same
-/// instruction ([`Wake::Reserved`]), a waiter whose listener left notified counts one
-/// pending notification out with itself, and a pending notification that reached nobody
-/// is withdrawn and replaced by one counted only as it reaches a listener (see
-/// [`signal_reserved`](Class::signal_reserved) for why no wake-up is lost). Joiners are
-/// all woken at once and keep [`Wake::Counted`].
+/// A hand-off of one item or slot is skipped while every counted waiter already has a
+/// notification coming: a ring claim counts the notification it asks for as pending in the
+/// same instruction ([`Wake::Reserved`]), and a notifier whose change was not a ring claim
+/// does the same in the class's word after its change ([`Counted::claim`], the check
+/// above). A waiter whose listener left notified counts one pending notification out with
+/// itself, and a pending notification that reached nobody is withdrawn and replaced by one
+/// counted only as it reaches a listener (see [`signal_reserved`](Class::signal_reserved)
+/// for why no wake-up is lost). Joiners are all woken at once and keep [`Wake::Counted`].
 pub(crate) struct Waiters {
     event: Event,
-    registered: AtomicUsize,
+    /// The class's waiter fields where it is not counted in a ring word (see
+    /// [`Counted::own`]).
+    word: AtomicU64,
     turns: Turns,
     #[cfg(target_has_atomic = "ptr")]
     deferred: Arc<Deferred>,
@@ -121,7 +128,7 @@ impl Waiters {
     pub(crate) fn new(deferred: &Arc<Deferred>) -> Self {
         Waiters {
             event: Event::new(),
-            registered: AtomicUsize::new(0),
+            word: AtomicU64::new(0),
             turns: Turns::new(),
             deferred: Arc::clone(deferred),
         }
@@ -131,26 +138,23 @@ impl Waiters {
     pub(crate) fn new() -> Self {
         Waiters {
             event: Event::new(),
-            registered: AtomicUsize::new(0),
+            word: AtomicU64::new(0),
             turns: Turns::new(),
         }
     }
 
-    /// The class, counted in `registered`.
+    /// The class, counted in its own word.
     #[inline]
     pub(crate) fn own(&self) -> Class<'_> {
-        Class {
-            waiters: self,
-            counted: None,
-        }
+        self.counted_in(None)
     }
 
-    /// The class, counted in a ring word if `counted` is given.
+    /// The class, counted in a ring word if `counted` is given, else in its own word.
     #[inline]
     pub(crate) fn counted_in<'a>(&'a self, counted: Option<Counted<'a>>) -> Class<'a> {
         Class {
             waiters: self,
-            counted,
+            counted: counted.unwrap_or(Counted::own(&self.word)),
         }
     }
 }
@@ -159,7 +163,7 @@ impl Waiters {
 #[derive(Clone, Copy)]
 pub(crate) struct Class<'a> {
     waiters: &'a Waiters,
-    counted: Option<Counted<'a>>,
+    counted: Counted<'a>,
 }
 
 impl<'a> Class<'a> {
@@ -173,15 +177,7 @@ impl<'a> Class<'a> {
     /// Counts a waiter in, then registers its listener.
     #[inline]
     pub(crate) fn listen(self) -> EventListener {
-        match self.counted {
-            Some(counted) => counted.count_in(),
-            None => {
-                // Acquire: reads from the release sequence of every earlier `anyone`
-                // check, so the state published before a skipped notification is visible
-                // to the attempt that follows this registration.
-                self.waiters.registered.fetch_add(1, Ordering::Acquire);
-            }
-        }
+        self.counted.count_in();
         self.waiters.event.listen()
     }
 
@@ -189,14 +185,10 @@ impl<'a> Class<'a> {
     /// or not.
     #[inline]
     pub(crate) fn left(self, notified: bool) {
-        match self.counted {
-            Some(counted) if notified => counted.count_out_notified(),
-            Some(counted) => counted.count_out(),
-            None => {
-                // Relaxed: only the count matters here; being a read-modify-write, it
-                // continues the release sequences the `Acquire` in `listen` relies on.
-                self.waiters.registered.fetch_sub(1, Ordering::Relaxed);
-            }
+        if notified {
+            self.counted.count_out_notified();
+        } else {
+            self.counted.count_out();
         }
     }
 
@@ -244,19 +236,18 @@ impl<'a> Class<'a> {
     /// published before the call.
     #[inline]
     fn anyone(self) -> bool {
-        match self.counted {
-            Some(counted) => counted.anyone(),
-            // AcqRel: the release half heads the sequence a later registration acquires
-            // from (see the type's documentation); the read is of the latest count, as
-            // for every read-modify-write.
-            None => self.waiters.registered.fetch_add(0, Ordering::AcqRel) != 0,
-        }
+        self.counted.anyone()
     }
 
     /// Hands `n` items or slots to as many waiters not yet notified, granting each one
     /// reached its turn, without running any user code. Returns whether any was reached.
     #[inline]
     pub(crate) fn signal_additional(self, n: usize) -> bool {
+        if n == 1 {
+            // One item or slot: claimed in the count as a ring claim would, so a waiter
+            // that already has a notification coming is not notified again.
+            return self.counted.claim() && self.signal_reserved(1);
+        }
         self.anyone() && self.signal(n)
     }
 
@@ -303,10 +294,8 @@ impl<'a> Class<'a> {
     /// them with as many uncounted ones (see [`signal_reserved`](Class::signal_reserved)).
     #[cold]
     fn withdrawn(self, missed: usize, reached: usize) -> bool {
-        if let Some(counted) = self.counted {
-            for _ in 0..missed {
-                counted.withdraw();
-            }
+        for _ in 0..missed {
+            self.counted.withdraw();
         }
         let again = self.notify_uncounted(missed);
         self.waiters.turns.grant(reached + again);
@@ -325,12 +314,13 @@ impl<'a> Class<'a> {
     #[inline]
     fn notify_uncounted(self, n: usize) -> usize {
         #[cfg(feature = "std")]
-        if let Some(counted) = self.counted {
-            return self
-                .waiters
+        {
+            let counted = self.counted;
+            self.waiters
                 .event
-                .notify(n.additional().tag_with(move || counted.raise()));
+                .notify(n.additional().tag_with(move || counted.raise()))
         }
+        #[cfg(not(feature = "std"))]
         self.waiters.event.notify(n.additional())
     }
 
@@ -400,18 +390,13 @@ impl<'a> Class<'a> {
     /// The waiters counted in now (a snapshot for tests).
     #[cfg(all(test, not(loom), feature = "std"))]
     fn registered(self) -> usize {
-        match self.counted {
-            Some(counted) => counted.count() as usize,
-            // Relaxed: a snapshot.
-            None => self.waiters.registered.load(Ordering::Relaxed),
-        }
+        self.counted.count() as usize
     }
 
-    /// The notifications counted as on their way now (a snapshot for tests; none where
-    /// the count is not in a ring word).
+    /// The notifications counted as on their way now (a snapshot for tests).
     #[cfg(all(test, not(loom), feature = "std"))]
     fn pending(self) -> usize {
-        self.counted.map_or(0, |counted| counted.pending() as usize)
+        self.counted.pending() as usize
     }
 }
 
@@ -486,9 +471,20 @@ mod tests {
     /// asleep, the next put notifies again; at rest nothing is pending.
     #[test]
     fn a_burst_of_puts_notifies_a_sleeping_get_once() {
+        burst_of_puts_notifies_a_sleeping_get_once(Queue::bounded(8).unwrap());
+    }
+
+    /// As [`a_burst_of_puts_notifies_a_sleeping_get_once`], on the growable buffer, whose
+    /// getters are counted in their class's own word: each put claims its notification
+    /// there after pushing its item.
+    #[test]
+    fn a_burst_of_puts_notifies_a_sleeping_get_once_in_its_own_word() {
+        burst_of_puts_notifies_a_sleeping_get_once(Queue::unbounded());
+    }
+
+    fn burst_of_puts_notifies_a_sleeping_get_once(queue: Queue<u8>) {
         use crate::counting_waker::CountingWaker;
 
-        let queue = Queue::<u8>::bounded(8).unwrap();
         let (first_task, first_waker) = CountingWaker::new();
         let (second_task, second_waker) = CountingWaker::new();
         let mut first_context = Context::from_waker(&first_waker);
@@ -552,6 +548,33 @@ mod tests {
             (queue.getters().registered(), queue.getters().pending()),
             (0, 0)
         );
+    }
+
+    /// Putters of an unfinished-limit queue are counted in their class's own word (an
+    /// ending frees their slot): the first ending claims a notification for a sleeping
+    /// put, and the next ones, seeing it covered, send none.
+    #[test]
+    fn a_burst_of_endings_notifies_a_sleeping_put_once() {
+        use crate::counting_waker::CountingWaker;
+
+        let queue = Queue::<u8>::with_unfinished_limit(3).unwrap();
+        for item in 0..3 {
+            queue.try_put(item).unwrap();
+        }
+        let held: [_; 3] = core::array::from_fn(|_| queue.try_get().unwrap());
+        let (task, waker) = CountingWaker::new();
+        let mut context = Context::from_waker(&waker);
+        let mut put = pin!(queue.put(3));
+        assert!(put.as_mut().poll(&mut context).is_pending());
+        let counts = || (queue.putters().registered(), queue.putters().pending());
+        assert_eq!(counts(), (1, 0));
+        for delivery in held {
+            delivery.succeed();
+        }
+        assert_eq!(task.wakes(), 1, "one wake-up for the burst");
+        assert_eq!(counts(), (1, 1));
+        assert!(put.as_mut().poll(&mut context).is_ready());
+        assert_eq!(counts(), (0, 0));
     }
 
     /// A notification no claim counted (here the turn a dropped, woken get passes on)
