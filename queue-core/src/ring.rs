@@ -516,7 +516,7 @@ impl<T> Ring<T> {
                     Room::Free => {}
                     Room::Full => return Err(Refused::Full(item)),
                     Room::Stale => {
-                        back_off(&mut waited);
+                        waited = back_off(waited);
                         // Relaxed: re-read for the loop, which validates it.
                         tail = self.tail.0.load(Ordering::Relaxed);
                         continue;
@@ -573,7 +573,7 @@ impl<T> Ring<T> {
                 // Either another put took this ticket (`tail` is stale), or the get of
                 // the item one lap back claimed it and is still moving it out.
                 // Relaxed: re-read for the loop, which validates it.
-                back_off(&mut waited);
+                waited = back_off(waited);
                 tail = self.tail.0.load(Ordering::Relaxed);
             }
         }
@@ -723,12 +723,12 @@ impl<T> Ring<T> {
                         Nothing::Empty
                     });
                 }
-                back_off(&mut waited);
+                waited = back_off(waited);
                 // Relaxed: re-read for the loop, which validates it.
                 head = self.consumers.head.load(Ordering::Relaxed);
             } else {
                 // Another get took this ticket: `head` is stale.
-                back_off(&mut waited);
+                waited = back_off(waited);
                 // Relaxed: re-read for the loop.
                 head = self.consumers.head.load(Ordering::Relaxed);
             }

@@ -69,34 +69,36 @@ pub(crate) use core::hint::spin_loop;
 /// further call, as crossbeam's `Backoff::snooze` does. The thread waited for may have been
 /// preempted mid-step, and with more runnable threads than cores only a yield lets it run
 /// again: a spin would last the rest of the waiter's time slice. Without `std` it keeps
-/// spinning. Written here rather than taken from crossbeam-utils: its `snooze` is inlined
-/// into the callers' loops, and its `std` feature, unified into concurrent-queue's copy,
-/// changes how that compiles too (callgrind, per message: the queue's floor 121 -> 130
-/// instructions, the ring's alone 112 -> 137, async-channel's 407 -> 456); this one is out
-/// of line, where only a waiting thread reaches it (123, 112 and 407). Under loom, each call is a [`spin_loop`].
+/// spinning. Under loom, each call is a [`spin_loop`].
+///
+/// Takes the step reached so far (0 at first) and returns the next. Written here rather
+/// than taken from crossbeam-utils: its `snooze` is inlined into the callers' loops, and
+/// its `std` feature, unified into concurrent-queue's copy, changes how that compiles too
+/// (callgrind, per message: the queue's floor 121 -> 130 instructions, the ring's alone
+/// 112 -> 137, async-channel's 407 -> 456); this one is out of line, where only a waiting
+/// thread reaches it, and its step stays in a register (123, 112 and 407).
 #[cold]
 #[inline(never)]
-pub(crate) fn back_off(step: &mut u32) {
+#[must_use = "the next call takes the step returned"]
+pub(crate) fn back_off(step: u32) -> u32 {
     #[cfg(not(loom))]
     {
         /// The steps that spin; the later ones yield (with `std`).
         const SPIN_STEPS: u32 = 6;
         #[cfg(feature = "std")]
-        if *step > SPIN_STEPS {
+        if step > SPIN_STEPS {
             std::thread::yield_now();
-            return;
+            return step;
         }
-        for _ in 0..1u32 << (*step).min(SPIN_STEPS) {
+        for _ in 0..1u32 << step.min(SPIN_STEPS) {
             spin_loop();
         }
-        if *step <= SPIN_STEPS {
-            *step += 1;
-        }
+        step.min(SPIN_STEPS) + 1
     }
     #[cfg(loom)]
     {
-        let _ = step;
         spin_loop();
+        step
     }
 }
 
@@ -158,13 +160,13 @@ mod tests {
     fn back_off_spins_longer_each_step_then_stays_at_the_last() {
         let mut step = 0;
         for expected in 1..=7 {
-            back_off(&mut step);
+            step = back_off(step);
             assert_eq!(step, expected);
         }
         // Past the spinning steps: yields (with `std`) or spins the longest pause, and
         // stays there.
         for _ in 0..3 {
-            back_off(&mut step);
+            step = back_off(step);
             assert_eq!(step, 7);
         }
     }
