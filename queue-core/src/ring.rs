@@ -618,9 +618,9 @@ impl<T> Ring<T> {
     /// Takes the oldest item, unless every buffered item is reserved for a woken getter.
     ///
     /// A ticket claimed by a put that has not written its slot yet is waited for (see
-    /// "Progress" in the module docs),
-    /// not reported empty: a getter that registered after that put's claim was not
-    /// counted by it and will not be notified, so its re-check must see the item.
+    /// "Progress" in the module docs), not reported empty: a getter that registered after
+    /// that put's claim was not counted by it and will not be notified, so its re-check
+    /// must see the item.
     #[inline]
     pub(crate) fn try_get(&self) -> Result<Taken<T>, Nothing> {
         self.take(Claim::Barging)
