@@ -386,15 +386,7 @@ fn shutdown_wakes_async_getter_and_putter() {
 fn reserved_item_vs_barging_try_get() {
     loom::model(|| {
         let queue = Arc::new(Queue::<u8>::unbounded());
-        let getter = {
-            let queue = Arc::clone(&queue);
-            thread::spawn(move || queue.get_blocking().map(|d| d.succeed()).ok())
-        };
-        let producer = {
-            let queue = Arc::clone(&queue);
-            thread::spawn(move || queue.try_put(1).unwrap())
-        };
-        let barged = queue.try_get().map(|d| d.succeed()).ok();
+        let (getter, producer, barged) = getter_vs_put_vs_barging_try_get(&queue);
         producer.join().unwrap();
         if barged.is_some() {
             // The getter still waits: give it an item of its own.
@@ -409,6 +401,28 @@ fn reserved_item_vs_barging_try_get() {
         queue.try_put(3).unwrap();
         assert_eq!(queue.try_get().map(|d| d.succeed()).ok(), Some(3));
     });
+}
+
+/// The race of the getter models: a blocking get on its own thread, a `try_put(1)` on
+/// another, and a barging `try_get` on the caller's. Returns the two threads and what the
+/// barging try took.
+fn getter_vs_put_vs_barging_try_get(
+    queue: &Arc<Queue<u8>>,
+) -> (
+    thread::JoinHandle<Option<u8>>,
+    thread::JoinHandle<tally_queue::JobId>,
+    Option<u8>,
+) {
+    let getter = {
+        let queue = Arc::clone(queue);
+        thread::spawn(move || queue.get_blocking().map(|d| d.succeed()).ok())
+    };
+    let producer = {
+        let queue = Arc::clone(queue);
+        thread::spawn(move || queue.try_put(1).unwrap())
+    };
+    let barged = queue.try_get().map(|d| d.succeed()).ok();
+    (getter, producer, barged)
 }
 
 /// Reservation, putters: a get frees the slot of a full queue for a blocked put while a
@@ -695,15 +709,7 @@ fn skipped_notification_in_own_word_vs_barging_try_get() {
 
 fn skipped_getter_notification(queue: Queue<u8>) {
     let queue = Arc::new(queue);
-    let getter = {
-        let queue = Arc::clone(&queue);
-        thread::spawn(move || queue.get_blocking().map(|d| d.succeed()).ok())
-    };
-    let producer = {
-        let queue = Arc::clone(&queue);
-        thread::spawn(move || queue.try_put(1).unwrap())
-    };
-    let barged = queue.try_get().map(|d| d.succeed()).ok();
+    let (getter, producer, barged) = getter_vs_put_vs_barging_try_get(&queue);
     queue.try_put(2).unwrap();
     producer.join().unwrap();
     let got = getter.join().unwrap();
