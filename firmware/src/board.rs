@@ -30,8 +30,12 @@ unsafe fn HardFault(frame: &ExceptionFrame) -> ! {
     exit(false)
 }
 
+/// Device interrupts go to the image's `device_interrupt`, which returns whether it
+/// handled `irqn`; any other is unexpected and ends the run.
 #[exception]
 unsafe fn DefaultHandler(irqn: i16) {
-    hprintln!("UNEXPECTED EXCEPTION: {}", irqn);
-    exit(false)
+    if !crate::device_interrupt(irqn) {
+        hprintln!("UNEXPECTED EXCEPTION: {}", irqn);
+        exit(false)
+    }
 }

@@ -11,7 +11,9 @@
 //! delivery with an outcome chosen from the item, and `join` the queue. The timed waits use
 //! `tally-embassy` over the SysTick time driver in `time_driver.rs`. The main task checks
 //! the final ledger against the expected one and against the ledger identity, prints it over
-//! semihosting, and ends the QEMU run with success or failure.
+//! semihosting. Last comes an interrupt storm (`storm.rs`): a fast timer interrupt and
+//! thread mode put into and take from the same queues. The run ends with success or
+//! failure.
 
 #![no_std]
 #![no_main]
@@ -20,6 +22,7 @@ extern crate alloc;
 
 mod board;
 mod heap;
+mod storm;
 mod time_driver;
 
 use alloc::boxed::Box;
@@ -83,6 +86,15 @@ static REFUSED_AFTER_SHUTDOWN: AtomicU32 = AtomicU32::new(u32::MAX);
 /// [`DUPLICATES`].
 static DELIVERED: AtomicU32 = AtomicU32::new(0);
 static DUPLICATES: AtomicU32 = AtomicU32::new(0);
+
+/// The device interrupts this image enables: the storm's timer.
+fn device_interrupt(irqn: i16) -> bool {
+    if irqn == storm::IRQ {
+        storm::on_interrupt();
+        return true;
+    }
+    false
+}
 
 #[exception]
 fn SysTick() {
@@ -218,7 +230,7 @@ async fn main(spawner: Spawner) {
     }));
     critical_section::with(|cs| SHARED.borrow(cs).set(Some(shared)));
 
-    let core = cortex_m::Peripherals::take().expect("core peripherals taken once");
+    let mut core = cortex_m::Peripherals::take().expect("core peripherals taken once");
     time_driver::start(core.SYST);
     hprintln!(
         "boot: heap {} bytes, tick {} Hz, queue capacity {}",
@@ -325,6 +337,9 @@ async fn main(spawner: Spawner) {
     );
     hprintln!("queue: every item delivered exactly once");
     hprintln!("heap: {} bytes in use", heap::heap_used());
+
+    // 5. Both queue engines under an interrupt storm.
+    storm::run(&mut core.NVIC);
     hprintln!("firmware: ok");
     board::exit(true)
 }

@@ -6,13 +6,13 @@
 
 use alloc::vec::Vec;
 
-use concurrent_queue::{ConcurrentQueue, PushError};
+use concurrent_queue::{ConcurrentQueue, PopError, PushError};
 
 use crate::buffer::{Counts, Ended, PutRefused, Taken};
 use crate::job_id::JobId;
 use crate::ring::{Nothing, MAX_SLOTS};
 use crate::slots::{Limit, Slots};
-use crate::sync::{AtomicU64, Ordering};
+use crate::sync::{uninterrupted, AtomicU64, Ordering};
 use crate::unwind::each_despite_panics;
 use crate::waiters::Wake;
 
@@ -93,7 +93,7 @@ impl<T> Growable<T> {
         // Relaxed: the id only has to be unique; the item travels through the buffer.
         let id = JobId::new(self.issued.fetch_add(1, Ordering::Relaxed));
         accepted(id);
-        match self.items.push((id, item)) {
+        match self.push((id, item)) {
             Ok(()) => Ok(id),
             Err(PushError::Closed((_, item)) | PushError::Full((_, item))) => {
                 // Closed: a shutdown ran between the caller's state check and the push.
@@ -117,13 +117,13 @@ impl<T> Growable<T> {
     /// Takes the oldest item.
     #[inline]
     pub(crate) fn take(&self) -> Result<Taken<T>, Nothing> {
-        let (id, item) = match self.items.pop() {
+        let (id, item) = match self.pop() {
             Ok(entry) => entry,
             Err(_) if self.items.is_closed() => {
                 // No push succeeds after `close`, so a pop after seeing the buffer closed
                 // is final. (Reading "closed" only after the first pop could have missed a
                 // push that landed between that pop and the close.)
-                self.items.pop().map_err(|_| Nothing::Closed)?
+                self.pop().map_err(|_| Nothing::Closed)?
             }
             Err(_) => return Err(Nothing::Empty),
         };
@@ -144,7 +144,7 @@ impl<T> Growable<T> {
         }
         // Relaxed: before the push, so a get that takes it again counts it again.
         self.taken.fetch_sub(1, Ordering::Relaxed);
-        match self.items.push((id, item)) {
+        match self.push((id, item)) {
             Ok(()) => Ok(()),
             Err(PushError::Closed((_, item)) | PushError::Full((_, item))) => {
                 // Relaxed: as above.
@@ -218,6 +218,21 @@ impl<T> Growable<T> {
             drained.push((taken.id, taken.item));
         }
         drained
+    }
+
+    /// A push that no interrupt handler can enter midway (see [`uninterrupted`]): in
+    /// concurrent-queue, a pop that finds a push half done waits for its write, and a push
+    /// waits for one that is installing the next block.
+    #[inline]
+    fn push(&self, entry: (JobId, T)) -> Result<(), PushError<(JobId, T)>> {
+        uninterrupted(|| self.items.push(entry))
+    }
+
+    /// A pop that no interrupt handler can enter midway: a pop that finds another one
+    /// moving the head to the next block waits for it.
+    #[inline]
+    fn pop(&self) -> Result<(JobId, T), PopError> {
+        uninterrupted(|| self.items.pop())
     }
 }
 

@@ -122,11 +122,18 @@
 //!
 //! - `std` (default): the `_blocking` methods. (The error types implement
 //!   `core::error::Error`, which is `std::error::Error`, with or without `std`.)
-//! - `critical-section`: makes event-listener (and the 64-bit counter fallback on targets
-//!   without 64-bit atomics, such as thumbv7em) use a critical section. Embedded users
-//!   need it: without it, event-listener falls back to a spinlock, which deadlocks if a
-//!   `notify` (any put, get or resolve) runs in an interrupt handler that interrupted a
-//!   holder of that lock. Provide a `critical-section` implementation for the target.
+//! - `critical-section`: makes the queue safe to use from interrupt handlers. Embedded
+//!   users need it; provide a `critical-section` implementation for the target. With it:
+//!   - event-listener takes a critical section where it would take a spinlock;
+//!   - on targets without native 64-bit atomics (thumbv7em, thumbv6m), each 64-bit
+//!     counter operation is a critical section, where portable-atomic's fallback would
+//!     take a spinning lock;
+//!   - each put into and get from the buffer is one critical section (the claim, a copy
+//!     of the item and its publication; no user code), since the buffer makes an
+//!     operation wait for one it finds half done.
+//!
+//!   Without it, any of these waits forever when a handler meets the code it interrupted
+//!   halfway (a put, get or resolve in the handler, against one in thread mode).
 //! - `portable-atomic`: every atomic comes from `portable-atomic` (for targets without
 //!   compare-and-swap, such as thumbv6m; combine with `critical-section`). On such targets
 //!   `alloc::sync::Arc` does not exist, so the owned variants ([`Queue::get_owned`],

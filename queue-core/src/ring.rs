@@ -167,13 +167,16 @@
 //! lock and runs no user code, but a thread preempted inside it holds up the others until
 //! it runs again; so the wait spins only briefly and then yields the thread
 //! ([`back_off`]), or a waiter on a machine with more runnable threads than cores would
-//! spin out its time slice while the thread it waits for cannot run.
+//! spin out its time slice while the thread it waits for cannot run. An interrupt handler
+//! cannot wait for the code it interrupted at all: with the `critical-section` feature each
+//! put and get is one critical section ([`uninterrupted`]), so no handler finds one half
+//! done.
 
 use alloc::boxed::Box;
 use alloc::vec::Vec;
 use core::mem::MaybeUninit;
 
-use crate::sync::{back_off, AtomicU64, Cell, Ordering};
+use crate::sync::{back_off, uninterrupted, AtomicU64, Cell, Ordering};
 
 /// `tail`: no put succeeds once set.
 const CLOSED: u64 = 1;
@@ -485,8 +488,21 @@ impl<T> Ring<T> {
         self.put(item, Some(id), false, owed)
     }
 
+    /// A put, from its claim to its publication, that no interrupt handler can enter
+    /// midway (see [`uninterrupted`]).
     #[inline]
     fn put(
+        &self,
+        item: T,
+        id: Option<u64>,
+        reserved: bool,
+        owed: u64,
+    ) -> Result<Accepted, Refused<T>> {
+        uninterrupted(|| self.put_unguarded(item, id, reserved, owed))
+    }
+
+    #[inline(always)]
+    fn put_unguarded(
         &self,
         item: T,
         id: Option<u64>,
@@ -650,8 +666,15 @@ impl<T> Ring<T> {
         drained
     }
 
+    /// A get, from its claim to its publication, that no interrupt handler can enter
+    /// midway (see [`uninterrupted`]).
     #[inline]
     fn take(&self, claim: Claim) -> Result<Taken<T>, Nothing> {
+        uninterrupted(|| self.take_unguarded(claim))
+    }
+
+    #[inline(always)]
+    fn take_unguarded(&self, claim: Claim) -> Result<Taken<T>, Nothing> {
         let mut waited = 0;
         // Relaxed: the compare-exchange below validates it.
         let mut head = self.consumers.head.load(Ordering::Relaxed);

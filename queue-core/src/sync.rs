@@ -3,28 +3,60 @@
 //! - under `cfg(loom)`: loom's model-checked atomics;
 //! - with the `portable-atomic` feature: `portable_atomic`'s, for targets without
 //!   compare-and-swap (thumbv6m), where they use `critical-section`;
-//! - otherwise: `core::sync::atomic`, except `AtomicU64` on targets without native 64-bit
-//!   atomics (thumbv7em), which comes from `portable_atomic`'s fallback (a critical section
-//!   with the `critical-section` feature, a small lock table without it).
+//! - otherwise: `core::sync::atomic`.
+//!
+//! On targets without native 64-bit atomics (thumbv7em, thumbv6m), `AtomicU64` is built on
+//! critical sections with the `critical-section` feature (`critical_u64.rs`, which says why
+//! not portable-atomic's), and is portable-atomic's fallback without it: a table of
+//! spinning locks, which an interrupt handler must not touch.
 
 #[cfg(loom)]
 pub(crate) use loom::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 #[cfg(all(not(loom), feature = "portable-atomic"))]
-pub(crate) use portable_atomic::{AtomicU64, AtomicUsize, Ordering};
+pub(crate) use portable_atomic::{AtomicUsize, Ordering};
 
 #[cfg(all(not(loom), not(feature = "portable-atomic")))]
 pub(crate) use core::sync::atomic::{AtomicUsize, Ordering};
 
-#[cfg(all(not(loom), not(feature = "portable-atomic"), target_has_atomic = "64"))]
+#[cfg(all(not(loom), target_has_atomic = "64"))]
 pub(crate) use core::sync::atomic::AtomicU64;
+
+#[cfg(all(not(loom), not(target_has_atomic = "64"), feature = "critical-section"))]
+mod critical_u64;
+
+#[cfg(all(not(loom), not(target_has_atomic = "64"), feature = "critical-section"))]
+pub(crate) use critical_u64::AtomicU64;
 
 #[cfg(all(
     not(loom),
-    not(feature = "portable-atomic"),
-    not(target_has_atomic = "64")
+    not(target_has_atomic = "64"),
+    not(feature = "critical-section")
 ))]
 pub(crate) use portable_atomic::AtomicU64;
+
+/// Runs one buffer operation (a ring's put or get, from its claim to its publication; a
+/// push or pop of the growable buffer) so that nothing else can enter the buffer midway.
+///
+/// Each buffer makes an operation that finds a step of another one half done wait for it.
+/// Between threads that is a short wait (see [`back_off`]); but an interrupt handler that
+/// finds a step of the code it interrupted half done would wait forever, since that code
+/// runs again only once the handler returns. So with the `critical-section` feature the
+/// whole operation is one critical section: nothing on this core runs inside it, and
+/// another core waits at most for one operation. The operation runs no user code. Without
+/// the feature it is a plain call.
+#[cfg(all(not(loom), feature = "critical-section"))]
+#[inline(always)]
+pub(crate) fn uninterrupted<R>(operation: impl FnOnce() -> R) -> R {
+    critical_section::with(|_| operation())
+}
+
+/// See the `critical-section` variant above: without the feature, a plain call.
+#[cfg(any(loom, not(feature = "critical-section")))]
+#[inline(always)]
+pub(crate) fn uninterrupted<R>(operation: impl FnOnce() -> R) -> R {
+    operation()
+}
 
 // The items below serve the ring.
 

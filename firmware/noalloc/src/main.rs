@@ -36,6 +36,11 @@ use tally_latch::fixed::{
     FixedFailableLatch, FixedLatch, FixedTimedWaitError, FixedTrackingLatch, FixedWaitError,
 };
 
+/// The device interrupts this image enables: none.
+fn device_interrupt(_irqn: i16) -> bool {
+    false
+}
+
 /// Ticks until [`BOOT`] opens.
 const BOOT_TICKS: usize = 10;
 /// Tick at which the interrupt reports the `timer` counter of [`READY`].
