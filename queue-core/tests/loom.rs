@@ -737,21 +737,12 @@ fn skipped_notification_vs_barging_try_put() {
             let queue = Arc::clone(&queue);
             thread::spawn(move || queue.try_get().map(|d| d.succeed()).ok())
         };
-        let barger = {
-            let queue = Arc::clone(&queue);
-            thread::spawn(move || {
-                let barged = queue.try_put(5).is_ok();
-                (barged, queue.try_get().map(|d| d.succeed()).ok())
-            })
-        };
+        let barger = barging_try_put(&queue);
         assert!(queue.put_blocking(9).is_ok(), "the putter was woken");
         let first = consumer.join().unwrap();
         let (barged, second) = barger.join().unwrap();
-        let mut taken = usize::from(first.is_some()) + usize::from(second.is_some());
-        while let Ok(delivery) = queue.try_get() {
-            delivery.succeed();
-            taken += 1;
-        }
+        let taken =
+            usize::from(first.is_some()) + usize::from(second.is_some()) + succeed_the_rest(&queue);
         assert_eq!(taken, 2 + usize::from(barged));
         assert!(queue.ledger().is_balanced());
     });
@@ -770,22 +761,32 @@ fn skipped_notification_in_own_word_vs_barging_try_put() {
         queue.try_put(0).unwrap();
         let first = queue.try_get_owned().unwrap();
         let ender = thread::spawn(move || first.succeed());
-        let barger = {
-            let queue = Arc::clone(&queue);
-            thread::spawn(move || {
-                let barged = queue.try_put(5).is_ok();
-                (barged, queue.try_get().map(|d| d.succeed()).ok())
-            })
-        };
+        let barger = barging_try_put(&queue);
         assert!(queue.put_blocking(9).is_ok(), "the putter was woken");
         ender.join().unwrap();
         let (barged, second) = barger.join().unwrap();
-        let mut taken = usize::from(second.is_some());
-        while let Ok(delivery) = queue.try_get() {
-            delivery.succeed();
-            taken += 1;
-        }
+        let taken = usize::from(second.is_some()) + succeed_the_rest(&queue);
         assert_eq!(taken, 1 + usize::from(barged));
         assert!(queue.ledger().is_balanced());
     });
+}
+
+/// The barger of the putter models: a `try_put` (whether it landed), then a `try_get`
+/// resolved as succeeded (what it took).
+fn barging_try_put(queue: &Arc<Queue<u8>>) -> thread::JoinHandle<(bool, Option<u8>)> {
+    let queue = Arc::clone(queue);
+    thread::spawn(move || {
+        let barged = queue.try_put(5).is_ok();
+        (barged, queue.try_get().map(|d| d.succeed()).ok())
+    })
+}
+
+/// Takes every buffered item and resolves it as succeeded; returns how many there were.
+fn succeed_the_rest(queue: &Queue<u8>) -> usize {
+    let mut taken = 0;
+    while let Ok(delivery) = queue.try_get() {
+        delivery.succeed();
+        taken += 1;
+    }
+    taken
 }
