@@ -7,10 +7,11 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread;
+use std::time::Duration;
 
 use tally_queue::{AbandonPolicy, DeadReason, GetError, JobId, Queue, TryGetError, ZeroAttempts};
 
-use common::{assert_pending, expect_ready, panicking_worker, within};
+use common::{assert_pending, expect_ready, panicking_worker, within, Task};
 
 fn redelivering<T>(max_attempts: u32) -> Queue<T> {
     Queue::unbounded().with_abandon_policy(AbandonPolicy::redeliver(max_attempts).unwrap())
@@ -219,4 +220,186 @@ fn redelivery_under_concurrency_counts_each_id_once() {
         assert_eq!(letter.attempts, 3);
         assert_eq!(attempts[&letter.id].len(), 3);
     }
+}
+
+/// How a delivered item comes back to the queue.
+#[derive(Clone, Copy, Debug)]
+enum Back {
+    /// Dropped unresolved under `AbandonPolicy::Redeliver`.
+    Redelivered,
+    /// `Delivery::retry`.
+    Retried,
+}
+
+/// Sends a delivery back the way `back` says.
+fn send_back<T>(delivery: tally_queue::Delivery<'_, T>, back: Back) -> Result<(), String> {
+    match back {
+        Back::Redelivered => drop(delivery),
+        Back::Retried => {
+            delivery
+                .retry()
+                .map_err(|_| "the retry was refused".to_string())?;
+        }
+    }
+    Ok(())
+}
+
+/// Every kind of queue, holding items sent back both ways.
+fn each_kind_and_way_back() -> Vec<(String, Queue<u32>, Back)> {
+    let policy = AbandonPolicy::redeliver(3).unwrap();
+    let mut cases = Vec::new();
+    for back in [Back::Redelivered, Back::Retried] {
+        for (kind, queue) in common::every_kind(policy) {
+            cases.push((format!("{kind}, {back:?}"), queue, back));
+        }
+    }
+    cases
+}
+
+/// A get polled as an executor would poll it.
+type Getter<'q> = Task<std::pin::Pin<Box<tally_queue::futures::Get<'q, u32>>>>;
+
+/// Polls getter `i` if it is new or was woken, and keeps what it was served.
+fn step<'q>(
+    i: usize,
+    tasks: &mut [Getter<'q>; 2],
+    served: &mut [Option<tally_queue::Delivery<'q, u32>>; 2],
+) -> Result<(), String> {
+    if served[i].is_none() {
+        if let Some(got) = tasks[i].run() {
+            served[i] = Some(got.map_err(|e| format!("get {i} failed: {e:?}"))?);
+        }
+    }
+    Ok(())
+}
+
+/// The hang, with the getters as tasks an executor polls only when woken: get 0 waits, a
+/// put wakes it, and before it runs an item in flight comes back. That item's wake-up
+/// would go to a getter that already has one coming, so it can be skipped; get 1, arriving
+/// then, finds the buffered item owed to get 0 and waits. When get 0 has run, the item
+/// that came back must still reach get 1 (and the caller's `join` must return).
+fn a_returned_item_reaches_a_waiting_get(queue: &Queue<u32>, back: Back) -> Result<(), String> {
+    let b = queue.try_put(0).unwrap();
+    let held = queue.try_get().unwrap();
+    let mut tasks = [
+        Task::new(Box::pin(queue.get())),
+        Task::new(Box::pin(queue.get())),
+    ];
+    let mut served = [None, None];
+    step(0, &mut tasks, &mut served)?;
+    let a = queue.try_put(1).unwrap();
+    send_back(held, back)?;
+    // Get 1 arrives before get 0 runs.
+    step(1, &mut tasks, &mut served)?;
+    // An executor's loop: poll whoever was woken, until nobody was.
+    for _ in 0..8 {
+        step(0, &mut tasks, &mut served)?;
+        step(1, &mut tasks, &mut served)?;
+    }
+    if let Some(asleep) = served.iter().position(Option::is_none) {
+        return Err(format!(
+            "get {asleep} sleeps (woken {} times) while the queue holds {} item(s); ledger {}",
+            tasks[asleep].wake_ups(),
+            queue.len(),
+            queue.ledger()
+        ));
+    }
+    let mut ids: Vec<JobId> = served
+        .into_iter()
+        .flatten()
+        .map(|job| {
+            let id = job.id();
+            job.succeed();
+            id
+        })
+        .collect();
+    ids.sort();
+    let mut expected = vec![a, b];
+    expected.sort();
+    if ids != expected {
+        return Err(format!("delivered {ids:?}, accepted {expected:?}"));
+    }
+    Ok(())
+}
+
+/// Issue 31, finding 1 (hang), on every kind of queue, both ways back: a returned item is
+/// delivered to a get that is waiting.
+#[test]
+fn a_returned_item_is_delivered_to_a_waiting_get_on_every_kind_of_queue() {
+    let mut failures = Vec::new();
+    for (case, queue, back) in each_kind_and_way_back() {
+        let result = a_returned_item_reaches_a_waiting_get(&queue, back);
+        let joined = queue.join_blocking_timeout(Duration::from_millis(200));
+        match (result, joined) {
+            (Ok(()), Ok(_)) => {}
+            (Err(why), _) => failures.push(format!("{case}: {why}")),
+            (Ok(()), Err(late)) => {
+                failures.push(format!("{case}: join timed out: {}", late.ledger()))
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Issue 31, finding 1 as the issue saw it: a `get_blocking` asleep on its thread while the
+/// returned item's wake-up is skipped, and `join` timing out. Every kind, both ways back,
+/// each case on its own thread, each wait with a time limit.
+#[test]
+fn a_returned_item_wakes_a_sleeping_get_blocking_and_join_returns() {
+    fn case(queue: Arc<Queue<u32>>, back: Back) -> Result<(), String> {
+        queue.try_put(0).unwrap();
+        let held = queue.try_get().unwrap();
+        let mut first = Task::new(Box::pin(queue.get()));
+        if first.run().is_some() {
+            return Err("the first get found an item in an empty queue".into());
+        }
+        queue.try_put(1).unwrap();
+        send_back(held, back)?;
+        let sleeper = {
+            let queue = Arc::clone(&queue);
+            thread::spawn(move || {
+                let start = std::time::Instant::now();
+                let got = queue.get_blocking_timeout(Duration::from_secs(2));
+                let waited = start.elapsed();
+                let job = got.map_err(|e| format!("{e:?}"))?;
+                job.succeed();
+                if waited >= Duration::from_secs(2) {
+                    return Err(format!("served only by its final try after {waited:?}"));
+                }
+                Ok(())
+            })
+        };
+        // Time for the sleeper to find nothing it may take and go to sleep.
+        thread::sleep(Duration::from_millis(50));
+        match first.run() {
+            Some(Ok(job)) => {
+                job.succeed();
+            }
+            other => return Err(format!("the woken get was not served: {other:?}")),
+        }
+        let joined = queue.join_blocking_timeout(Duration::from_millis(500));
+        let slept = sleeper.join().unwrap();
+        match (joined, slept) {
+            (Ok(ledger), Ok(())) if ledger.succeeded == 2 => Ok(()),
+            (joined, slept) => Err(format!(
+                "join: {:?}; the sleeping get_blocking: {slept:?}",
+                joined.map_err(|late| late.ledger().to_string())
+            )),
+        }
+    }
+    let failures: Vec<String> = thread::scope(|s| {
+        let runs: Vec<_> = each_kind_and_way_back()
+            .into_iter()
+            .map(|(name, queue, back)| (name, s.spawn(move || case(Arc::new(queue), back))))
+            .collect();
+        runs.into_iter()
+            .filter_map(|(name, run)| {
+                run.join()
+                    .unwrap()
+                    .err()
+                    .map(|why| format!("{name}: {why}"))
+            })
+            .collect()
+    });
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
