@@ -403,3 +403,123 @@ fn a_returned_item_wakes_a_sleeping_get_blocking_and_join_returns() {
     });
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// Issue 31, finding 2 (poison loop): with `redeliver(2)`, a handler that alternates
+/// `retry()` and a crash sees attempts 1 and 2, and then the job is a dead letter;
+/// whichever comes first. On every kind of queue.
+#[test]
+fn attempts_never_reset_so_a_job_that_retries_and_crashes_is_dead_lettered() {
+    let mut failures = Vec::new();
+    for retry_first in [true, false] {
+        for (kind, queue) in common::every_kind::<&str>(AbandonPolicy::redeliver(2).unwrap()) {
+            let id = queue.try_put("poison").unwrap();
+            let mut attempts = Vec::new();
+            // At most 10 deliveries: a loop shows as more than 2.
+            while attempts.len() < 10 {
+                let Ok(job) = queue.try_get() else { break };
+                attempts.push(job.attempt());
+                if (attempts.len() % 2 == 1) == retry_first {
+                    // A refused retry leaves the delivery in flight: then it crashes.
+                    drop(job.retry());
+                } else {
+                    drop(job);
+                }
+            }
+            let dead = queue.take_dead_letters();
+            let ledger = queue.ledger();
+            let dead: Vec<_> = dead.iter().map(|d| (d.id, d.attempts, d.reason)).collect();
+            let expected = [(id, 2, DeadReason::Exhausted { panicking: false })];
+            if attempts != [1, 2]
+                || dead != expected
+                || ledger.abandoned != 1
+                || !ledger.is_balanced()
+                || ledger.unfinished() != 0
+            {
+                failures.push(format!(
+                    "{kind}, retry first: {retry_first}: attempts {attempts:?}, dead letters \
+                     {dead:?}, ledger {ledger}"
+                ));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Issue 31, finding 2: `attempt()` goes up by one across every way a job comes back
+/// (retries and redeliveries mixed), never down, and the job is delivered at most
+/// `max_attempts` times.
+#[test]
+fn attempt_rises_by_one_per_delivery_across_retries_and_redeliveries() {
+    let queue = redelivering::<u8>(5);
+    let id = queue.try_put(1).unwrap();
+    let mut attempts = Vec::new();
+    while attempts.len() < 20 {
+        let Ok(job) = queue.try_get() else { break };
+        assert_eq!(job.id(), id);
+        attempts.push(job.attempt());
+        match attempts.len() % 3 {
+            0 => drop(job),
+            _ => drop(job.retry()),
+        }
+    }
+    assert_eq!(
+        attempts,
+        [1, 2, 3, 4, 5],
+        "one job's attempts, delivery by delivery"
+    );
+    assert_eq!(queue.take_dead_letters().len(), 1);
+}
+
+/// Issue 31, finding 2: a `retry()` on the last allowed attempt is refused; the delivery
+/// comes back still in flight, its attempt unchanged; resolving it ends the job, dropping
+/// it makes it a dead letter.
+#[test]
+fn a_retry_on_the_last_allowed_attempt_is_refused_and_stays_in_flight() {
+    for resolve in [false, true] {
+        let queue = redelivering::<&str>(2);
+        let id = queue.try_put("job").unwrap();
+        drop(queue.try_get().unwrap());
+        let last = queue.try_get().unwrap();
+        assert_eq!(last.attempt(), 2);
+        let last = match last.retry() {
+            Err(last) => last,
+            Ok(_) => panic!(
+                "a retry on the last allowed attempt was accepted: the queue now holds {} item(s), \
+                 and the next delivery is attempt {:?}",
+                queue.len(),
+                queue.try_get().map(|job| job.attempt()).ok()
+            ),
+        };
+        assert_eq!((last.id(), last.attempt()), (id, 2));
+        let ledger = queue.ledger();
+        assert_eq!((ledger.in_flight, ledger.buffered), (1, 0));
+        assert!(matches!(queue.try_get(), Err(TryGetError::Empty)));
+        if resolve {
+            last.succeed();
+            assert_eq!(queue.ledger().succeeded, 1);
+            assert!(queue.take_dead_letters().is_empty());
+        } else {
+            drop(last);
+            let dead = queue.take_dead_letters();
+            assert_eq!((dead.len(), dead[0].attempts), (1, 2));
+            assert_eq!(queue.ledger().abandoned, 1);
+        }
+        assert!(queue.is_settled());
+    }
+}
+
+/// Issue 31, finding 2, under the default policy: each retry is one more attempt.
+#[test]
+fn under_abandon_a_retried_job_comes_back_as_the_next_attempt() {
+    for (kind, queue) in common::every_kind::<u8>(AbandonPolicy::Abandon) {
+        queue.try_put(7).unwrap();
+        let mut attempts = Vec::new();
+        for _ in 0..3 {
+            let job = queue.try_get().unwrap();
+            attempts.push(job.attempt());
+            job.retry().unwrap();
+        }
+        queue.try_get().unwrap().succeed();
+        assert_eq!(attempts, [1, 2, 3], "{kind}");
+    }
+}
