@@ -523,3 +523,49 @@ fn under_abandon_a_retried_job_comes_back_as_the_next_attempt() {
         assert_eq!(attempts, [1, 2, 3], "{kind}");
     }
 }
+
+/// Issue 31, finding 7 (starved redeliveries): a producer keeps the buffer at `k` items
+/// (one put per delivery); an item that comes back while `k` are buffered goes behind those
+/// `k` and ahead of every later put, so it is delivered within the next `k + 1` deliveries.
+/// Every kind, both ways back.
+#[test]
+fn a_returned_item_waits_only_behind_the_items_buffered_when_it_came_back() {
+    const K: u32 = 3;
+    let limit = common::scaled(1_000, 50);
+    let mut failures = Vec::new();
+    for (case, queue, back) in each_kind_and_way_back() {
+        let returned = queue.try_put(u32::MAX).unwrap();
+        let held = queue.try_get().unwrap();
+        let mut next = 0;
+        while next < K {
+            queue.try_put(next).unwrap();
+            next += 1;
+        }
+        if let Err(why) = send_back(held, back) {
+            failures.push(format!("{case}: {why}"));
+            continue;
+        }
+        let mut position = None;
+        for delivered in 1..=limit {
+            let job = queue.try_get().unwrap();
+            let id = job.id();
+            job.succeed();
+            if id == returned {
+                position = Some(delivered);
+                break;
+            }
+            // The steady producer.
+            queue.try_put(next).unwrap();
+            next += 1;
+        }
+        match position {
+            Some(n) if n <= K as usize + 1 => {}
+            Some(n) => failures.push(format!("{case}: delivered as number {n}")),
+            None => failures.push(format!(
+                "{case}: not delivered in {limit} deliveries ({} items put after it)",
+                next - K
+            )),
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
