@@ -370,3 +370,53 @@ fn a_journal_installed_after_shutdown_keeps_the_queue_shut_down() {
         assert!(queue.is_shut_down());
     }
 }
+
+/// Issue 31, finding 6: after a refused `retry()`, the `Record` says the job is in flight
+/// as the delivery's own attempt (here 2, after one redelivery), not attempt 1.
+#[test]
+fn after_a_refused_retry_the_record_keeps_the_deliverys_attempt() {
+    let record = Arc::new(Record::new());
+    let queue = Queue::unbounded()
+        .with_abandon_policy(AbandonPolicy::redeliver(3).unwrap())
+        .with_journal(Arc::clone(&record));
+    let id = queue.try_put("job").unwrap();
+    drop(queue.try_get().unwrap());
+    let job = queue.try_get().unwrap();
+    assert_eq!(job.attempt(), 2);
+    assert_eq!(record.state(id), Some(JobState::InFlight { attempt: 2 }));
+    queue.shutdown();
+    let job = job
+        .retry()
+        .expect_err("a shut-down queue refuses the retry");
+    assert_eq!(job.attempt(), 2, "the delivery is unchanged");
+    assert_eq!(
+        record.state(id),
+        Some(JobState::InFlight { attempt: 2 }),
+        "the record disagrees with the delivery it describes"
+    );
+    assert_eq!(record.in_flight(), [id]);
+    job.succeed();
+    assert_eq!(record.state(id), Some(JobState::Ended(Outcome::Succeeded)));
+}
+
+/// With attempts that never reset (finding 2), an accepted retry comes back as the next
+/// attempt: the `Record` says the job waits for that attempt, as the delivery that follows
+/// reports it.
+#[test]
+fn after_a_retry_the_record_says_which_attempt_comes_next() {
+    let record = Arc::new(Record::new());
+    let queue = Queue::unbounded().with_journal(Arc::clone(&record));
+    let id = queue.try_put("job").unwrap();
+    queue.try_get().unwrap().retry().unwrap();
+    let buffered = record.state(id);
+    let again = queue.try_get().unwrap();
+    assert_eq!(
+        buffered,
+        Some(JobState::Buffered {
+            attempt: again.attempt()
+        }),
+        "the record announced one attempt, the delivery is another"
+    );
+    assert_eq!(again.attempt(), 2);
+    again.succeed();
+}
