@@ -31,13 +31,15 @@ fn check_path(events: &[JobEvent]) -> Option<JobEvent> {
     for event in events {
         let next = match (at, event) {
             (None, JobEvent::Accepted(_)) => At::Buffered,
-            (Some(At::Buffered), JobEvent::Revoked(_)) => At::Done,
             (Some(At::Buffered), JobEvent::Delivered { .. }) => At::InFlight,
-            (Some(At::Buffered), JobEvent::Discarded(_)) => At::Done,
+            // Drained (final), or landed after a drain (a dead letter follows).
+            (Some(At::Buffered), JobEvent::Discarded(_)) => At::Discarded,
             (Some(At::InFlight), JobEvent::Ended { .. }) => At::Done,
             (Some(At::InFlight), JobEvent::Abandoned { .. }) => At::Abandoned,
             (Some(At::InFlight), JobEvent::Retried(_)) => At::Buffered,
             (Some(At::Buffered), JobEvent::RetryRefused(_)) => At::InFlight,
+            // Refused outright: its attempts were used up.
+            (Some(At::InFlight), JobEvent::RetryRefused(_)) => At::InFlight,
             (Some(At::Abandoned), JobEvent::Redelivered { .. }) => At::Redelivering,
             (Some(At::Abandoned), JobEvent::DeadLettered { .. }) => At::Done,
             (Some(At::Redelivering), JobEvent::Delivered { .. }) => At::InFlight,
@@ -261,7 +263,6 @@ fn every_accepted_id_has_one_final_event_matching_the_ledger() {
                 }
                 JobEvent::DeadLettered { .. } => "abandoned",
                 JobEvent::Discarded(_) => "discarded",
-                JobEvent::Revoked(_) => "revoked",
                 other => panic!("unexpected final {other:?}"),
             };
             *finals.entry(kind).or_default() += 1;
@@ -272,7 +273,7 @@ fn every_accepted_id_has_one_final_event_matching_the_ledger() {
         assert_eq!(count("uncertain"), ledger.uncertain);
         assert_eq!(count("abandoned"), ledger.abandoned);
         assert_eq!(count("discarded"), ledger.discarded);
-        assert_eq!(by_id.len() as u64 - count("revoked"), ledger.accepted);
+        assert_eq!(by_id.len() as u64, ledger.accepted);
         assert_eq!(
             dead.len() as u64,
             ledger.abandoned + ledger.discarded - drained.len() as u64

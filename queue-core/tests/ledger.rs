@@ -92,6 +92,8 @@ fn run_ops(capacity: Option<usize>, ops: Vec<Op>) {
     };
     let mut model: BTreeMap<JobId, State> = BTreeMap::new();
     let mut held: Vec<Delivery<'_, u32>> = Vec::new();
+    // Retried items waiting for delivery: they hold no slot of a bounded queue.
+    let mut returned = std::collections::BTreeSet::new();
     let mut workers = Vec::new();
     let mut had_worker = false;
     let mut shut_down = false;
@@ -100,7 +102,8 @@ fn run_ops(capacity: Option<usize>, ops: Vec<Op>) {
         match op {
             Op::Put => {
                 next += 1;
-                let full = capacity.is_some_and(|c| queue.len() >= c);
+                let fresh = queue.len() - returned.len();
+                let full = capacity.is_some_and(|c| fresh >= c);
                 match queue.try_put(next) {
                     Ok(id) => {
                         let no_workers = had_worker && workers.is_empty();
@@ -121,6 +124,8 @@ fn run_ops(capacity: Option<usize>, ops: Vec<Op>) {
                         model.insert(delivery.id(), State::InFlight),
                         Some(State::Buffered)
                     );
+                    // A returned item comes back as its next attempt.
+                    assert_eq!(returned.remove(&delivery.id()), delivery.attempt() > 1);
                     held.push(delivery);
                 }
                 Err(_) => assert_eq!(queue.len(), 0),
@@ -153,10 +158,16 @@ fn run_ops(capacity: Option<usize>, ops: Vec<Op>) {
                 let id = delivery.id();
                 match delivery.retry() {
                     Ok(back) => {
+                        assert!(!shut_down);
                         assert_eq!(back, id);
                         model.insert(id, State::Buffered);
+                        returned.insert(id);
                     }
-                    Err(delivery) => held.push(delivery),
+                    // Refused only once shut down (the default policy sets no limit).
+                    Err(delivery) => {
+                        assert!(shut_down);
+                        held.push(delivery);
+                    }
                 }
             }
             Op::Resolve(..) | Op::Retry(_) => {}
@@ -171,6 +182,7 @@ fn run_ops(capacity: Option<usize>, ops: Vec<Op>) {
                         model.insert(id, State::Ended("discarded")),
                         Some(State::Buffered)
                     );
+                    returned.remove(&id);
                 }
             }
             Op::Worker => {

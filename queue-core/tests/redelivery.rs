@@ -142,22 +142,25 @@ fn after_an_immediate_shutdown_redeliveries_are_returned_as_discarded() {
     let queue = redelivering::<&str>(3);
     let a = queue.try_put("a").unwrap();
     let b = queue.try_put("b").unwrap();
+    let c = queue.try_put("c").unwrap();
     drop(queue.try_get().unwrap()); // "a" redelivered, attempt 2
-    let held = queue.try_get().unwrap(); // "b"
+    let held = queue.try_get().unwrap(); // "a" again: returned items come first
+    assert_eq!((held.id(), held.attempt()), (a, 2));
+    drop(queue.try_get().unwrap()); // "b" redelivered, attempt 2
     let mut get = Box::pin(queue.get());
-    assert_eq!(queue.len(), 1);
+    assert_eq!(queue.len(), 2);
     let drained = queue.shutdown_now();
-    assert_eq!(drained, vec![(a, "a")]);
+    assert_eq!(drained, vec![(c, "c"), (b, "b")]);
     assert_eq!(expect_ready(&mut get).unwrap_err(), GetError::ShutDown);
     drop(held);
     let dead = queue.take_dead_letters();
     assert_eq!(dead.len(), 1);
-    assert_eq!((dead[0].id, dead[0].attempts, dead[0].item), (b, 1, "b"));
+    assert_eq!((dead[0].id, dead[0].attempts, dead[0].item), (a, 2, "a"));
     assert_eq!(dead[0].reason, DeadReason::ShutDownNow);
     let ledger = queue.ledger();
     assert_eq!(
         (ledger.discarded, ledger.abandoned, ledger.in_flight),
-        (2, 0, 0)
+        (3, 0, 0)
     );
     assert!(ledger.is_balanced());
     assert!(queue.is_settled());

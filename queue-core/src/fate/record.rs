@@ -6,7 +6,7 @@ use core::fmt;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use crate::job_id::JobId;
-use crate::journal::{JobEvent, Journal};
+use super::journal::{JobEvent, Journal};
 use crate::outcome::Outcome;
 
 /// Where a job is, as far as a [`Record`] has seen.
@@ -254,20 +254,28 @@ impl Record {
     }
 
     /// The state after `event`, given the state before it.
-    fn next(before: Option<JobState>, event: JobEvent) -> Option<JobState> {
+    fn next(before: Option<JobState>, event: JobEvent) -> JobState {
         let attempt = match before {
             Some(JobState::Buffered { attempt } | JobState::InFlight { attempt }) => attempt,
             _ => 1,
         };
-        Some(match event {
+        match event {
             JobEvent::Accepted(_) => JobState::Buffered { attempt: 1 },
-            JobEvent::Revoked(_) => return None,
             JobEvent::Delivered { attempt, .. } => JobState::InFlight { attempt },
             JobEvent::Ended { outcome, .. } => JobState::Ended(outcome),
             JobEvent::Abandoned { panicking, .. } => JobState::Abandoned { panicking },
-            // A retry comes back as attempt 1 (see `Delivery::attempt`).
-            JobEvent::Retried(_) => JobState::Buffered { attempt: 1 },
-            JobEvent::RetryRefused(_) => JobState::InFlight { attempt },
+            // A retry comes back as the next attempt (see `Delivery::attempt`).
+            JobEvent::Retried(_) => JobState::Buffered {
+                attempt: attempt.saturating_add(1),
+            },
+            // Refused outright (still in flight), or after its `Retried` (which counted
+            // the next attempt): either way the delivery stays in flight as it was.
+            JobEvent::RetryRefused(_) => match before {
+                Some(JobState::Buffered { attempt }) => JobState::InFlight {
+                    attempt: attempt.saturating_sub(1).max(1),
+                },
+                _ => JobState::InFlight { attempt },
+            },
             JobEvent::Redelivered { attempt, .. } => JobState::Buffered { attempt },
             JobEvent::Discarded(_) => JobState::Discarded,
             // Discarded by an immediate shutdown, then kept as a dead letter: the ledger
@@ -276,7 +284,7 @@ impl Record {
                 JobState::Discarded
             }
             JobEvent::DeadLettered { attempts, .. } => JobState::DeadLettered { attempts },
-        })
+        }
     }
 }
 
@@ -285,14 +293,7 @@ impl Journal for Record {
         let id = event.id();
         let mut jobs = self.jobs();
         let before = jobs.get(&id).copied();
-        match Record::next(before, event) {
-            Some(state) => {
-                jobs.insert(id, state);
-            }
-            None => {
-                jobs.remove(&id);
-            }
-        }
+        jobs.insert(id, Record::next(before, event));
     }
 
     fn in_flight_ids(&self) -> Option<Vec<JobId>> {
@@ -322,11 +323,12 @@ mod tests {
         record.record(JobEvent::Accepted(id));
         record.record(JobEvent::Delivered { id, attempt: 2 });
         record.record(JobEvent::Retried(id));
-        assert_eq!(record.state(id), Some(JobState::Buffered { attempt: 1 }));
+        assert_eq!(record.state(id), Some(JobState::Buffered { attempt: 3 }));
         record.record(JobEvent::RetryRefused(id));
-        assert_eq!(record.state(id), Some(JobState::InFlight { attempt: 1 }));
-        record.record(JobEvent::Revoked(id));
-        assert_eq!(record.state(id), None);
+        assert_eq!(record.state(id), Some(JobState::InFlight { attempt: 2 }));
+        // Refused outright (its attempts used up): no `Retried` first.
+        record.record(JobEvent::RetryRefused(id));
+        assert_eq!(record.state(id), Some(JobState::InFlight { attempt: 2 }));
     }
 
     #[test]

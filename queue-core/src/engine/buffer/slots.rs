@@ -8,7 +8,7 @@
 //! queue: those use a growable buffer) is enforced by [`Slots`]: a put takes a slot before it draws its ticket, a get
 //! (buffered limit) or an ending (unfinished limit) gives it back.
 
-use crate::ring::{Bound, MAX_SLOTS};
+use super::ring::{Bound, MAX_SLOTS};
 use crate::sync::{AtomicUsize, Ordering};
 
 /// What a capacity bounds.

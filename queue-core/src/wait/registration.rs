@@ -7,8 +7,8 @@ use core::task::{Context, Poll};
 use event_listener::{EventListener, Listener};
 
 #[cfg(target_has_atomic = "ptr")]
-use crate::relay::RelaySlot;
-use crate::waiters::Class;
+use super::relay::RelaySlot;
+use super::waiters::Class;
 
 /// How a wait sleeps between attempts.
 pub(crate) enum Sleep<'a, 'b> {

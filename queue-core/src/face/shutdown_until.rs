@@ -8,10 +8,56 @@ use core::task::{Context, Poll};
 
 use pin_project_lite::pin_project;
 
+use crate::face::join::Join;
+use crate::fate::Steward;
 use crate::job_id::JobId;
-use crate::join::Join;
 use crate::ledger::Ledger;
 use crate::queue::Queue;
+
+impl<T> Queue<T> {
+    /// Drain or abort, decided by a deadline: shuts down gracefully, waits for every
+    /// accepted item to end, and if `deadline` (any future) completes first, shuts down
+    /// immediately, hands the drained items back and requests cancellation of the work in
+    /// flight ([`abort`](Queue::abort)). With a grace period
+    /// ([`with_grace`](ShutdownUntil::with_grace)), it then waits for that work to end
+    /// until the grace period is over; without one it reports at once. The report
+    /// ([`Closed`](crate::Closed)) names the ids still in flight, if a journal keeps them.
+    ///
+    /// The graceful shutdown happens on the first poll. Cancellation is a request: work
+    /// still in flight when the report is made shows as `in_flight` in its ledger and
+    /// must still end.
+    ///
+    /// # Cancel safety
+    ///
+    /// Dropped after its first poll, the queue stays shut down gracefully.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use tally_queue::{Queue, Record};
+    ///
+    /// let record = Arc::new(Record::new());
+    /// let queue = Queue::unbounded().with_journal(Arc::clone(&record));
+    /// queue.try_put(1).unwrap();
+    /// queue.try_get().unwrap().succeed();
+    /// let closed = futures_lite::future::block_on(queue.shutdown_until(std::future::pending::<()>()));
+    /// assert!(closed.drained_in_time);
+    /// assert_eq!(closed.ledger.succeeded, 1);
+    ///
+    /// // Past the deadline, a handler that ignores cancellation is named in the report.
+    /// let queue = Queue::unbounded().with_journal(Arc::clone(&record));
+    /// let stuck = queue.try_put(2).unwrap();
+    /// let job = queue.try_get().unwrap();
+    /// let closed = futures_lite::future::block_on(queue.shutdown_until(async {}));
+    /// assert!(!closed.drained_in_time && job.is_cancelled());
+    /// assert_eq!(closed.in_flight_ids, Some(vec![stuck]));
+    /// job.uncertain();
+    /// ```
+    pub fn shutdown_until<D: Future>(&self, deadline: D) -> ShutdownUntil<'_, T, D> {
+        ShutdownUntil::new(&self.steward, deadline)
+    }
+}
 
 /// How [`Queue::shutdown_until`](crate::Queue::shutdown_until) ended.
 ///
@@ -105,9 +151,9 @@ enum Stage<T> {
 }
 
 impl<'a, T, D> ShutdownUntil<'a, T, D> {
-    pub(crate) fn new(queue: &'a Queue<T>, deadline: D) -> Self {
+    pub(crate) fn new(steward: &'a Steward<T>, deadline: D) -> Self {
         Self {
-            join: queue.join(),
+            join: Join::new(steward),
             stage: Stage::Idle,
             deadline,
             grace: core::future::ready(()),
@@ -159,10 +205,10 @@ impl<T, D: Future, G: Future> Future for ShutdownUntil<'_, T, D, G> {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Closed<T>> {
         let mut this = self.project();
-        let queue = this.join.queue();
+        let steward = this.join.steward();
         if let Stage::Idle = this.stage {
             *this.stage = Stage::Draining;
-            queue.shutdown();
+            steward.shutdown();
         }
         if let Stage::Draining = this.stage {
             if let Poll::Ready(ledger) = Pin::new(&mut *this.join).poll(cx) {
@@ -178,29 +224,29 @@ impl<T, D: Future, G: Future> Future for ShutdownUntil<'_, T, D, G> {
                 *this.stage = Stage::Done;
                 return Poll::Ready(Closed::in_time(ledger));
             }
-            *this.stage = Stage::Grace(queue.abort());
+            let returned = steward.shutdown_now();
+            steward.cancel_in_flight();
+            *this.stage = Stage::Grace(returned);
         }
         let Stage::Grace(_) = this.stage else {
             panic!("`ShutdownUntil` polled after it completed");
         };
         // The grace period: the cancelled work may end at any time, the join sees it.
-        let settled = match Pin::new(&mut *this.join).poll(cx) {
-            Poll::Ready(_) => true,
-            Poll::Pending if this.grace.as_mut().poll(cx).is_pending() => return Poll::Pending,
-            // As above: the grace's poll may have ended the last job.
-            Poll::Pending => this.join.last_try().is_ok(),
-        };
+        if Pin::new(&mut *this.join).poll(cx).is_pending() {
+            if this.grace.as_mut().poll(cx).is_pending() {
+                return Poll::Pending;
+            }
+            // As above: the grace's poll may have ended the last job. The report below
+            // reads the queue as it is now either way.
+            let _ = this.join.last_try();
+        }
         let Stage::Grace(returned) = core::mem::replace(this.stage, Stage::Done) else {
             unreachable!("checked above");
         };
         // A drain that the abort itself finished (nothing was in flight) still counts as
-        // not in time: the returned items were never processed.
-        let ledger = queue.ledger();
-        let in_flight_ids = if settled || ledger.in_flight == 0 {
-            Some(Vec::new())
-        } else {
-            queue.in_flight_ids()
-        };
+        // not in time: the returned items were never processed. The report's ids agree
+        // with its ledger (see `Steward::report`).
+        let (ledger, in_flight_ids) = steward.report();
         Poll::Ready(Closed {
             ledger,
             returned,

@@ -14,8 +14,8 @@ use core::pin::Pin;
 use core::task::{Context, Poll};
 
 use crate::sync::{AtomicUsize, Ordering};
-use crate::wait::{Sleep, Wait};
-use crate::waiters::{Class, Waiters};
+use crate::wait::registration::{Sleep, Wait};
+use crate::wait::waiters::{Class, Waiters};
 
 /// `requested` value once cancellation was requested (it never goes back to 0).
 const REQUESTED: usize = 1;
@@ -165,7 +165,7 @@ mod tests {
     #[test]
     fn the_first_request_counts_and_the_flag_stays() {
         let queue = Queue::<u8>::unbounded();
-        let cancellation = queue.cancellation();
+        let cancellation = queue.steward.cancellation();
         assert!(!cancellation.is_requested());
         assert_eq!(cancellation.request(), (true, false));
         assert!(cancellation.is_requested());
@@ -177,22 +177,22 @@ mod tests {
     fn a_waiting_future_is_woken_and_counted_out() {
         let queue = Queue::<u8>::unbounded();
         let mut context = Context::from_waker(Waker::noop());
-        let mut waiting = pin!(super::Cancelled::new(queue.cancellation()));
+        let mut waiting = pin!(super::Cancelled::new(queue.steward.cancellation()));
         assert!(waiting.as_mut().poll(&mut context).is_pending());
-        let (first, signalled) = queue.cancellation().request();
+        let (first, signalled) = queue.steward.cancellation().request();
         assert!(first && signalled);
         assert_eq!(waiting.as_mut().poll(&mut context), Poll::Ready(()));
         // Nobody is registered any more: a second request signals nobody.
-        assert_eq!(queue.cancellation().request(), (false, false));
+        assert_eq!(queue.steward.cancellation().request(), (false, false));
     }
 
     #[test]
     fn the_blocking_form_returns_once_requested() {
         let queue = Queue::<u8>::unbounded();
         std::thread::scope(|s| {
-            let waiter = s.spawn(|| super::Cancelled::new(queue.cancellation()).wait());
-            queue.cancellation().request();
-            queue.wake_signalled();
+            let waiter = s.spawn(|| super::Cancelled::new(queue.steward.cancellation()).wait());
+            queue.steward.cancellation().request();
+            queue.steward.raw().wake_signalled();
             waiter.join().unwrap();
         });
     }

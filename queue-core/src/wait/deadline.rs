@@ -1,4 +1,5 @@
-//! [`Until`]: a queue operation raced against any deadline future.
+//! [`Until`]: a queue operation raced against any deadline future, and [`Operation`],
+//! what each waiting face implements to be raced so (`face/`).
 
 use core::fmt;
 use core::future::Future;
@@ -7,18 +8,7 @@ use core::task::{Context, Poll};
 
 use pin_project_lite::pin_project;
 
-use crate::delivery::Delivery;
-#[cfg(target_has_atomic = "ptr")]
-use crate::delivery::OwnedDelivery;
-use crate::error::{GetTimeoutError, JoinTimedOut, PutTimeoutError};
-use crate::get::Get;
-#[cfg(target_has_atomic = "ptr")]
-use crate::get::GetOwned;
-use crate::job_id::JobId;
-use crate::join::Join;
-use crate::ledger::Ledger;
-use crate::put::Put;
-
+/// Sealed: only the crate's own operations can be raced against a deadline.
 pub(crate) mod sealed {
     /// What a queue operation resolves to when its deadline comes first.
     pub trait Operation: core::future::Future + Unpin {
@@ -32,7 +22,7 @@ pub(crate) mod sealed {
         fn timed_out(&mut self) -> Self::Timed;
     }
 }
-use sealed::Operation;
+pub(crate) use sealed::Operation;
 
 pin_project! {
     /// A queue operation raced against a deadline: the future returned by
@@ -100,60 +90,5 @@ impl<F: Operation, D: Future> Future for Until<F, D> {
 impl<F, D> fmt::Debug for Until<F, D> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("Until { .. }")
-    }
-}
-
-impl<T> Operation for Put<'_, T> {
-    type Timed = Result<JobId, PutTimeoutError<T>>;
-
-    fn in_time(output: Self::Output) -> Self::Timed {
-        output.map_err(PutTimeoutError::from)
-    }
-
-    fn timed_out(&mut self) -> Self::Timed {
-        self.last_try()
-    }
-}
-
-impl<'a, T> Operation for Get<'a, T> {
-    type Timed = Result<Delivery<'a, T>, GetTimeoutError>;
-
-    fn in_time(output: Self::Output) -> Self::Timed {
-        output.map_err(GetTimeoutError::from)
-    }
-
-    fn timed_out(&mut self) -> Self::Timed {
-        match self.last_try() {
-            Some(done) => Self::in_time(done),
-            None => Err(GetTimeoutError::TimedOut),
-        }
-    }
-}
-
-#[cfg(target_has_atomic = "ptr")]
-impl<T> Operation for GetOwned<T> {
-    type Timed = Result<OwnedDelivery<T>, GetTimeoutError>;
-
-    fn in_time(output: Self::Output) -> Self::Timed {
-        output.map_err(GetTimeoutError::from)
-    }
-
-    fn timed_out(&mut self) -> Self::Timed {
-        match self.last_try() {
-            Some(done) => Self::in_time(done),
-            None => Err(GetTimeoutError::TimedOut),
-        }
-    }
-}
-
-impl<T> Operation for Join<'_, T> {
-    type Timed = Result<Ledger, JoinTimedOut>;
-
-    fn in_time(output: Ledger) -> Self::Timed {
-        Ok(output)
-    }
-
-    fn timed_out(&mut self) -> Self::Timed {
-        self.last_try().map_err(|ledger| JoinTimedOut { ledger })
     }
 }

@@ -22,10 +22,14 @@ use crate::sync::{AtomicUsize, Ordering};
 ///           │              │              └─> Redelivered ─> Discarded ─┬─ (drained: final)
 ///           │              │                                            └─> DeadLettered
 ///           │              ├─> Retried ───> Delivered ...
-///           │              └─> Retried ───> RetryRefused ──> (still in flight)
+///           │              ├─> Retried ───> RetryRefused ──> (still in flight)
+///           │              └─> RetryRefused ──────────────> (still in flight)
 ///           ├─> Discarded                                    (final: drained)
-///           └─> Revoked                                      (final: the put was refused)
+///           └─> Discarded ─> DeadLettered { attempts: 0 }    (final: landed after a drain)
 /// ```
+///
+/// Each `Delivered` carries the delivery's number, one more than the delivery before it,
+/// however that one came back.
 ///
 /// # Examples
 ///
@@ -43,10 +47,6 @@ pub enum JobEvent {
     /// A put accepted the job. Recorded just before the item enters the buffer, so that
     /// no get can record its delivery first.
     Accepted(JobId),
-    /// A put that had recorded [`Accepted`](JobEvent::Accepted) found the buffer closed by
-    /// a racing shutdown, and handed the item back inside
-    /// [`PutError::ShutDown`](crate::PutError::ShutDown): the id was never accepted.
-    Revoked(JobId),
     /// A get handed the job out, as its delivery number `attempt` (from 1).
     Delivered {
         /// The job.
@@ -72,11 +72,13 @@ pub enum JobEvent {
         /// Whether the delivery was dropped during a panic.
         panicking: bool,
     },
-    /// [`Delivery::retry`](crate::Delivery::retry) is putting the job back. Recorded
-    /// before the item re-enters the buffer; if the buffer refuses it,
-    /// [`RetryRefused`](JobEvent::RetryRefused) follows.
+    /// [`Delivery::retry`](crate::Delivery::retry) is putting the job back for its next
+    /// delivery. Recorded before the item goes back; if the queue takes no returns any
+    /// more (a shutdown came in between), [`RetryRefused`](JobEvent::RetryRefused)
+    /// follows.
     Retried(JobId),
-    /// The retry was refused (shut down or full); the delivery is still in flight.
+    /// The retry was refused (its attempts were used up, or the queue was shut down); the
+    /// delivery is still in flight, with its attempt.
     RetryRefused(JobId),
     /// Under `Redeliver`, the abandoned job goes back for delivery number `attempt`.
     /// Recorded before it enters the lane; if an immediate shutdown closed the lane,
@@ -87,12 +89,12 @@ pub enum JobEvent {
         /// The delivery number it will be delivered as.
         attempt: u32,
     },
-    /// An immediate shutdown drained the job (it is returned to the caller; final), or,
-    /// under `Redeliver`, a delivery abandoned after one could not go back (then
-    /// `DeadLettered` follows).
+    /// An immediate shutdown drained the job (it is returned to the caller; final), or the
+    /// job came back after the drain (then `DeadLettered` follows): under `Redeliver`, a
+    /// delivery abandoned after it; or a put that raced the drain and landed after it.
     Discarded(JobId),
-    /// Under `Redeliver`, the job became a [`DeadLetter`](crate::DeadLetter) after
-    /// `attempts` deliveries.
+    /// The job became a [`DeadLetter`](crate::DeadLetter) after `attempts` deliveries (0
+    /// for a put that landed after an immediate shutdown's drain).
     DeadLettered {
         /// The job.
         id: JobId,
@@ -115,7 +117,6 @@ impl JobEvent {
     pub fn id(&self) -> JobId {
         match *self {
             JobEvent::Accepted(id)
-            | JobEvent::Revoked(id)
             | JobEvent::Retried(id)
             | JobEvent::RetryRefused(id)
             | JobEvent::Discarded(id)
@@ -145,7 +146,7 @@ impl JobEvent {
     pub fn is_final(&self) -> bool {
         matches!(
             self,
-            JobEvent::Ended { .. } | JobEvent::Revoked(_) | JobEvent::DeadLettered { .. }
+            JobEvent::Ended { .. } | JobEvent::DeadLettered { .. }
         )
     }
 }
@@ -334,7 +335,6 @@ mod tests {
         let id = JobId::new(9);
         for event in [
             JobEvent::Accepted(id),
-            JobEvent::Revoked(id),
             JobEvent::Delivered { id, attempt: 2 },
             JobEvent::Ended {
                 id,

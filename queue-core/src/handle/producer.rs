@@ -7,6 +7,90 @@ use alloc::sync::Arc;
 
 use crate::queue::Queue;
 
+impl<T> Queue<T> {
+    /// Registers a producer: when the last registered producer is gone (its guard dropped,
+    /// or unwound by a panic), the queue shuts down gracefully, so workers drain the buffer
+    /// and then see [`GetError::ShutDown`](crate::GetError::ShutDown) instead of waiting
+    /// for items that will never come.
+    ///
+    /// A queue that never registered a producer never shuts down by itself. Once the last
+    /// producer has left, the shutdown is final: a producer registered later holds a guard
+    /// on a shut-down queue, whose puts are refused. So register every producer before any
+    /// of them can finish (take all the guards, then spawn the tasks), or hand out clones of
+    /// a guard you keep until the others exist.
+    ///
+    /// # Panics
+    ///
+    /// If `usize::MAX / 2` producers are alive at once.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use tally_queue::{GetError, Queue};
+    /// use futures_lite::future::block_on;
+    ///
+    /// let queue = Queue::unbounded();
+    /// let producer = queue.producer();
+    /// producer.queue().try_put("last job").unwrap();
+    /// drop(producer);
+    /// assert_eq!(block_on(queue.get()).unwrap().succeed(), "last job");
+    /// assert_eq!(block_on(queue.get()).unwrap_err(), GetError::ShutDown);
+    /// ```
+    pub fn producer(&self) -> Producer<'_, T> {
+        self.steward.raw().register_producer();
+        Producer::new(self)
+    }
+
+    /// As [`producer`](Queue::producer), for a queue in an `Arc`: the guard owns a clone of
+    /// the `Arc`, so it can move into a `'static` task.
+    ///
+    /// # Panics
+    ///
+    /// If `usize::MAX / 2` producers are alive at once.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    ///
+    /// let queue = Arc::new(tally_queue::Queue::<u8>::unbounded());
+    /// let producer = queue.producer_owned();
+    /// assert_eq!(queue.producers(), 1);
+    /// std::thread::spawn(move || drop(producer)).join().unwrap();
+    /// assert!(queue.is_shut_down());
+    /// ```
+    #[cfg(target_has_atomic = "ptr")]
+    pub fn producer_owned(self: &Arc<Self>) -> OwnedProducer<T> {
+        self.steward.raw().register_producer();
+        OwnedProducer::new(Arc::clone(self))
+    }
+
+    /// The number of live [`Producer`] guards.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let queue = tally_queue::Queue::<u8>::unbounded();
+    /// let producer = queue.producer();
+    /// let second = producer.clone();
+    /// assert_eq!(queue.producers(), 2);
+    /// drop((producer, second));
+    /// assert_eq!(queue.producers(), 0);
+    /// ```
+    #[must_use]
+    pub fn producers(&self) -> usize {
+        self.steward.raw().producers()
+    }
+
+    /// A producer guard left; the last one shuts the queue down.
+    fn producer_left(&self) {
+        if self.steward.raw().unregister_producer() {
+            crate::events::last_producer_left();
+            self.steward.shutdown();
+        }
+    }
+}
+
 /// A registered producer, from [`Queue::producer`]. While at least one is alive the queue
 /// behaves as usual; when the last one drops (the producer returned, or panicked and
 /// unwound), the queue shuts down gracefully: buffered items are still delivered, then
@@ -79,7 +163,7 @@ impl<T> Clone for Producer<'_, T> {
 
 impl<T> Drop for Producer<'_, T> {
     fn drop(&mut self) {
-        self.queue.unregister_producer();
+        self.queue.producer_left();
     }
 }
 
@@ -147,7 +231,7 @@ impl<T> Clone for OwnedProducer<T> {
 #[cfg(target_has_atomic = "ptr")]
 impl<T> Drop for OwnedProducer<T> {
     fn drop(&mut self) {
-        self.queue.unregister_producer();
+        self.queue.producer_left();
     }
 }
 

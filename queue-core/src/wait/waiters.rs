@@ -11,10 +11,10 @@ use alloc::sync::Arc;
 use event_listener::{Event, EventListener, IntoNotification, Listener};
 
 #[cfg(target_has_atomic = "ptr")]
-use crate::relay::Deferred;
-use crate::ring::Counted;
+use super::relay::Deferred;
+use super::counted::Counted;
 use crate::sync::AtomicU64;
-use crate::turns::Turns;
+use super::turns::Turns;
 
 /// An [`Event`] that knows whether anyone listens.
 ///
@@ -36,7 +36,7 @@ use crate::turns::Turns;
 /// it against the registration exactly as without the count.
 ///
 /// Notifying is two steps: `signal_*` marks listeners in event-listener (which runs no
-/// user code: async waits register a [`Relay`](crate::relay::Relay), see `relay.rs`), and
+/// user code: async waits register a [`Relay`](super::relay::Relay), see `relay.rs`), and
 /// [`wake_deferred`](Waiters::wake_deferred) then runs the user wakers, outside every lock.
 /// The `notify_*` methods do both. A caller that changes several things (a shutdown, an
 /// ending) signals every class first and wakes once at the end, so a panicking waker can
@@ -420,7 +420,7 @@ mod tests {
 
     fn counts<T>(queue: &Queue<T>) -> [usize; 3] {
         // Relaxed: read on the only thread.
-        [queue.getters(), queue.putters(), queue.joiners()].map(|class| class.registered())
+        [queue.steward.raw().getters(), queue.steward.raw().putters(), queue.steward.raw().joiners()].map(|class| class.registered())
     }
 
     /// Every way a listener leaves (woken, cancelled, succeeding after a wake-up) counts
@@ -483,7 +483,7 @@ mod tests {
     }
 
     fn burst_of_puts_notifies_a_sleeping_get_once(queue: Queue<u8>) {
-        use crate::counting_waker::CountingWaker;
+        use crate::wait::counting_waker::CountingWaker;
 
         let (first_task, first_waker) = CountingWaker::new();
         let (second_task, second_waker) = CountingWaker::new();
@@ -497,7 +497,7 @@ mod tests {
         }
         assert_eq!(first_task.wakes(), 1, "one wake-up for the burst");
         assert_eq!(
-            (queue.getters().registered(), queue.getters().pending()),
+            (queue.steward.raw().getters().registered(), queue.steward.raw().getters().pending()),
             (1, 1)
         );
 
@@ -512,7 +512,7 @@ mod tests {
         };
         taken.succeed();
         assert_eq!(
-            (queue.getters().registered(), queue.getters().pending()),
+            (queue.steward.raw().getters().registered(), queue.steward.raw().getters().pending()),
             (0, 0)
         );
 
@@ -529,7 +529,7 @@ mod tests {
             "one each"
         );
         assert_eq!(
-            (queue.getters().registered(), queue.getters().pending()),
+            (queue.steward.raw().getters().registered(), queue.steward.raw().getters().pending()),
             (2, 2)
         );
         queue.try_put(5).unwrap();
@@ -545,7 +545,7 @@ mod tests {
             taken.succeed();
         }
         assert_eq!(
-            (queue.getters().registered(), queue.getters().pending()),
+            (queue.steward.raw().getters().registered(), queue.steward.raw().getters().pending()),
             (0, 0)
         );
     }
@@ -555,7 +555,7 @@ mod tests {
     /// put, and the next ones, seeing it covered, send none.
     #[test]
     fn a_burst_of_endings_notifies_a_sleeping_put_once() {
-        use crate::counting_waker::CountingWaker;
+        use crate::wait::counting_waker::CountingWaker;
 
         let queue = Queue::<u8>::with_unfinished_limit(3).unwrap();
         for item in 0..3 {
@@ -566,7 +566,7 @@ mod tests {
         let mut context = Context::from_waker(&waker);
         let mut put = pin!(queue.put(3));
         assert!(put.as_mut().poll(&mut context).is_pending());
-        let counts = || (queue.putters().registered(), queue.putters().pending());
+        let counts = || (queue.steward.raw().putters().registered(), queue.steward.raw().putters().pending());
         assert_eq!(counts(), (1, 0));
         for delivery in held {
             delivery.succeed();
@@ -583,7 +583,7 @@ mod tests {
     /// matching the notified waiters, and a put that finds them all covered sends nothing.
     #[test]
     fn a_passed_on_notification_is_counted_pending() {
-        use crate::counting_waker::CountingWaker;
+        use crate::wait::counting_waker::CountingWaker;
         use alloc::boxed::Box;
         use alloc::vec::Vec;
 
@@ -596,7 +596,7 @@ mod tests {
                 .poll(&mut Context::from_waker(waker))
                 .is_pending());
         }
-        let counts = || (queue.getters().registered(), queue.getters().pending());
+        let counts = || (queue.steward.raw().getters().registered(), queue.steward.raw().getters().pending());
         queue.try_put(1).unwrap();
         assert_eq!(counts(), (3, 1), "the put counted its notification");
         assert_eq!(tasks[0].0.wakes(), 1);
@@ -649,7 +649,7 @@ mod tests {
                 let mut get = pin!(queue.get());
                 assert!(get.as_mut().poll(&mut context).is_pending());
                 // Signalled, never drained: the relay now sits on the deferred list.
-                assert!(queue.getters().signal_all());
+                assert!(queue.steward.raw().getters().signal_all());
             }
         }
         drop(waker);

@@ -9,14 +9,58 @@ use core::task::{ready, Context, Poll};
 use alloc::sync::Arc;
 use futures_core::Stream;
 
-use crate::delivery::Delivery;
-use crate::get::Get;
+use crate::face::get::Get;
+use crate::handle::delivery::Delivery;
 use crate::queue::Queue;
 
 #[cfg(target_has_atomic = "ptr")]
-use crate::delivery::OwnedDelivery;
+use crate::handle::delivery::OwnedDelivery;
 #[cfg(target_has_atomic = "ptr")]
-use crate::get::GetOwned;
+use crate::face::get::GetOwned;
+
+impl<T> Queue<T> {
+    /// The deliveries as a [`Stream`](futures_core::Stream): each item is the next
+    /// [`Delivery`], and the stream ends once the queue is shut down and empty.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use futures_lite::StreamExt;
+    ///
+    /// let queue = tally_queue::Queue::unbounded();
+    /// queue.try_put(1).unwrap();
+    /// queue.shutdown();
+    /// let ids: Vec<u64> = futures_lite::future::block_on(
+    ///     queue.deliveries().map(|job| { let id = job.id(); job.succeed(); id.get() }).collect(),
+    /// );
+    /// assert_eq!(ids, [0]);
+    /// ```
+    pub fn deliveries(&self) -> Deliveries<'_, T> {
+        Deliveries::new(self)
+    }
+
+    /// As [`deliveries`](Queue::deliveries), for a queue in an `Arc`: the stream and its
+    /// [`OwnedDelivery`]s can move into `'static` tasks.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use futures_lite::StreamExt;
+    ///
+    /// let queue = Arc::new(tally_queue::Queue::unbounded());
+    /// queue.try_put(5).unwrap();
+    /// queue.shutdown();
+    /// let mut jobs = queue.deliveries_owned();
+    /// let job = futures_lite::future::block_on(jobs.next()).unwrap();
+    /// assert_eq!(job.succeed(), 5);
+    /// assert!(futures_lite::future::block_on(jobs.next()).is_none());
+    /// ```
+    #[cfg(target_has_atomic = "ptr")]
+    pub fn deliveries_owned(self: &Arc<Self>) -> OwnedDeliveries<T> {
+        OwnedDeliveries::new(Arc::clone(self))
+    }
+}
 
 /// The deliveries of a queue as a [`Stream`], from [`Queue::deliveries`]: each item is the
 /// next [`Delivery`], and the stream ends once the queue is shut down and its buffer is

@@ -155,7 +155,7 @@ impl RelaySlot {
 #[cfg(all(test, feature = "std", not(loom)))]
 mod tests {
     use super::*;
-    use crate::counting_waker::CountingWaker;
+    use crate::wait::counting_waker::CountingWaker;
     use alloc::vec::Vec;
 
     #[test]

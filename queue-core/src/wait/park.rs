@@ -9,7 +9,7 @@ use core::time::Duration;
 use std::thread::{self, Thread};
 use std::time::Instant;
 
-use crate::until::sealed::Operation;
+use super::deadline::Operation;
 
 /// Wakes the parked thread.
 struct Unpark(Thread);

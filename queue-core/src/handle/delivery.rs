@@ -6,148 +6,14 @@ use core::ops::{Deref, DerefMut};
 #[cfg(target_has_atomic = "ptr")]
 use alloc::sync::Arc;
 
-use crate::cancel::Cancelled;
+use super::lease::Lease;
+use crate::engine::Handout;
+use crate::fate::cancel::Cancelled;
+use crate::fate::Steward;
 use crate::job_id::JobId;
-use crate::journal::JobEvent;
 use crate::outcome::Outcome;
+#[cfg(target_has_atomic = "ptr")]
 use crate::queue::Queue;
-
-/// The state both delivery types share; `Q` is how the queue is held.
-///
-/// `item` is `Some` until the delivery ends; `Drop` records an unresolved delivery as
-/// abandoned. The methods that end it take `item` out first, so `Drop` then does nothing.
-struct Lease<T, Q: Deref<Target = Queue<T>>> {
-    queue: Q,
-    id: JobId,
-    /// Which delivery of this id this is, from 1 (see `Delivery::attempt`): a `u32`, kept
-    /// as a word so that no part of the lease is written narrower than it is later read
-    /// (a move of the lease reads it a word or more at a time).
-    attempt: u64,
-    item: Option<T>,
-}
-
-/// What a get hands a new delivery besides its item: the id, and which delivery of that
-/// id it is (1 unless the item was redelivered).
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Handout {
-    pub(crate) id: JobId,
-    pub(crate) attempt: u32,
-}
-
-impl<T, Q: Deref<Target = Queue<T>>> Lease<T, Q> {
-    #[inline]
-    fn new(queue: Q, handout: Handout, item: T) -> Self {
-        Lease {
-            queue,
-            id: handout.id,
-            attempt: u64::from(handout.attempt),
-            item: Some(item),
-        }
-    }
-
-    /// Which delivery of this id this is.
-    #[inline]
-    fn attempt(&self) -> u32 {
-        // Lossless: the word was made from a `u32`.
-        self.attempt as u32
-    }
-}
-
-impl<T, Q: Deref<Target = Queue<T>>> Lease<T, Q> {
-    #[inline]
-    fn item(&self) -> &T {
-        self.item
-            .as_ref()
-            .expect("a delivery holds its item until it is consumed")
-    }
-
-    #[inline]
-    fn item_mut(&mut self) -> &mut T {
-        self.item
-            .as_mut()
-            .expect("a delivery holds its item until it is consumed")
-    }
-
-    // Always: every resolve runs it, and left to itself the compiler keeps it out of line
-    // (8 of the floor's 193 instructions per message were its call and return).
-    #[inline(always)]
-    fn resolve(mut self, outcome: Outcome) -> T {
-        let id = self.id;
-        // While the item is still in this delivery, and before the ledger counts the
-        // ending (so a join that returns has it recorded).
-        self.queue.note(|| JobEvent::Ended { id, outcome });
-        let item = self
-            .item
-            .take()
-            .expect("a delivery holds its item until it is consumed");
-        crate::events::ended(self.id, outcome);
-        self.queue.end_delivery(Some(outcome));
-        item
-    }
-
-    fn retry(mut self) -> Result<JobId, Self> {
-        let id = self.id;
-        // Before the push (once pushed, a getter may record the next delivery), and while
-        // the item is still in this delivery.
-        self.queue.note(|| JobEvent::Retried(id));
-        let item = self
-            .item
-            .take()
-            .expect("a delivery holds its item until it is consumed");
-        match self.queue.requeue(self.id, item) {
-            Ok(()) => {
-                crate::events::retried(self.id);
-                Ok(self.id)
-            }
-            Err(item) => {
-                // Back in the delivery before any waker or journal runs.
-                self.item = Some(item);
-                self.queue.note(|| JobEvent::RetryRefused(id));
-                self.queue.wake_signalled();
-                Err(self)
-            }
-        }
-    }
-}
-
-impl<T, Q: Deref<Target = Queue<T>>> Drop for Lease<T, Q> {
-    #[inline]
-    fn drop(&mut self) {
-        if self.item.is_some() {
-            self.abandoned();
-        }
-    }
-}
-
-impl<T, Q: Deref<Target = Queue<T>>> Lease<T, Q> {
-    /// The drop of a delivery that still holds its item: records it abandoned and ends
-    /// it as the queue's policy says. Out of line, so that the drop of a resolved
-    /// delivery is one check.
-    #[cold]
-    fn abandoned(&mut self) {
-        #[cfg(feature = "std")]
-        let panicking = std::thread::panicking();
-        #[cfg(not(feature = "std"))]
-        let panicking = false;
-        crate::events::abandoned(self.id, panicking);
-        let id = self.id;
-        self.queue.note(|| JobEvent::Abandoned { id, panicking });
-        if self.queue.redelivers() {
-            let item = self.item.take().expect("the drop checked it");
-            self.queue.abandon(self.id, self.attempt(), item, panicking);
-        } else if self.queue.abandons_uncertain() {
-            // Recorded abandoned (above), then ended: one final event, before the
-            // ledger counts it, as a resolve does. The item is dropped with the
-            // delivery, after the ledger (as under `Abandon`).
-            let outcome = Outcome::Uncertain;
-            self.queue.note(|| JobEvent::Ended { id, outcome });
-            crate::events::ended(id, outcome);
-            self.queue.end_delivery(Some(outcome));
-        } else {
-            self.queue.end_delivery(None);
-        }
-    }
-}
 
 macro_rules! delivery_methods {
     ($Type:ident) => {
@@ -171,7 +37,7 @@ macro_rules! delivery_methods {
         #[inline]
         #[must_use]
         pub fn is_cancelled(&self) -> bool {
-            self.lease.queue.cancellation().is_requested()
+            self.lease.steward().cancellation().is_requested()
         }
 
         /// Blocks the thread until cancellation of the queue's in-flight work is requested
@@ -191,7 +57,7 @@ macro_rules! delivery_methods {
         /// ```
         #[cfg(feature = "std")]
         pub fn cancelled_blocking(&self) {
-            Cancelled::new(self.lease.queue.cancellation()).wait()
+            Cancelled::new(self.lease.steward().cancellation()).wait()
         }
 
         /// The item's id, as returned by the put that accepted it.
@@ -206,15 +72,13 @@ macro_rules! delivery_methods {
         #[inline]
         #[must_use]
         pub fn id(&self) -> JobId {
-            self.lease.id
+            self.lease.id()
         }
 
-        /// Which delivery of this id this is: 1 for the first, one more for each
-        /// redelivery under [`AbandonPolicy::Redeliver`](crate::AbandonPolicy::Redeliver).
-        ///
-        /// A [`retry`](Delivery::retry) is the handler's own decision and puts the item
-        /// back through the buffer, which carries no attempt: the retried item comes back
-        /// as attempt 1.
+        /// Which delivery of this id this is: 1 for the first, one more for each time it
+        /// came back, by a [`retry`](Delivery::retry) or, under
+        /// [`AbandonPolicy::Redeliver`](crate::AbandonPolicy::Redeliver), a redelivery.
+        /// It never goes back.
         ///
         /// # Examples
         ///
@@ -305,7 +169,7 @@ macro_rules! delivery_methods {
 /// It derefs to the item. It ends by consuming itself: [`succeed`](Delivery::succeed),
 /// [`reject`](Delivery::reject), [`uncertain`](Delivery::uncertain) or
 /// [`resolve`](Delivery::resolve) record the outcome and give the item back;
-/// [`retry`](Delivery::retry) puts it back in the buffer under the same id. Dropped
+/// [`retry`](Delivery::retry) puts it back under the same id for another attempt. Dropped
 /// without any of these (an early return, a panic unwinding), it is recorded as
 /// *abandoned* (or, by the queue's [`AbandonPolicy`](crate::AbandonPolicy), redelivered or
 /// ended uncertain): `join` does not hang on a forgotten acknowledgement and nothing counts
@@ -329,14 +193,14 @@ macro_rules! delivery_methods {
 /// assert_eq!(item, "job-edited");
 /// ```
 pub struct Delivery<'a, T> {
-    lease: Lease<T, &'a Queue<T>>,
+    lease: Lease<T, &'a Steward<T>>,
 }
 
 impl<'a, T> Delivery<'a, T> {
     #[inline]
-    pub(crate) fn new(queue: &'a Queue<T>, handout: Handout, item: T) -> Self {
+    pub(crate) fn new(steward: &'a Steward<T>, handout: Handout, item: T) -> Self {
         Delivery {
-            lease: Lease::new(queue, handout, item),
+            lease: Lease::new(steward, handout, item),
         }
     }
 
@@ -367,30 +231,51 @@ impl<'a, T> Delivery<'a, T> {
     /// ```
     #[inline]
     pub fn cancelled(&self) -> Cancelled<'a> {
-        Cancelled::new(self.lease.queue.cancellation())
+        let steward: &'a Steward<T> = self.lease.owner();
+        Cancelled::new(steward.cancellation())
     }
 
-    /// Puts the item back in the buffer under the same id; it counts as buffered again.
+    /// Puts the item back under the same id for its next delivery, numbered one higher
+    /// ([`attempt`](Delivery::attempt)); it counts as buffered again.
     ///
-    /// The item goes to the back of the buffer, behind items with larger ids: after a
-    /// retry, ids no longer follow buffer order (see [`JobId`]).
+    /// Returned items are delivered before fresh ones, oldest return first (see
+    /// [`Queue::get`](crate::Queue::get)), and take no slot of a bounded queue: the item
+    /// was counted when it was first taken.
     ///
     /// # Errors
     ///
-    /// The delivery comes back, still in flight, if the queue is shut down, or if it is
-    /// bounded by buffered items and full. It then still has to be resolved.
+    /// The delivery comes back, still in flight (it then still has to be resolved):
+    ///
+    /// - under [`AbandonPolicy::Redeliver`](crate::AbandonPolicy::Redeliver), if this is
+    ///   the last delivery `max_attempts` allows: a retry counts as an attempt, as an
+    ///   abandonment does, so a job that keeps failing reaches the dead letters;
+    /// - after [`Queue::shutdown_now`](crate::Queue::shutdown_now), and after a graceful
+    ///   [`Queue::shutdown`](crate::Queue::shutdown) unless the policy is `Redeliver` (whose
+    ///   gets wait for returns until nothing is unfinished).
     ///
     /// # Examples
     ///
     /// ```
-    /// let queue = tally_queue::Queue::unbounded();
+    /// use tally_queue::{AbandonPolicy, Queue};
+    ///
+    /// let queue = Queue::unbounded();
     /// let id = queue.try_put(1).unwrap();
     /// assert_eq!(queue.try_get().unwrap().retry().unwrap(), id);
     /// assert_eq!(queue.ledger().buffered, 1);
     /// let again = queue.try_get().unwrap();
+    /// assert_eq!(again.attempt(), 2);
     /// queue.shutdown();
     /// let again = again.retry().unwrap_err();
     /// again.reject();
+    ///
+    /// let queue = Queue::unbounded().with_abandon_policy(AbandonPolicy::redeliver(2).unwrap());
+    /// queue.try_put("flaky").unwrap();
+    /// queue.try_get().unwrap().retry().unwrap();
+    /// let last = queue.try_get().unwrap();
+    /// assert_eq!(last.attempt(), 2);
+    /// let last = last.retry().unwrap_err(); // no third attempt
+    /// drop(last); // its last attempt abandoned: a dead letter
+    /// assert_eq!(queue.take_dead_letters().len(), 1);
     /// ```
     pub fn retry(self) -> Result<JobId, Self> {
         self.lease.retry().map_err(|lease| Delivery { lease })
@@ -416,7 +301,7 @@ impl<T> DerefMut for Delivery<'_, T> {
 impl<T> fmt::Debug for Delivery<'_, T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Delivery")
-            .field("id", &self.lease.id)
+            .field("id", &self.lease.id())
             .finish_non_exhaustive()
     }
 }
@@ -478,14 +363,15 @@ impl<T> OwnedDelivery<T> {
     /// ```
     #[inline]
     pub fn cancelled(&self) -> Cancelled<'_> {
-        Cancelled::new(self.lease.queue.cancellation())
+        Cancelled::new(self.lease.steward().cancellation())
     }
 
-    /// Puts the item back in the buffer under the same id; see [`Delivery::retry`].
+    /// Puts the item back under the same id for its next delivery; see
+    /// [`Delivery::retry`].
     ///
     /// # Errors
     ///
-    /// The delivery comes back, still in flight, if the queue is shut down or full.
+    /// As [`Delivery::retry`]: the delivery comes back, still in flight.
     ///
     /// # Examples
     ///
@@ -523,7 +409,7 @@ impl<T> DerefMut for OwnedDelivery<T> {
 impl<T> fmt::Debug for OwnedDelivery<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("OwnedDelivery")
-            .field("id", &self.lease.id)
+            .field("id", &self.lease.id())
             .finish_non_exhaustive()
     }
 }
