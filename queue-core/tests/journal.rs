@@ -373,31 +373,37 @@ fn a_journal_installed_after_shutdown_keeps_the_queue_shut_down() {
 }
 
 /// Issue 31, finding 6: after a refused `retry()`, the `Record` says the job is in flight
-/// as the delivery's own attempt (here 2, after one redelivery), not attempt 1.
+/// as the delivery's own attempt (here 2, after one redelivery), not attempt 1: whether the
+/// retry was refused outright (its attempts used up) or after it was noted (an immediate
+/// shutdown closed the queue to returns in between).
 #[test]
 fn after_a_refused_retry_the_record_keeps_the_deliverys_attempt() {
-    let record = Arc::new(Record::new());
-    let queue = Queue::unbounded()
-        .with_abandon_policy(AbandonPolicy::redeliver(3).unwrap())
-        .with_journal(Arc::clone(&record));
-    let id = queue.try_put("job").unwrap();
-    drop(queue.try_get().unwrap());
-    let job = queue.try_get().unwrap();
-    assert_eq!(job.attempt(), 2);
-    assert_eq!(record.state(id), Some(JobState::InFlight { attempt: 2 }));
-    queue.shutdown();
-    let job = job
-        .retry()
-        .expect_err("a shut-down queue refuses the retry");
-    assert_eq!(job.attempt(), 2, "the delivery is unchanged");
-    assert_eq!(
-        record.state(id),
-        Some(JobState::InFlight { attempt: 2 }),
-        "the record disagrees with the delivery it describes"
-    );
-    assert_eq!(record.in_flight(), [id]);
-    job.succeed();
-    assert_eq!(record.state(id), Some(JobState::Ended(Outcome::Succeeded)));
+    for max_attempts in [2, 3] {
+        let record = Arc::new(Record::new());
+        let queue = Queue::unbounded()
+            .with_abandon_policy(AbandonPolicy::redeliver(max_attempts).unwrap())
+            .with_journal(Arc::clone(&record));
+        let id = queue.try_put("job").unwrap();
+        drop(queue.try_get().unwrap());
+        let job = queue.try_get().unwrap();
+        assert_eq!(job.attempt(), 2);
+        assert_eq!(record.state(id), Some(JobState::InFlight { attempt: 2 }));
+        if max_attempts == 3 {
+            queue.shutdown_now();
+        }
+        let job = job
+            .retry()
+            .expect_err("no third attempt, or no returns after an immediate shutdown");
+        assert_eq!(job.attempt(), 2, "the delivery is unchanged");
+        assert_eq!(
+            record.state(id),
+            Some(JobState::InFlight { attempt: 2 }),
+            "the record disagrees with the delivery it describes (max {max_attempts})"
+        );
+        assert_eq!(record.in_flight(), [id]);
+        job.succeed();
+        assert_eq!(record.state(id), Some(JobState::Ended(Outcome::Succeeded)));
+    }
 }
 
 /// With attempts that never reset (finding 2), an accepted retry comes back as the next

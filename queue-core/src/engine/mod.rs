@@ -174,12 +174,11 @@ impl<T> RawQueue<T> {
         late: impl FnMut(JobId, T),
     ) -> Result<JobId, TryPutError<T>> {
         let putters = self.putters();
-        if turn {
-            // Redeemed before the slot is claimed, never after (see `take`). Every outcome
-            // but "full" uses the turn up.
-            putters.turns().redeem();
-        }
         if let Some(refusal) = self.lifecycle.refusal() {
+            // A final answer uses the turn up.
+            if turn {
+                putters.turns().redeem();
+            }
             return Err(refused(refusal, item).into());
         }
         // Without a turn, the slots owed to woken puts are not free: a `try_put` or a new
@@ -188,6 +187,9 @@ impl<T> RawQueue<T> {
         match self.buffer.put(item, owed, accepted) {
             Ok((id, getters)) => {
                 crate::events::accepted(id);
+                if turn {
+                    self.putter_turn_used();
+                }
                 // Hand-off: one more item means one more getter can proceed.
                 if getters != Wake::No {
                     self.getters().notify_for(getters, 1);
@@ -197,16 +199,15 @@ impl<T> RawQueue<T> {
                 }
                 Ok(id)
             }
-            Err(PutRefused::Full(item)) => {
-                if turn {
-                    // The slot went to a try that raced the grant: the putter keeps its
-                    // turn.
-                    putters.turns().grant(1);
-                }
-                Err(TryPutError::Full(item))
-            }
+            // The slot went to a try that raced the grant: the putter keeps its turn.
+            Err(PutRefused::Full(item)) => Err(TryPutError::Full(item)),
             // A shutdown closed the buffer after the lifecycle check.
-            Err(PutRefused::Closed(item)) => Err(TryPutError::ShutDown(item)),
+            Err(PutRefused::Closed(item)) => {
+                if turn {
+                    putters.turns().redeem();
+                }
+                Err(TryPutError::ShutDown(item))
+            }
         }
     }
 
@@ -228,39 +229,53 @@ impl<T> RawQueue<T> {
         wrap: impl FnOnce(Handout, T) -> D,
         delivered: impl FnOnce(Handout),
     ) -> Result<D, TryGetError> {
-        let turns = self.getters().turns();
-        if turn {
-            // Redeemed before the take, never after: a turn still counted while its item is
-            // already taken would hold back an item nobody is owed.
-            turns.redeem();
-        } else if !turns.lets_pass(|| self.len()) && !self.buffer.is_closed() {
-            // Every item available is owed to a woken get. (After a shutdown the buffer
-            // only drains, and the gate is moot.)
-            return Err(TryGetError::Empty);
-        }
+        // A woken getter's turn is redeemed once it has its item (see `getter_turn_used`),
+        // so that no try takes the item it was woken for while it takes it.
+        // The items a getter without a turn leaves alone: those owed to woken getters,
+        // wherever they are (the lane's count against them first). Read by the buffer once
+        // it sees an item, so it sees every turn granted before that item was published.
+        let owed = || if turn { 0 } else { self.owed_to_woken() as u64 };
         if self.lane.may_hold() && self.lane.serves_next() {
-            if let Some(returned) = self.lane.pop() {
-                return Ok(self.hand_out_returned(returned, wrap, delivered));
+            if let Some(returned) = self.take_returned(turn) {
+                return Ok(self.hand_out_returned(returned, turn, wrap, delivered));
             }
         }
-        let taken = match self.buffer.take() {
+        let taken = match self.buffer.take(owed) {
             Ok(taken) => taken,
-            Err(nothing) => {
-                let answer = self.nothing_buffered(nothing, wrap, delivered);
-                if turn && matches!(answer, Err(TryGetError::Empty)) {
-                    // Nothing to take after all (a try that raced the grant took it): the
-                    // getter keeps its turn.
-                    turns.grant(1);
-                }
-                return answer;
-            }
+            // Nothing to take after all (a try that raced the grant took it): the getter
+            // keeps its turn, unless the answer is final.
+            Err(nothing) => return self.nothing_buffered(nothing, turn, wrap, delivered),
         };
         let handout = Handout {
             id: taken.id,
             attempt: 1,
         };
+        if taken.owed {
+            // The take's own wake-ups first: the slot it freed, the end it reached.
+            if taken.putters != Wake::No {
+                self.putters().notify_for(taken.putters, 1);
+            }
+            if taken.last {
+                self.wake_getters_at_end();
+            }
+            if let Err(item) = self.keep_owed(handout, taken.item) {
+                // An immediate shutdown closed the lane meanwhile: no woken getter waits
+                // for it any more, and it is this getter's.
+                return Ok(self.hand_out_returned(
+                    Returned {
+                        id: handout.id,
+                        attempt: 1,
+                        item,
+                    },
+                    turn,
+                    wrap,
+                    delivered,
+                ));
+            }
+            return Err(TryGetError::Empty);
+        }
         crate::events::delivered(handout.id, 1);
-        if taken.putters == Wake::No && !taken.last && !self.observed {
+        if taken.putters == Wake::No && !taken.last && !self.observed && !turn {
             // Nothing runs before the caller has the delivery: built in place, not built
             // first and then moved past the calls below.
             return Ok(wrap(handout, taken.item));
@@ -268,6 +283,9 @@ impl<T> RawQueue<T> {
         let delivery = wrap(handout, taken.item);
         if self.observed {
             delivered(handout);
+        }
+        if turn {
+            self.getter_turn_used();
         }
         if taken.putters != Wake::No {
             self.putters().notify_for(taken.putters, 1);
@@ -278,12 +296,53 @@ impl<T> RawQueue<T> {
         Ok(delivery)
     }
 
+    /// Keeps an item the buffer found owed to a woken getter after taking it: it waits in
+    /// the lane, where the woken getter finds it (see `growable.rs`). Hands it back if the
+    /// lane is closed.
+    #[cold]
+    fn keep_owed(&self, handout: Handout, item: T) -> Result<(), T> {
+        let returned = Returned {
+            id: handout.id,
+            attempt: handout.attempt,
+            item,
+        };
+        self.lane.push(returned).map_err(|returned| returned.item)
+    }
+
+    /// The items a getter without a turn leaves alone in the buffer: the turns owed to
+    /// woken getters, less the returned items waiting for them. None once the queue is
+    /// shut down: then the buffer only drains, and a getter held back could sleep through
+    /// the end (a shutdown wakes only the getters waiting when it comes).
+    #[inline]
+    fn owed_to_woken(&self) -> usize {
+        match self.getters().turns().owed() {
+            0 => 0,
+            _ if self.is_shut_down() => 0,
+            owed => owed.saturating_sub(self.lane.len()),
+        }
+    }
+
+    /// The oldest returned item, unless the getter has no turn and every item waiting is
+    /// owed to a woken getter.
+    #[inline]
+    fn take_returned(&self, turn: bool) -> Option<Returned<T>> {
+        // As `owed_to_woken`, against everything waiting (the lane and the buffer).
+        if !turn
+            && !self.getters().turns().lets_pass(|| self.len())
+            && !self.is_shut_down()
+        {
+            return None;
+        }
+        self.lane.pop()
+    }
+
     /// Hands out a returned item. It held no slot of its own in the buffer, so none is
     /// freed.
     #[cold]
     fn hand_out_returned<D>(
         &self,
         returned: Returned<T>,
+        turn: bool,
         wrap: impl FnOnce(Handout, T) -> D,
         delivered: impl FnOnce(Handout),
     ) -> D {
@@ -296,7 +355,42 @@ impl<T> RawQueue<T> {
         if self.observed {
             delivered(handout);
         }
+        if turn {
+            self.getter_turn_used();
+        }
         delivery
+    }
+
+    /// A woken getter took its item: its turn is redeemed. A try refused while the turn
+    /// was counted may have gone to sleep with an item left over; if any is, a getter is
+    /// told (only one with no notification coming: see `waiters.rs`).
+    #[cold]
+    fn getter_turn_used(&self) {
+        let getters = self.getters();
+        getters.turns().redeem();
+        if self.len() > getters.turns().owed() {
+            getters.notify_additional(1);
+        }
+    }
+
+    /// A woken putter placed its item: as [`getter_turn_used`](RawQueue::getter_turn_used),
+    /// for a slot left over.
+    #[cold]
+    fn putter_turn_used(&self) {
+        let putters = self.putters();
+        putters.turns().redeem();
+        if self.room() > putters.turns().owed() {
+            putters.notify_additional(1);
+        }
+    }
+
+    /// Free slots (a snapshot; `usize::MAX` without a limit).
+    fn room(&self) -> usize {
+        match self.buffer.limit() {
+            Limit::None => usize::MAX,
+            Limit::Buffered(n) => n.saturating_sub(self.buffer.len()),
+            Limit::Unfinished(n) => n.saturating_sub(self.unfinished() as usize),
+        }
     }
 
     /// The buffer had nothing: a returned item, if there is one. Shut down and empty, the
@@ -306,18 +400,23 @@ impl<T> RawQueue<T> {
     fn nothing_buffered<D>(
         &self,
         nothing: Nothing,
+        turn: bool,
         wrap: impl FnOnce(Handout, T) -> D,
         delivered: impl FnOnce(Handout),
     ) -> Result<D, TryGetError> {
         // Looked at after the buffer: an item returned before this look is in the lane, or
         // was taken; a pop after seeing the lane closed is final.
         let closed = self.lane.is_closed();
-        if let Some(returned) = self.lane.pop() {
-            return Ok(self.hand_out_returned(returned, wrap, delivered));
+        if let Some(returned) = self.take_returned(turn) {
+            return Ok(self.hand_out_returned(returned, turn, wrap, delivered));
         }
         match nothing {
             Nothing::Empty => Err(TryGetError::Empty),
             Nothing::Closed if closed || !self.returns_after_shutdown || self.is_settled() => {
+                // A final answer uses the turn up.
+                if turn {
+                    self.getters().turns().redeem();
+                }
                 Err(TryGetError::ShutDown)
             }
             Nothing::Closed => Err(TryGetError::Empty),

@@ -332,34 +332,31 @@ impl<T> Steward<T> {
     /// ledger's `in_flight`. `None` for the ids if the journal keeps none (or none is
     /// installed), or if endings kept racing the report for longer than a few tries.
     pub(crate) fn report(&self) -> (Ledger, Option<Vec<JobId>>) {
-        let Some(journal) = &self.journal else {
-            let ledger = self.ledger();
+        let unknown = |ledger: Ledger| {
             let ids = (ledger.in_flight == 0).then(Vec::new);
-            return (ledger, ids);
+            (ledger, ids)
+        };
+        let Some(journal) = &self.journal else {
+            return unknown(self.ledger());
+        };
+        let Some(mut before) = journal.in_flight_ids() else {
+            return unknown(self.ledger());
         };
         let mut waited = 0;
         for _ in 0..REPORT_TRIES {
             // An ending is noted before it is counted: the ids read before and after the
             // ledger agree with it when no ending was on its way meanwhile.
-            let before = journal.in_flight_ids();
             let ledger = self.ledger();
-            let after = journal.in_flight_ids();
-            match (before, after) {
-                (Some(before), Some(after))
-                    if before == after && after.len() as u64 == ledger.in_flight =>
-                {
-                    return (ledger, Some(after));
-                }
-                (None, _) | (_, None) => {
-                    let ids = (ledger.in_flight == 0).then(Vec::new);
-                    return (ledger, ids);
-                }
-                _ => waited = back_off(waited),
+            let Some(after) = journal.in_flight_ids() else {
+                return unknown(ledger);
+            };
+            if before == after && after.len() as u64 == ledger.in_flight {
+                return (ledger, Some(after));
             }
+            waited = back_off(waited);
+            before = after;
         }
-        let ledger = self.ledger();
-        let ids = (ledger.in_flight == 0).then(Vec::new);
-        (ledger, ids)
+        unknown(self.ledger())
     }
 
     /// The ids in flight, from the journal.

@@ -134,6 +134,13 @@ impl<'a, T> Worker<'a, T> {
     }
 }
 
+impl<T> Clone for Worker<'_, T> {
+    /// Registers one more worker on the same queue.
+    fn clone(&self) -> Self {
+        self.queue.worker()
+    }
+}
+
 impl<T> Drop for Worker<'_, T> {
     fn drop(&mut self) {
         self.queue.steward.raw().unregister_worker();
@@ -182,6 +189,14 @@ impl<T> OwnedWorker<T> {
     #[must_use]
     pub fn queue(&self) -> &Arc<Queue<T>> {
         &self.queue
+    }
+}
+
+#[cfg(target_has_atomic = "ptr")]
+impl<T> Clone for OwnedWorker<T> {
+    /// Registers one more worker on the same queue.
+    fn clone(&self) -> Self {
+        self.queue.worker_owned()
     }
 }
 

@@ -12,27 +12,29 @@ use crate::sync::{AtomicUsize, Ordering};
 ///   (shutdown, the last worker leaving) alike, counted right after event-listener says
 ///   how many listeners it reached.
 /// - A waiter whose listener fired holds that turn: its attempts may take any available
-///   item or slot. Each such attempt [`redeem`](Turns::redeem)s the turn *before* it
-///   claims (a turn still counted after its item was taken would hold back an item owed to
-///   nobody, and a waiter denied by it could sleep through that item), and grants it back
-///   if there was nothing to take. A final answer (shut down, no workers) uses the turn
-///   up. A waiter that finishes or is dropped with turns left passes them to the next
-///   listeners and [`revoke`](Turns::revoke)s those that reached nobody.
+///   item or slot, and it [`redeem`](Turns::redeem)s the turn only *after* it has taken
+///   one, so no try can take the item it is taking. A try refused meanwhile may have gone
+///   to sleep with an item left over once the turn is gone: the redeeming waiter then
+///   tells one more waiter if more items (slots) are left than turns owed. An attempt that
+///   finds nothing keeps the turn; a final answer (shut down, no workers) uses it up. A
+///   waiter that finishes or is dropped with turns left passes them to the next listeners
+///   and [`revoke`](Turns::revoke)s those that reached nobody.
 /// - Everyone else (`try_get`, `try_put`, the first try of a new `get` or `put`, a waiter
-///   not yet woken) may take only what is not owed: [`lets_pass`](Turns::lets_pass).
+///   not yet woken) may take only what is not owed: [`lets_pass`](Turns::lets_pass), or
+///   the buffers' own checks, made once they see an item and before they claim it, so
+///   that they see every turn granted before that item was published.
 ///
 /// So a try or a newcomer cannot take the item a woken waiter was woken for, and that
-/// waiter cannot lose it to them, however often they try. The check is advisory, not a
-/// lock: a load of the count next to the buffer's own length (or the slot count), so a try
-/// that read "nothing owed" an instant before a grant, or several tries racing for the last
-/// item not owed, can still take one item that ends up owed. The woken waiter then keeps
-/// its turn (it is still counted) and takes the next item or slot before any try can.
+/// waiter cannot lose it to them, however often they try. The check is not a lock: a try
+/// that sees an item published an instant before the grant of the turn it was published
+/// for can take that one item. The woken waiter then keeps its turn (it is still counted)
+/// and takes the next item or slot before any try can.
 ///
 /// The count is exact at rest: each grant is matched by one redeem or revoke. It can read
-/// one low per notification in progress: a woken thread may redeem its turn before its
-/// notifier has counted the grant (blocking waits are woken inside the notification), so
-/// the count is signed and that instant reads as "nothing owed", never as a turn owed to
-/// nobody.
+/// one low per notification in progress: a woken thread may take its item and redeem its
+/// turn before its notifier has counted the grant (blocking waits are woken inside the
+/// notification), so the count is signed and that instant reads as "nothing owed", never
+/// as a turn owed to nobody.
 ///
 /// Cost: a load on the paths that take; read-modify-writes only for notifications that
 /// reach a listener, none while nobody waits or every waiter is already woken.
@@ -50,16 +52,13 @@ impl Turns {
     }
 
     /// Whether someone without a turn may try to take one of `available()` items: always
-    /// when nothing is owed (then `available` is not called) or nothing is available (the
-    /// try then finds nothing by itself, or reports the end), otherwise only if more are
-    /// available than owed.
+    /// when nothing is owed (then `available` is not called), otherwise only if more are
+    /// available than owed. Nothing available with turns owed is a refusal too: an item
+    /// put after that read would be owed to the woken waiter, and the try must not take it.
     #[inline]
     pub(crate) fn lets_pass(&self, available: impl FnOnce() -> usize) -> bool {
         let owed = self.owed();
-        owed == 0 || {
-            let available = available();
-            available == 0 || available > owed
-        }
+        owed == 0 || available() > owed
     }
 
     /// The turns owed, reading an instant's negative count as none.
@@ -111,8 +110,8 @@ mod tests {
         let turns = Turns::new();
         turns.grant(2);
         assert!(
-            turns.lets_pass(|| 0),
-            "nothing to take: the try itself finds out"
+            !turns.lets_pass(|| 0),
+            "nothing to take now: an item put next is owed"
         );
         assert!(!turns.lets_pass(|| 1));
         assert!(!turns.lets_pass(|| 2));

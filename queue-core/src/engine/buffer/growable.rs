@@ -158,16 +158,28 @@ impl<T> Growable<T> {
         }
     }
 
-    /// Takes the oldest item.
+    /// Takes the oldest item. `owed()` is the number of items the getter must leave to
+    /// woken getters (the turns of `turns.rs`); it is read after the pop, which sees
+    /// everything the item's put did before pushing it (every turn granted by then). An
+    /// item popped that was owed is taken all the same and marked [`Taken::owed`]: the
+    /// caller keeps it for the woken getters (the inner queue cannot take it back at the
+    /// front).
     ///
     /// After a close, reports [`Nothing::Closed`] only once every id drawn was taken (see
     /// the module docs).
     #[inline]
-    pub(crate) fn take(&self) -> Result<Taken<T>, Nothing> {
+    pub(crate) fn take(&self, owed: impl Fn() -> u64) -> Result<Taken<T>, Nothing> {
         let Ok((id, item)) = self.pop() else {
             return Err(self.nothing());
         };
-        Ok(self.took(id, item))
+        let owed = match owed() {
+            0 => false,
+            owed => self.len() as u64 + 1 <= owed,
+        };
+        Ok(Taken {
+            owed,
+            ..self.took(id, item)
+        })
     }
 
     /// Counts an item taken, and says whether it was the last one of a closed buffer.
@@ -186,6 +198,7 @@ impl<T> Growable<T> {
             item,
             putters,
             last: issued & CLOSED != 0 && taken == issued / ID,
+            owed: false,
         }
     }
 
@@ -259,11 +272,6 @@ impl<T> Growable<T> {
         // SeqCst: see `took`; it also releases the close to the gets that read `issued`
         // and acquires the draws before it.
         self.issued.fetch_or(CLOSED, Ordering::SeqCst);
-    }
-
-    pub(crate) fn is_closed(&self) -> bool {
-        // Acquire: an observer.
-        self.issued.load(Ordering::Acquire) & CLOSED != 0
     }
 
     /// Closes the buffer and takes every buffered item, in order. `fence` runs between
@@ -371,13 +379,13 @@ mod tests {
         // A put that drew its id and has not pushed yet: drawn by hand here.
         let on_its_way = buffer.draw().unwrap();
         buffer.close();
-        let first = buffer.take().ok().unwrap();
+        let first = buffer.take(|| 0).ok().unwrap();
         assert!(!first.last, "one drawn id is not taken yet");
-        assert_eq!(buffer.take().err(), Some(Nothing::Empty));
+        assert_eq!(buffer.take(|| 0).err(), Some(Nothing::Empty));
         buffer.push((on_its_way, 2)).unwrap();
-        let second = buffer.take().ok().unwrap();
+        let second = buffer.take(|| 0).ok().unwrap();
         assert!(second.last);
-        assert_eq!(buffer.take().err(), Some(Nothing::Closed));
+        assert_eq!(buffer.take(|| 0).err(), Some(Nothing::Closed));
     }
 
     #[test]
@@ -397,7 +405,18 @@ mod tests {
         assert_eq!(late, [(JobId::new(1), 'b')]);
         assert_eq!(buffer.slots.taken(), 0);
         assert_eq!(counts(&buffer), (2, 2, 0));
-        assert_eq!(buffer.take().err(), Some(Nothing::Closed));
+        assert_eq!(buffer.take(|| 0).err(), Some(Nothing::Closed));
+    }
+
+    #[test]
+    fn an_item_owed_to_a_woken_getter_is_marked() {
+        let buffer = Growable::new(Limit::None);
+        buffer.put('a', 0, |_| {}).unwrap();
+        buffer.put('b', 0, |_| {}).unwrap();
+        let taken = buffer.take(|| 1).ok().unwrap();
+        assert_eq!((taken.item, taken.owed), ('a', false), "two buffered, one owed");
+        let taken = buffer.take(|| 1).ok().unwrap();
+        assert_eq!((taken.item, taken.owed), ('b', true));
     }
 
     #[test]
@@ -413,7 +432,7 @@ mod tests {
             buffer.put('h', 0, |_| {}),
             Err(PutRefused::Full('h'))
         ));
-        let first = buffer.take().ok().unwrap();
+        let first = buffer.take(|| 0).ok().unwrap();
         assert_eq!((first.id, first.item), (JobId::new(3), 'c'));
     }
 }

@@ -52,6 +52,9 @@ pub(crate) struct Taken<T> {
     /// The buffer is closed and this was the last item it will hold: tell the getters
     /// that wait for it (the growable buffer; see `growable.rs`).
     pub(crate) last: bool,
+    /// The item was owed to a woken getter and taken by another (the growable buffer,
+    /// which finds out only after the pop): the caller keeps it for the woken getters.
+    pub(crate) owed: bool,
 }
 
 /// What some endings did.
@@ -192,17 +195,18 @@ impl<T> Buffer<T> {
         }
     }
 
-    /// Takes the oldest item.
+    /// Takes the oldest item, leaving `owed()` items alone (see [`Ring::try_get`]).
     #[inline]
-    pub(crate) fn take(&self) -> Result<Taken<T>, Nothing> {
+    pub(crate) fn take(&self, owed: impl Fn() -> u64) -> Result<Taken<T>, Nothing> {
         match &self.store {
-            Store::Ring(ring) => ring.try_get().map(|taken| Taken {
+            Store::Ring(ring) => ring.try_get(owed).map(|taken| Taken {
                 id: JobId::new(taken.id),
                 item: taken.item,
                 putters: Wake::reserved_if(taken.notify_putter),
                 last: false,
+                owed: false,
             }),
-            Store::Growable(growable) => growable.take(),
+            Store::Growable(growable) => growable.take(owed),
         }
     }
 
@@ -274,14 +278,6 @@ impl<T> Buffer<T> {
         }
     }
 
-    #[inline]
-    pub(crate) fn is_closed(&self) -> bool {
-        match &self.store {
-            Store::Ring(ring) => ring.is_closed(),
-            Store::Growable(growable) => growable.is_closed(),
-        }
-    }
-
     /// Closes the buffer and takes every buffered item, in order. Frees their slots (a
     /// buffered limit), but does not count them ended. `fence` runs before the first
     /// take: the caller's read-modify-write of the getters' word, which the growable
@@ -327,12 +323,12 @@ mod tests {
             let (b, _) = buffer.put(2, 0, |_| {}).unwrap();
             assert_eq!((a.get(), b.get()), (0, 1));
             assert!(matches!(buffer.put(3, 0, |_| {}), Err(PutRefused::Full(3))));
-            let taken = buffer.take().unwrap();
+            let taken = buffer.take(|| 0).unwrap();
             assert_ne!(taken.putters, Wake::Reserved, "no putter is counted");
             assert_eq!((taken.id, taken.item), (a, 1));
             assert_eq!(buffer.counts(|_| ()).0, counts(0, 1, 2));
             assert_eq!(buffer.unfinished(), 2);
-            let next = buffer.take().unwrap();
+            let next = buffer.take(|| 0).unwrap();
             assert_eq!(next.id, b);
             let ended = buffer.end(1, true);
             assert!(!ended.settled);
@@ -355,7 +351,7 @@ mod tests {
     fn an_unfinished_limit_is_freed_by_endings() {
         for buffer in both(Limit::Unfinished(1)) {
             buffer.put(1, 0, |_| {}).unwrap();
-            let taken = buffer.take().unwrap();
+            let taken = buffer.take(|| 0).unwrap();
             assert_eq!(taken.putters, Wake::No);
             assert!(matches!(buffer.put(2, 0, |_| {}), Err(PutRefused::Full(2))));
             let ended = buffer.end(1, true);
@@ -372,8 +368,8 @@ mod tests {
             buffer.put(2, 0, |_| {}).unwrap();
             let drained = buffer.drain(|| {});
             assert_eq!(drained.iter().map(|e| e.1).collect::<Vec<_>>(), [1, 2]);
-            assert!(buffer.is_closed());
-            assert!(matches!(buffer.take(), Err(Nothing::Closed)));
+            assert!(matches!(buffer.take(|| 0), Err(Nothing::Closed)));
+            assert!(matches!(buffer.take(|| 0), Err(Nothing::Closed)));
             assert!(matches!(buffer.put(3, 0, |_| {}), Err(PutRefused::Closed(3))));
             assert_eq!(buffer.counts(|_| ()).0, counts(0, 2, 2));
             assert!(buffer.end(2, true).settled);
@@ -386,7 +382,7 @@ mod tests {
         for item in 0..3 {
             buffer.put(item, 0, |_| {}).unwrap();
         }
-        let first = buffer.take().unwrap();
+        let first = buffer.take(|| 0).unwrap();
         buffer.end(1, true);
         let mut buffer = buffer;
         buffer.for_journal();
@@ -397,7 +393,7 @@ mod tests {
         let (id, _) = buffer.put(9, 0, |id| accepted = Some(id)).unwrap();
         assert_eq!(accepted, Some(id));
         assert_eq!(id.get(), 3, "after the ring's three ids");
-        let order: Vec<_> = core::iter::from_fn(|| buffer.take().ok())
+        let order: Vec<_> = core::iter::from_fn(|| buffer.take(|| 0).ok())
             .map(|taken| (taken.id.get(), taken.item))
             .collect();
         assert_eq!(order, [(1, 1), (2, 2), (3, 9)]);

@@ -216,10 +216,10 @@ enum Room {
 }
 
 /// Who is getting.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Claim {
-    /// A get, which frees a slot for the putters under a buffered bound.
-    Get,
+enum Claim<O> {
+    /// A get, which frees a slot for the putters under a buffered bound, and leaves the
+    /// items owed to woken getters alone (see [`Ring::try_get`]).
+    Get(O),
     /// The drain of an immediate shutdown, which tells no putter (puts fail once closed).
     Drain,
 }
@@ -426,15 +426,18 @@ impl<T> Ring<T> {
 
     // ------------------------------------------------------------------------ gets
 
-    /// Takes the oldest item.
+    /// Takes the oldest item, leaving `owed()` items alone: the items the getter turns
+    /// (`turns.rs`) keep for woken getters. `owed` is read after the item is seen written
+    /// and before it is claimed, so it sees every turn granted before its put published
+    /// it: a barging get cannot take an item put after a woken getter's turn was granted.
     ///
     /// A ticket claimed by a put that has not written its slot yet is waited for (see
     /// "Progress" in the module docs), not reported empty: a getter that registered after
     /// that put's claim was not counted by it and will not be notified, so its re-check
     /// must see the item.
     #[inline]
-    pub(crate) fn try_get(&self) -> Result<Taken<T>, Nothing> {
-        self.take(Claim::Get)
+    pub(crate) fn try_get(&self, owed: impl Fn() -> u64) -> Result<Taken<T>, Nothing> {
+        uninterrupted(|| self.take_unguarded(Claim::Get(owed)))
     }
 
     /// Closes the ring and takes every buffered item in ticket order. Returns the items
@@ -442,21 +445,19 @@ impl<T> Ring<T> {
     pub(crate) fn drain(&self) -> Vec<(u64, T)> {
         self.close();
         let mut drained = Vec::new();
-        while let Ok(taken) = self.take(Claim::Drain) {
+        while let Ok(taken) = uninterrupted(|| self.take_unguarded(Claim::<fn() -> u64>::Drain)) {
             drained.push((taken.id, taken.item));
         }
         drained
     }
 
-    /// A get, from its claim to its publication, that no interrupt handler can enter
-    /// midway (see [`uninterrupted`]).
-    #[inline]
-    fn take(&self, claim: Claim) -> Result<Taken<T>, Nothing> {
-        uninterrupted(|| self.take_unguarded(claim))
-    }
-
+    /// A get, from its claim to its publication, as one step that no interrupt handler
+    /// can enter midway (the callers run it under [`uninterrupted`]).
     #[inline(always)]
-    fn take_unguarded(&self, claim: Claim) -> Result<Taken<T>, Nothing> {
+    fn take_unguarded(
+        &self,
+        claim: Claim<impl Fn() -> u64>,
+    ) -> Result<Taken<T>, Nothing> {
         let mut waited = 0;
         // Relaxed: the compare-exchange below validates it.
         let mut head = self.consumers.head.load(Ordering::Relaxed);
@@ -466,9 +467,20 @@ impl<T> Ring<T> {
             // Acquire: pairs with the put's Release store, so the item is written.
             let stamp = slot.stamp.load(Ordering::Acquire);
             if stamp & TICKET_MASK == (ticket + 1) & TICKET_MASK {
+                if let Claim::Get(owed) = &claim {
+                    let owed = owed();
+                    // Relaxed: the put of this item claimed its ticket before the stamp we
+                    // acquired, so this read sees at least that ticket.
+                    if owed != 0
+                        && distance(ticket_of(self.tail.0.load(Ordering::Relaxed)), ticket)
+                            <= owed
+                    {
+                        return Err(Nothing::Empty);
+                    }
+                }
                 // Putters wait here only for a slot a get frees.
-                let (next, notify_putter) = match (self.bound, claim) {
-                    (Bound::Buffered(_), Claim::Get) => {
+                let (next, notify_putter) = match (self.bound, &claim) {
+                    (Bound::Buffered(_), Claim::Get(_)) => {
                         with_notification(head.wrapping_add(TICKET))
                     }
                     _ => (head.wrapping_add(TICKET), false),

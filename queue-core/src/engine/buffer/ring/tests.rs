@@ -8,7 +8,7 @@ use core::sync::atomic::{AtomicUsize as StdAtomicUsize, Ordering as StdOrdering}
 use super::*;
 
 fn taken<T>(ring: &Ring<T>) -> (u64, T) {
-    let taken = ring.try_get().expect("an item");
+    let taken = ring.try_get(|| 0).expect("an item");
     (taken.id, taken.item)
 }
 
@@ -30,7 +30,7 @@ fn items_come_out_in_order_with_contiguous_ids() {
     for n in 0..4u64 {
         assert_eq!(taken(&ring), (n, n * 10));
     }
-    assert_eq!(ring.try_get().unwrap_err(), Nothing::Empty);
+    assert_eq!(ring.try_get(|| 0).unwrap_err(), Nothing::Empty);
     assert_eq!(ring.progress(), (4, 4));
     assert_eq!(ring.len(), 0);
 }
@@ -91,7 +91,7 @@ fn a_closed_ring_refuses_puts_and_drains_what_it_holds() {
     assert_eq!(ring.try_put('x', 0), Err(Refused::Closed('x')));
     assert_eq!(taken(&ring), (0, 'a'));
     assert_eq!(ring.drain(), [(1, 'b'), (2, 'c')]);
-    assert_eq!(ring.try_get().unwrap_err(), Nothing::Closed);
+    assert_eq!(ring.try_get(|| 0).unwrap_err(), Nothing::Closed);
     assert!(ring.drain().is_empty());
 }
 
@@ -108,7 +108,7 @@ fn an_unfinished_bound_is_freed_by_endings_not_gets() {
     assert_eq!(ring.unfinished(), 1);
     assert_eq!(ring.try_put(3, 0).unwrap().id, 2);
     // No putter counts live in `head` for this bound.
-    assert!(!ring.try_get().unwrap().notify_putter);
+    assert!(!ring.try_get(|| 0).unwrap().notify_putter);
 }
 
 #[test]
@@ -156,9 +156,9 @@ fn a_get_counts_a_notification_for_a_waiting_putter_once() {
     let putters = ring.counted(Kind::Putters);
     putters.count_in();
     assert_eq!(ring.try_put(2, 0), Err(Refused::Full(2)));
-    assert!(ring.try_get().unwrap().notify_putter);
+    assert!(ring.try_get(|| 0).unwrap().notify_putter);
     ring.try_put(2, 0).unwrap();
-    assert!(!ring.try_get().unwrap().notify_putter, "one coming already");
+    assert!(!ring.try_get(|| 0).unwrap().notify_putter, "one coming already");
     putters.count_out_notified();
     assert_eq!((putters.count(), putters.pending()), (0, 0));
 }
@@ -238,7 +238,7 @@ fn dropping_the_ring_drops_every_buffered_item_even_if_one_panics() {
         .unwrap();
     }
     // One item left the ring already; it is the caller's.
-    drop(ring.try_get().unwrap());
+    drop(ring.try_get(|| 0).unwrap());
     // Relaxed: the drops ran on this thread.
     assert_eq!(dropped.load(StdOrdering::Relaxed), 1);
     let unwound = std::panic::catch_unwind(core::panic::AssertUnwindSafe(|| drop(ring)));
@@ -263,7 +263,7 @@ fn dropping_a_wrapped_ring_drops_exactly_the_buffered_items() {
         .ok()
         .unwrap();
         if value < 4 {
-            drop(ring.try_get().unwrap());
+            drop(ring.try_get(|| 0).unwrap());
         }
     }
     drop(ring);
@@ -282,7 +282,7 @@ fn producers_and_consumers_on_threads_lose_and_duplicate_nothing() {
                 s.spawn(|| {
                     let mut got = Vec::new();
                     loop {
-                        match ring.try_get() {
+                        match ring.try_get(|| 0) {
                             Ok(taken) => got.push((taken.id, taken.item)),
                             Err(Nothing::Closed) => return got,
                             Err(Nothing::Empty) => std::thread::yield_now(),
@@ -349,7 +349,7 @@ fn floor_ops_from_env() {
     let ring = core::hint::black_box(&ring);
     for n in 0..ops {
         let accepted = ring.try_put(n, 0).ok().unwrap();
-        let taken = ring.try_get().ok().unwrap();
+        let taken = ring.try_get(|| 0).ok().unwrap();
         let (_, notify_joiners) = ring.end(1, false);
         // The peers' floors check the item and keep it; this one also checks the id and
         // that nobody needed a notification.
