@@ -79,25 +79,6 @@ fn owned_worker_in_thread() {
     );
 }
 
-/// What a type offers for cloning, found without requiring `Clone` (so that a type that is
-/// not `Clone` fails this test instead of the build): an inherent method where `T: Clone`
-/// shadows the trait's fallback.
-struct Probe<T>(std::marker::PhantomData<T>);
-
-trait NoClone<T> {
-    fn cloner(&self) -> Option<fn(&T) -> T> {
-        None
-    }
-}
-
-impl<T> NoClone<T> for Probe<T> {}
-
-impl<T: Clone> Probe<T> {
-    fn cloner(&self) -> Option<fn(&T) -> T> {
-        Some(T::clone)
-    }
-}
-
 /// The crate docs say "Both guards are `Clone`, each clone one more registration". A
 /// cloned worker guard registers one more worker: the queue is orphaned only when the last
 /// of them is gone.
@@ -105,10 +86,7 @@ impl<T: Clone> Probe<T> {
 fn worker_guards_are_clone_each_clone_one_more_registration() {
     let queue = Queue::<u8>::bounded(1).unwrap();
     let worker = queue.worker();
-    let clone = Probe::<tally_queue::Worker<'_, u8>>(std::marker::PhantomData)
-        .cloner()
-        .expect("the crate docs say both guards are Clone; Worker is not");
-    let second = clone(&worker);
+    let second = worker.clone();
     assert_eq!(queue.workers(), 2);
     drop(worker);
     queue.try_put(1).unwrap();
@@ -117,20 +95,20 @@ fn worker_guards_are_clone_each_clone_one_more_registration() {
 
     let queue = Arc::new(Queue::<u8>::unbounded());
     let worker = queue.worker_owned();
-    let clone = Probe::<tally_queue::OwnedWorker<u8>>(std::marker::PhantomData)
-        .cloner()
-        .expect("OwnedWorker is not Clone");
-    let second = clone(&worker);
+    let second = worker.clone();
     assert_eq!(queue.workers(), 2);
     drop((worker, second));
     assert_eq!(queue.workers(), 0);
 }
 
-/// The other guard of the same sentence, for contrast: producer guards are `Clone`.
+/// The other guard of the same sentence: producer guards are `Clone` too.
 #[test]
 fn producer_guards_are_clone() {
-    let probe = Probe::<tally_queue::Producer<'_, u8>>(std::marker::PhantomData);
-    assert!(probe.cloner().is_some());
-    let probe = Probe::<tally_queue::OwnedProducer<u8>>(std::marker::PhantomData);
-    assert!(probe.cloner().is_some());
+    let queue = Arc::new(Queue::<u8>::unbounded());
+    let producer = queue.producer();
+    let owned = queue.producer_owned();
+    let clones = (producer.clone(), owned.clone());
+    assert_eq!(queue.producers(), 4);
+    drop((producer, owned, clones));
+    assert!(queue.is_shut_down());
 }
