@@ -170,10 +170,29 @@
 //!
 //! # Memory and counters
 //!
-//! A bounded queue with a capacity up to 65 536 preallocates its ring buffer and then
-//! allocates nothing per item; larger capacities, and unbounded queues, allocate the
-//! buffer in blocks as items arrive. Counters are `u64` and are not checked for wrapping
-//! (2^64 puts do not happen); see [`JobId`] for what ids promise.
+//! A bounded queue with a capacity up to 65 536 allocates its buffer once, when it is
+//! built, and then nothing per item; larger capacities, and unbounded queues, allocate
+//! the buffer in blocks as items arrive. Counters are `u64` and are not checked for
+//! wrapping (2^64 puts do not happen); see [`JobId`] for what ids promise and [`Ledger`]
+//! for what a snapshot promises.
+//!
+//! # Source map
+//!
+//! Each layer imports only from the layers below it:
+//!
+//! | folder | owns | may import |
+//! |---|---|---|
+//! | `queue.rs` | [`Queue`]: the type, its constructors, configuration and observers | `fate/`, `engine/` |
+//! | `face/` | each verb family (`put`, `get`, `join`, `shutdown`, the stream, `shutdown_until`) as an `impl Queue` block with its future | `queue.rs`, `handle/`, `fate/`, `engine/`, `wait/` |
+//! | `handle/` | [`Delivery`] over a shared lease, the [`Worker`] and [`Producer`] guards | `queue.rs`, `fate/`, `engine/` |
+//! | `fate/` | the steward of every job's fate: policy, dead letters, journal, record, cancellation | `engine/`, `wait/` |
+//! | `engine/` | the raw queue: every atomic of the queue's state and every place an item can be (buffer, lane, tally, lifecycle); its module docs state the invariants | `wait/`, `sync/` |
+//! | `wait/` | waiter classes, their counts and turns, relays, the registration every wait polls through, deadlines | `sync/` |
+//! | `sync/` | the atomics (core, portable-atomic, loom), critical sections, backoff | |
+//!
+//! `ledger.rs`, `job_id.rs`, `outcome.rs`, `error.rs`, `events.rs` (tracing) and
+//! `unwind.rs` are leaves any layer may use. `unsafe` is allowed in one module,
+//! `engine/buffer/ring.rs`.
 #![no_std]
 // A `no_std` crate: name `core` and `alloc` items by their own paths, so the crate builds
 // without `std` (the workspace's std-only crates need no such rule).
@@ -182,8 +201,8 @@
     clippy::alloc_instead_of_core,
     clippy::std_instead_of_alloc
 )]
-// `unsafe` lives in one module, `ring` (the slots of the buffer engine), which alone
-// allows it; everywhere else it is an error.
+// `unsafe` lives in one module, `engine::buffer::ring` (the slots of the ring), which
+// alone allows it; everywhere else it is an error.
 #![deny(unsafe_code)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![cfg_attr(docsrs, doc(auto_cfg(hide(loom))))]

@@ -63,13 +63,16 @@ impl<T> Queue<T> {
     /// A queue that holds at most `capacity` buffered items; a [`put`](Queue::put) on a
     /// full queue waits for a slot.
     ///
-    /// Capacities up to 65 536 preallocate a ring buffer of that many slots; larger ones
-    /// (up to `usize::MAX`, which is accepted) allocate as items arrive and enforce the
-    /// same bound.
+    /// Capacities up to 65 536 allocate their buffer once, here; larger ones (up to
+    /// `usize::MAX`, which is accepted) allocate as items arrive and enforce the same
+    /// bound.
     ///
     /// A bounded buffer does not bound the work in progress: items already delivered do not
     /// count. To bound buffered plus in-flight items, use
-    /// [`with_unfinished_limit`](Queue::with_unfinished_limit).
+    /// [`with_unfinished_limit`](Queue::with_unfinished_limit). Items that come back for
+    /// another attempt ([`retry`](crate::Delivery::retry), a redelivery) take no slot: they
+    /// were counted when first taken, so the queue can hold, beyond its capacity, as many
+    /// of them as there were deliveries in flight.
     ///
     /// # Errors
     ///
@@ -97,10 +100,8 @@ impl<T> Queue<T> {
     /// and not yet resolved. This bounds the work in progress, not only the buffer; a slot
     /// comes back when its item ends (resolved, abandoned or discarded).
     ///
-    /// A [`retry`](crate::Delivery::retry) keeps its item's slot. On a queue without a
-    /// journal and a limit of up to 65,536 it holds a second one for an instant (its new place is taken before its delivery
-    /// ends): a [`try_put`](Queue::try_put) in that instant can find the queue full, and
-    /// a waiting put is woken once the retry is done.
+    /// An item that comes back for another attempt ([`retry`](crate::Delivery::retry), a
+    /// redelivery) keeps its slot: it is still unfinished.
     ///
     /// # Errors
     ///
@@ -361,7 +362,8 @@ impl<T> Queue<T> {
         self.steward.raw().is_settled()
     }
 
-    /// The number of buffered items.
+    /// The number of items waiting to be delivered: fresh ones, and ones that came back
+    /// for another attempt.
     ///
     /// # Examples
     ///

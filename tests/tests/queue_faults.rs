@@ -859,7 +859,10 @@ fn check(
     for (id, mut attempts) in attempts {
         attempts.sort_unstable();
         let expected: Vec<u32> = (1..=attempts.len() as u32).collect();
-        assert_eq!(attempts, expected, "{id}'s deliveries came as these attempts");
+        assert_eq!(
+            attempts, expected,
+            "{id}'s deliveries came as these attempts"
+        );
     }
     let mut retries: HashMap<JobId, u64> = HashMap::new();
     for &id in &record.retried {
@@ -883,7 +886,10 @@ fn check(
     for &(id, item, attempts, reason) in &record.dead {
         if attempts == 0 {
             assert_eq!(reason, DeadReason::ShutDownNow, "{id} dead before delivery");
-            assert!(!deliveries.contains_key(&id), "{id} landed late and was delivered");
+            assert!(
+                !deliveries.contains_key(&id),
+                "{id} landed late and was delivered"
+            );
             landed_late.insert(id);
             ended.push((id, item, End::DeadDiscarded));
             continue;

@@ -96,8 +96,6 @@ pub(crate) struct RawQueue<T> {
     /// open until an immediate one, and gets on a shut-down, empty queue wait while
     /// anything is unfinished (it could come back). Otherwise a shutdown closes the lane.
     returns_after_shutdown: bool,
-    /// A journal observes deliveries: the take calls its `delivered` hook.
-    observed: bool,
     /// The list of woken relays that every class of this queue shares.
     #[cfg(target_has_atomic = "ptr")]
     deferred: Arc<Deferred>,
@@ -123,7 +121,6 @@ impl<T> RawQueue<T> {
             putters: waiters(),
             joiners: waiters(),
             returns_after_shutdown: false,
-            observed: false,
             #[cfg(target_has_atomic = "ptr")]
             deferred,
         }
@@ -140,11 +137,10 @@ impl<T> RawQueue<T> {
 
     // -------------------------------------------------------------- configuration
 
-    /// Makes deliveries observed: from now on a take calls its `delivered` hook, and the
-    /// buffer is one that lets an acceptance be observed before the item can be taken
-    /// (see `buffer/mod.rs`). Only for a queue not shared yet.
+    /// Makes acceptances observable: from now on the buffer is one that lets a put's
+    /// `accepted` hook run before the item can be taken (see `buffer/mod.rs`). Only for a
+    /// queue not shared yet.
     pub(crate) fn observe(&mut self) {
-        self.observed = true;
         self.buffer.for_journal();
     }
 
@@ -191,11 +187,17 @@ impl<T> RawQueue<T> {
                     self.putter_turn_used();
                 }
                 // Hand-off: one more item means one more getter can proceed.
-                if getters != Wake::No {
-                    self.getters().notify_for(getters, 1);
-                }
-                if self.buffer.after_put(late) {
-                    self.wake_getters_at_end();
+                match getters {
+                    Wake::No => {}
+                    // The growable buffer's puts: their notification is the read-modify-write
+                    // after which a put looks for a drain it landed after.
+                    Wake::Check => {
+                        self.getters().notify_for(getters, 1);
+                        if self.buffer.after_put(late) {
+                            self.wake_getters_at_end();
+                        }
+                    }
+                    _ => self.getters().notify_for(getters, 1),
                 }
                 Ok(id)
             }
@@ -214,9 +216,9 @@ impl<T> RawQueue<T> {
     // ------------------------------------------------------------------------ get
 
     /// Takes the next item (the lane first, then the buffer), counts it in flight and
-    /// wraps it (`wrap`), calls `delivered` on an observed queue, and only then frees its
-    /// slot and wakes a waiting put: the waker, user code, runs while the item is in a
-    /// live delivery, whose unwinding would end it as abandoned.
+    /// wraps it (`wrap`), calls `delivered` if given (an observed queue), and only then
+    /// frees its slot and wakes a waiting put: the waker, user code, runs while the item
+    /// is in a live delivery, whose unwinding would end it as abandoned.
     ///
     /// `turn`: the caller is a woken get holding a turn, which may take an item owed to
     /// woken gets (see `turns.rs`); anyone else takes only items not owed.
@@ -227,7 +229,7 @@ impl<T> RawQueue<T> {
         &self,
         turn: bool,
         wrap: impl FnOnce(Handout, T) -> D,
-        delivered: impl FnOnce(Handout),
+        delivered: Option<impl FnOnce(Handout)>,
     ) -> Result<D, TryGetError> {
         // A woken getter's turn is redeemed once it has its item (see `getter_turn_used`),
         // so that no try takes the item it was woken for while it takes it.
@@ -250,63 +252,54 @@ impl<T> RawQueue<T> {
             id: taken.id,
             attempt: 1,
         };
-        if taken.owed {
-            // The take's own wake-ups first: the slot it freed, the end it reached.
-            if taken.putters != Wake::No {
-                self.putters().notify_for(taken.putters, 1);
-            }
-            if taken.last {
-                self.wake_getters_at_end();
-            }
-            if let Err(item) = self.keep_owed(handout, taken.item) {
-                // An immediate shutdown closed the lane meanwhile: no woken getter waits
-                // for it any more, and it is this getter's.
-                return Ok(self.hand_out_returned(
-                    Returned {
-                        id: handout.id,
-                        attempt: 1,
-                        item,
-                    },
-                    turn,
-                    wrap,
-                    delivered,
-                ));
-            }
-            return Err(TryGetError::Empty);
-        }
-        crate::events::delivered(handout.id, 1);
-        if taken.putters == Wake::No && !taken.last && !self.observed && !turn {
+        if taken.is_quiet() && delivered.is_none() && !turn {
+            crate::events::delivered(handout.id, 1);
             // Nothing runs before the caller has the delivery: built in place, not built
             // first and then moved past the calls below.
             return Ok(wrap(handout, taken.item));
         }
+        self.hand_out_taken(taken, turn, wrap, delivered)
+    }
+
+    /// Hands out a fresh item whose take asks more of the caller: wakes a putter for the
+    /// slot it freed, tells the getters the end came, tells an observed queue's journal,
+    /// redeems the caller's turn. Everything runs after the delivery exists.
+    #[inline(never)]
+    fn hand_out_taken<D>(
+        &self,
+        taken: buffer::Taken<T>,
+        turn: bool,
+        wrap: impl FnOnce(Handout, T) -> D,
+        delivered: Option<impl FnOnce(Handout)>,
+    ) -> Result<D, TryGetError> {
+        let handout = Handout {
+            id: taken.id,
+            attempt: 1,
+        };
+        let (putters, last) = (taken.putters, taken.last);
+        // The item first goes into its delivery; only then does anything run that could
+        // panic or call back: wakers, the journal.
+        crate::events::delivered(handout.id, 1);
         let delivery = wrap(handout, taken.item);
-        if self.observed {
+        if let Some(delivered) = delivered {
             delivered(handout);
         }
         if turn {
             self.getter_turn_used();
         }
-        if taken.putters != Wake::No {
-            self.putters().notify_for(taken.putters, 1);
-        }
-        if taken.last {
-            self.wake_getters_at_end();
-        }
-        Ok(delivery)
+        self.after_wakes(putters, last, Ok(delivery))
     }
 
-    /// Keeps an item the buffer found owed to a woken getter after taking it: it waits in
-    /// the lane, where the woken getter finds it (see `growable.rs`). Hands it back if the
-    /// lane is closed.
-    #[cold]
-    fn keep_owed(&self, handout: Handout, item: T) -> Result<(), T> {
-        let returned = Returned {
-            id: handout.id,
-            attempt: handout.attempt,
-            item,
-        };
-        self.lane.push(returned).map_err(|returned| returned.item)
+    /// Wakes a putter for the slot a take freed, and the getters if it was the end; then
+    /// gives back `answer`.
+    fn after_wakes<D>(&self, putters: Wake, last: bool, answer: D) -> D {
+        if putters != Wake::No {
+            self.putters().notify_for(putters, 1);
+        }
+        if last {
+            self.wake_getters_at_end();
+        }
+        answer
     }
 
     /// The items a getter without a turn leaves alone in the buffer: the turns owed to
@@ -327,10 +320,7 @@ impl<T> RawQueue<T> {
     #[inline]
     fn take_returned(&self, turn: bool) -> Option<Returned<T>> {
         // As `owed_to_woken`, against everything waiting (the lane and the buffer).
-        if !turn
-            && !self.getters().turns().lets_pass(|| self.len())
-            && !self.is_shut_down()
-        {
+        if !turn && !self.getters().turns().lets_pass(|| self.len()) && !self.is_shut_down() {
             return None;
         }
         self.lane.pop()
@@ -344,7 +334,7 @@ impl<T> RawQueue<T> {
         returned: Returned<T>,
         turn: bool,
         wrap: impl FnOnce(Handout, T) -> D,
-        delivered: impl FnOnce(Handout),
+        delivered: Option<impl FnOnce(Handout)>,
     ) -> D {
         let handout = Handout {
             id: returned.id,
@@ -352,7 +342,7 @@ impl<T> RawQueue<T> {
         };
         crate::events::delivered(handout.id, handout.attempt);
         let delivery = wrap(handout, returned.item);
-        if self.observed {
+        if let Some(delivered) = delivered {
             delivered(handout);
         }
         if turn {
@@ -402,7 +392,7 @@ impl<T> RawQueue<T> {
         nothing: Nothing,
         turn: bool,
         wrap: impl FnOnce(Handout, T) -> D,
-        delivered: impl FnOnce(Handout),
+        delivered: Option<impl FnOnce(Handout)>,
     ) -> Result<D, TryGetError> {
         // Looked at after the buffer: an item returned before this look is in the lane, or
         // was taken; a pop after seeing the lane closed is final.
@@ -533,8 +523,10 @@ impl<T> RawQueue<T> {
             self.getters().signal_all();
         });
         drained.extend(self.lane.drain().into_iter().map(|r| (r.id, r.item)));
-        // Getters that waited for a put on its way in look again.
-        self.wake_getters_at_end();
+        // Getters that waited for a put on its way in look again, and the wakers of every
+        // waiter signalled above run.
+        self.getters().signal_all();
+        self.wake_signalled();
         drained
     }
 

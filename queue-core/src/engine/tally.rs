@@ -169,7 +169,10 @@ mod tests {
             }
         );
         let ledger = ledger(outcomes, 1, 8, 9);
-        assert_eq!((ledger.accepted, ledger.buffered, ledger.in_flight), (9, 2, 1));
+        assert_eq!(
+            (ledger.accepted, ledger.buffered, ledger.in_flight),
+            (9, 2, 1)
+        );
         assert!(ledger.is_balanced());
     }
 
@@ -185,7 +188,10 @@ mod tests {
         assert_eq!((ahead.succeeded, ahead.rejected), (5, 3));
         let ledger = ledger(ahead, 0, 8, 8);
         assert!(ledger.is_balanced());
-        assert_eq!(ledger.in_flight, 0, "the three rejections are on their way out");
+        assert_eq!(
+            ledger.in_flight, 0,
+            "the three rejections are on their way out"
+        );
         // Their endings land.
         assert_eq!(tally.outcomes(8).succeeded, 5);
     }

@@ -214,8 +214,9 @@ impl<T> Queue<T> {
     /// ```
     #[cfg(target_has_atomic = "ptr")]
     pub fn try_get_owned(self: &Arc<Self>) -> Result<OwnedDelivery<T>, TryGetError> {
-        self.steward
-            .take(false, |handout, item| OwnedDelivery::new(Arc::clone(self), handout, item))
+        self.steward.take(false, |handout, item| {
+            OwnedDelivery::new(Arc::clone(self), handout, item)
+        })
     }
 
     /// Like [`get_owned`](Self::get_owned), but gives up when `deadline` (any future)

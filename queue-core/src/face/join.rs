@@ -150,8 +150,9 @@ impl<'a, T> Join<'a, T> {
     fn poll_with(&mut self, sleep: &mut Sleep<'_, '_>) -> Poll<Ledger> {
         let steward = self.steward;
         // Level-triggered: the count itself is checked after every wake-up.
-        self.wait
-            .poll(steward.raw().joiners(), sleep, |turn| settled(steward, turn))
+        self.wait.poll(steward.raw().joiners(), sleep, |turn| {
+            settled(steward, turn)
+        })
     }
 
     /// Blocks the thread until every accepted item has ended.

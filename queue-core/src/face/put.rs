@@ -230,7 +230,9 @@ impl<'a, T> Put<'a, T> {
             }
         }
         self.wait
-            .poll_registered(steward.raw().putters(), sleep, |turn| attempt(steward, turn, item))
+            .poll_registered(steward.raw().putters(), sleep, |turn| {
+                attempt(steward, turn, item)
+            })
     }
 
     /// Blocks the thread until the put resolves.

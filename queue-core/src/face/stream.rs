@@ -14,9 +14,9 @@ use crate::handle::delivery::Delivery;
 use crate::queue::Queue;
 
 #[cfg(target_has_atomic = "ptr")]
-use crate::handle::delivery::OwnedDelivery;
-#[cfg(target_has_atomic = "ptr")]
 use crate::face::get::GetOwned;
+#[cfg(target_has_atomic = "ptr")]
+use crate::handle::delivery::OwnedDelivery;
 
 impl<T> Queue<T> {
     /// The deliveries as a [`Stream`](futures_core::Stream): each item is the next

@@ -81,8 +81,8 @@ pub enum JobEvent {
     /// delivery is still in flight, with its attempt.
     RetryRefused(JobId),
     /// Under `Redeliver`, the abandoned job goes back for delivery number `attempt`.
-    /// Recorded before it enters the lane; if an immediate shutdown closed the lane,
-    /// `Discarded` and `DeadLettered` follow.
+    /// Recorded before it can be taken again; if an immediate shutdown closed the queue
+    /// to returns, `Discarded` and `DeadLettered` follow.
     Redelivered {
         /// The job.
         id: JobId,
@@ -144,10 +144,7 @@ impl JobEvent {
     /// ```
     #[must_use]
     pub fn is_final(&self) -> bool {
-        matches!(
-            self,
-            JobEvent::Ended { .. } | JobEvent::DeadLettered { .. }
-        )
+        matches!(self, JobEvent::Ended { .. } | JobEvent::DeadLettered { .. })
     }
 }
 
@@ -211,6 +208,11 @@ pub trait Journal: Send + Sync {
     /// lock of the queue held; a panic here is caught and counted as in
     /// [`record`](Journal::record), and answers `None`.
     ///
+    /// Asked once when the journal is installed, to learn whether it keeps ids: the
+    /// answer then (`Some` or `None`) must hold for the journal's life. A queue whose
+    /// journal keeps ids makes each move of a job in or out of flight one step for the
+    /// report, so that the report's ids and ledger agree.
+    ///
     /// # Examples
     ///
     /// ```
@@ -243,14 +245,27 @@ impl<J: Journal + ?Sized> Journal for alloc::sync::Arc<J> {
 pub(crate) struct Journaled {
     journal: Box<dyn Journal>,
     panics: AtomicUsize,
+    /// Whether the journal answers [`in_flight_ids`](Journal::in_flight_ids), asked once
+    /// when it is installed: then a shutdown report reads those ids and the ledger at one
+    /// instant (see `gate.rs`).
+    keeps_ids: bool,
 }
 
 impl Journaled {
     pub(crate) fn new(journal: Box<dyn Journal>) -> Self {
-        Journaled {
+        let mut journaled = Journaled {
             journal,
             panics: AtomicUsize::new(0),
-        }
+            keeps_ids: false,
+        };
+        journaled.keeps_ids = journaled.in_flight_ids().is_some();
+        journaled
+    }
+
+    /// Whether the journal keeps the ids in flight.
+    #[inline]
+    pub(crate) fn keeps_ids(&self) -> bool {
+        self.keeps_ids
     }
 
     /// Calls the journal; a panic is caught and counted (with `std`).

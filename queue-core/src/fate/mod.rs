@@ -25,6 +25,7 @@
 
 pub(crate) mod cancel;
 pub(crate) mod dead_letter;
+pub(crate) mod gate;
 pub(crate) mod journal;
 pub(crate) mod policy;
 #[cfg(feature = "std")]
@@ -34,6 +35,7 @@ use alloc::vec::Vec;
 
 use self::cancel::Cancellation;
 use self::dead_letter::{DeadLetter, DeadLetters, DeadReason};
+use self::gate::{InMotion, ReportGate};
 use self::journal::{JobEvent, Journaled};
 use self::policy::AbandonPolicy;
 use crate::engine::buffer::slots::Limit;
@@ -42,7 +44,7 @@ use crate::error::{TryGetError, TryPutError};
 use crate::job_id::JobId;
 use crate::ledger::Ledger;
 use crate::outcome::Outcome;
-use crate::sync::{back_off, AtomicU64, Ordering};
+use crate::sync::{AtomicU64, Ordering};
 
 /// Whatever keeps a queue's steward alive for a handle: a borrow, or an `Arc` of the
 /// queue (for `'static` handles).
@@ -69,6 +71,8 @@ pub(crate) struct Steward<T> {
     journal: Option<Journaled>,
     /// Whether in-flight work was asked to stop, and the deliveries waiting to hear it.
     cancellation: Cancellation,
+    /// Lets a shutdown report read the journal's ids and the ledger at one instant.
+    gate: ReportGate,
 }
 
 impl<T> Steward<T> {
@@ -82,6 +86,7 @@ impl<T> Steward<T> {
             redelivered: AtomicU64::new(0),
             journal: None,
             cancellation,
+            gate: ReportGate::new(),
         }
     }
 
@@ -113,6 +118,14 @@ impl<T> Steward<T> {
 
     pub(crate) fn journal(&self) -> Option<&Journaled> {
         self.journal.as_ref()
+    }
+
+    /// Enters a move of a job in or out of flight (see `gate.rs`): a step for the reports
+    /// when the journal keeps ids, nothing otherwise.
+    #[inline]
+    fn transition(&self) -> InMotion<'_> {
+        self.gate
+            .enter(self.journal.as_ref().is_some_and(Journaled::keeps_ids))
     }
 
     /// Records an event in the journal, if one is installed. The event is built only then.
@@ -162,26 +175,48 @@ impl<T> Steward<T> {
         turn: bool,
         wrap: impl FnOnce(Handout, T) -> D,
     ) -> Result<D, TryGetError> {
-        self.raw.take(turn, wrap, |handout| {
-            self.note(|| JobEvent::Delivered {
+        let Some(journal) = &self.journal else {
+            return self.raw.take(turn, wrap, None::<fn(Handout)>);
+        };
+        let _motion = self.transition();
+        let delivered = |handout: Handout| {
+            journal.record(JobEvent::Delivered {
                 id: handout.id,
                 attempt: handout.attempt,
             });
-        })
+        };
+        self.raw.take(turn, wrap, Some(delivered))
     }
 
     // -------------------------------------------------------------------- endings
 
-    /// A delivery of `id` ended with `outcome`. The journal hears of it before the ledger
+    /// A delivery of `id` ends with `outcome`: the journal hears of it while the item is
+    /// still in the delivery (`take_item` takes it out afterwards) and before the ledger
     /// counts it, so a join that returns has it recorded.
-    fn resolve(&self, id: JobId, outcome: Outcome) {
-        self.note(|| JobEvent::Ended { id, outcome });
-        self.ended(id, outcome);
+    #[inline(always)]
+    pub(crate) fn resolve<I>(
+        &self,
+        id: JobId,
+        outcome: Outcome,
+        take_item: impl FnOnce() -> I,
+    ) -> I {
+        let item = match &self.journal {
+            None => take_item(),
+            Some(journal) => {
+                let _motion = self.transition();
+                journal.record(JobEvent::Ended { id, outcome });
+                let item = take_item();
+                self.count_ended(id, outcome);
+                return item;
+            }
+        };
+        self.count_ended(id, outcome);
+        item
     }
 
     /// Counts a delivery of `id` ended with `outcome`, once the journal heard of it.
     #[inline(always)]
-    pub(crate) fn ended(&self, id: JobId, outcome: Outcome) {
+    fn count_ended(&self, id: JobId, outcome: Outcome) {
         crate::events::ended(id, outcome);
         self.raw.end(Some(outcome));
     }
@@ -192,6 +227,7 @@ impl<T> Steward<T> {
     /// ledger counted the ending.
     #[cold]
     pub(crate) fn abandon(&self, id: JobId, attempt: u32, item: T, panicking: bool) -> Option<T> {
+        let _motion = self.transition();
         crate::events::abandoned(id, panicking);
         self.note(|| JobEvent::Abandoned { id, panicking });
         match self.policy {
@@ -202,7 +238,9 @@ impl<T> Steward<T> {
             AbandonPolicy::Uncertain => {
                 // Recorded abandoned (above), then ended: one final event, before the
                 // ledger counts it, as a resolve does.
-                self.resolve(id, Outcome::Uncertain);
+                let outcome = Outcome::Uncertain;
+                self.note(|| JobEvent::Ended { id, outcome });
+                self.count_ended(id, outcome);
                 Some(item)
             }
             AbandonPolicy::Redeliver { max_attempts } => {
@@ -267,13 +305,34 @@ impl<T> Steward<T> {
         }
     }
 
-    /// Puts delivery number `attempt` of `id` back for attempt `attempt + 1`, or hands the
-    /// item back if the queue takes no returns any more. The caller noted the retry, and
-    /// on a refusal puts the item back into its delivery before noting the refusal.
-    pub(crate) fn retry(&self, id: JobId, attempt: u32, item: T) -> Result<(), T> {
-        self.raw.give_back(id, attempt.saturating_add(1), item)?;
-        crate::events::retried(id);
-        Ok(())
+    /// Puts delivery number `attempt` of `id` back for attempt `attempt + 1`: the journal
+    /// hears of it while the item is still in the delivery (`take_item` takes it out
+    /// afterwards). If the queue takes no returns any more, `put_back` puts the item back
+    /// into the delivery before the journal hears of the refusal, and this returns
+    /// `false`.
+    pub(crate) fn retry(
+        &self,
+        id: JobId,
+        attempt: u32,
+        take_item: impl FnOnce() -> T,
+        put_back: impl FnOnce(T),
+    ) -> bool {
+        let _motion = self.transition();
+        self.note(|| JobEvent::Retried(id));
+        match self
+            .raw
+            .give_back(id, attempt.saturating_add(1), take_item())
+        {
+            Ok(()) => {
+                crate::events::retried(id);
+                true
+            }
+            Err(item) => {
+                put_back(item);
+                self.note(|| JobEvent::RetryRefused(id));
+                false
+            }
+        }
     }
 
     // --------------------------------------------------------------------- shutdown
@@ -329,34 +388,28 @@ impl<T> Steward<T> {
     }
 
     /// The ledger with the ids in flight, as of one instant: the ids agree with the
-    /// ledger's `in_flight`. `None` for the ids if the journal keeps none (or none is
-    /// installed), or if endings kept racing the report for longer than a few tries.
+    /// ledger's `in_flight` (see `gate.rs`). `None` for the ids (unless nothing is in
+    /// flight) if the journal keeps none, or none is installed, or the report could not
+    /// get its instant.
     pub(crate) fn report(&self) -> (Ledger, Option<Vec<JobId>>) {
         let unknown = |ledger: Ledger| {
             let ids = (ledger.in_flight == 0).then(Vec::new);
             (ledger, ids)
         };
-        let Some(journal) = &self.journal else {
-            return unknown(self.ledger());
-        };
-        let Some(mut before) = journal.in_flight_ids() else {
-            return unknown(self.ledger());
-        };
-        let mut waited = 0;
-        for _ in 0..REPORT_TRIES {
-            // An ending is noted before it is counted: the ids read before and after the
-            // ledger agree with it when no ending was on its way meanwhile.
-            let ledger = self.ledger();
-            let Some(after) = journal.in_flight_ids() else {
-                return unknown(ledger);
-            };
-            if before == after && after.len() as u64 == ledger.in_flight {
-                return (ledger, Some(after));
+        match &self.journal {
+            Some(journal) if journal.keeps_ids() => {
+                let read = || (self.ledger(), journal.in_flight_ids());
+                match self.gate.hold(read) {
+                    Some((ledger, Some(ids))) if ids.len() as u64 == ledger.in_flight => {
+                        (ledger, Some(ids))
+                    }
+                    // The journal stopped answering, or disagrees with the queue's counts
+                    // (it missed events: its `record` panicked), or transitions kept going.
+                    _ => unknown(self.ledger()),
+                }
             }
-            waited = back_off(waited);
-            before = after;
+            _ => unknown(self.ledger()),
         }
-        unknown(self.ledger())
     }
 
     /// The ids in flight, from the journal.
@@ -377,7 +430,3 @@ impl<T> Steward<T> {
         self.redelivered.load(Ordering::Relaxed)
     }
 }
-
-/// How many times a report reads the journal and the ledger looking for an instant no
-/// ending was on its way; each try waits a little longer (see `back_off`).
-const REPORT_TRIES: u32 = 64;

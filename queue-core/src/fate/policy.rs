@@ -25,12 +25,17 @@ pub enum AbandonPolicy {
     #[default]
     Abandon,
     /// The item goes back into the queue under its id, delivered again with
-    /// [`attempt`](crate::Delivery::attempt) one higher, until `max_attempts` deliveries
-    /// were abandoned; the last one is dead-lettered: counted abandoned, the item kept for
-    /// [`Queue::take_dead_letters`](crate::Queue::take_dead_letters).
+    /// [`attempt`](crate::Delivery::attempt) one higher, until its `max_attempts`-th
+    /// delivery; if that one is abandoned too it is dead-lettered: counted abandoned, the
+    /// item kept for [`Queue::take_dead_letters`](crate::Queue::take_dead_letters).
+    ///
+    /// Every delivery counts, however the one before it came back: an abandonment or a
+    /// [`retry`](crate::Delivery::retry) (which is refused on the last allowed delivery).
+    /// So a job that keeps failing, by panics, drops or retries in any mix, becomes a dead
+    /// letter within `max_attempts` deliveries.
     Redeliver {
-        /// How many deliveries of one id may be abandoned in all; 1 dead-letters on the
-        /// first abandonment.
+        /// How many deliveries one id gets in all, retries included; 1 dead-letters on the
+        /// first abandonment and refuses every retry.
         max_attempts: NonZeroU32,
     },
     /// Ended as [`Outcome::Uncertain`](crate::Outcome::Uncertain), for effects that must

@@ -5,8 +5,8 @@ use alloc::vec::Vec;
 use core::fmt;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use crate::job_id::JobId;
 use super::journal::{JobEvent, Journal};
+use crate::job_id::JobId;
 use crate::outcome::Outcome;
 
 /// Where a job is, as far as a [`Record`] has seen.
@@ -21,7 +21,7 @@ use crate::outcome::Outcome;
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum JobState {
-    /// In the buffer (or the redelivery lane), waiting for delivery number `attempt`.
+    /// Waiting for delivery number `attempt` (fresh, or back for another attempt).
     Buffered {
         /// The delivery number it will be delivered as.
         attempt: u32,

@@ -66,19 +66,15 @@ impl<T, O: Owner<T>> Lease<T, O> {
             .expect("a delivery holds its item until it is consumed")
     }
 
-    // Always: every resolve runs it, and left to itself the compiler keeps it out of line.
+    // Always: on the hot path.
     #[inline(always)]
     pub(crate) fn resolve(mut self, outcome: Outcome) -> T {
         let id = self.id;
-        // While the item is still in this delivery, and before the ledger counts the
-        // ending (so a join that returns has it recorded).
-        self.owner.steward().note(|| JobEvent::Ended { id, outcome });
-        let item = self
-            .item
-            .take()
-            .expect("a delivery holds its item until it is consumed");
-        self.owner.steward().ended(id, outcome);
-        item
+        let item = &mut self.item;
+        self.owner.steward().resolve(id, outcome, || {
+            item.take()
+                .expect("a delivery holds its item until it is consumed")
+        })
     }
 
     /// Puts the item back for its next attempt; refused (the lease comes back, still in
@@ -90,21 +86,23 @@ impl<T, O: Owner<T>> Lease<T, O> {
             steward.note(|| JobEvent::RetryRefused(id));
             return Err(self);
         }
-        // Before the return (once returned, a getter may record the next delivery), and
-        // while the item is still in this delivery.
-        steward.note(|| JobEvent::Retried(id));
-        let item = self
-            .item
-            .take()
-            .expect("a delivery holds its item until it is consumed");
-        match self.owner.steward().retry(id, attempt, item) {
-            Ok(()) => Ok(id),
-            Err(item) => {
-                // Back in the delivery before the journal runs.
-                self.item = Some(item);
-                self.owner.steward().note(|| JobEvent::RetryRefused(id));
-                Err(self)
-            }
+        // The journal hears of the retry before the item goes back (once back, a getter
+        // may record the next delivery), while the item is still in this delivery.
+        let slot = core::cell::Cell::new(self.item.take());
+        let returned = steward.retry(
+            id,
+            attempt,
+            || {
+                slot.take()
+                    .expect("a delivery holds its item until it is consumed")
+            },
+            |item| slot.set(Some(item)),
+        );
+        if returned {
+            Ok(id)
+        } else {
+            self.item = slot.take();
+            Err(self)
         }
     }
 

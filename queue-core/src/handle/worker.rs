@@ -7,7 +7,6 @@ use alloc::sync::Arc;
 
 use crate::queue::Queue;
 
-
 impl<T> Queue<T> {
     /// Registers a worker: a consumer whose disappearance should stop producers from
     /// waiting forever.

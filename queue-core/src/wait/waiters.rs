@@ -10,11 +10,11 @@ use alloc::sync::Arc;
 
 use event_listener::{Event, EventListener, IntoNotification, Listener};
 
+use super::counted::Counted;
 #[cfg(target_has_atomic = "ptr")]
 use super::relay::Deferred;
-use super::counted::Counted;
-use crate::sync::AtomicU64;
 use super::turns::Turns;
+use crate::sync::AtomicU64;
 
 /// An [`Event`] that knows whether anyone listens.
 ///
@@ -420,7 +420,12 @@ mod tests {
 
     fn counts<T>(queue: &Queue<T>) -> [usize; 3] {
         // Relaxed: read on the only thread.
-        [queue.steward.raw().getters(), queue.steward.raw().putters(), queue.steward.raw().joiners()].map(|class| class.registered())
+        [
+            queue.steward.raw().getters(),
+            queue.steward.raw().putters(),
+            queue.steward.raw().joiners(),
+        ]
+        .map(|class| class.registered())
     }
 
     /// Every way a listener leaves (woken, cancelled, succeeding after a wake-up) counts
@@ -497,7 +502,10 @@ mod tests {
         }
         assert_eq!(first_task.wakes(), 1, "one wake-up for the burst");
         assert_eq!(
-            (queue.steward.raw().getters().registered(), queue.steward.raw().getters().pending()),
+            (
+                queue.steward.raw().getters().registered(),
+                queue.steward.raw().getters().pending()
+            ),
             (1, 1)
         );
 
@@ -512,7 +520,10 @@ mod tests {
         };
         taken.succeed();
         assert_eq!(
-            (queue.steward.raw().getters().registered(), queue.steward.raw().getters().pending()),
+            (
+                queue.steward.raw().getters().registered(),
+                queue.steward.raw().getters().pending()
+            ),
             (0, 0)
         );
 
@@ -529,7 +540,10 @@ mod tests {
             "one each"
         );
         assert_eq!(
-            (queue.steward.raw().getters().registered(), queue.steward.raw().getters().pending()),
+            (
+                queue.steward.raw().getters().registered(),
+                queue.steward.raw().getters().pending()
+            ),
             (2, 2)
         );
         queue.try_put(5).unwrap();
@@ -545,7 +559,10 @@ mod tests {
             taken.succeed();
         }
         assert_eq!(
-            (queue.steward.raw().getters().registered(), queue.steward.raw().getters().pending()),
+            (
+                queue.steward.raw().getters().registered(),
+                queue.steward.raw().getters().pending()
+            ),
             (0, 0)
         );
     }
@@ -566,7 +583,12 @@ mod tests {
         let mut context = Context::from_waker(&waker);
         let mut put = pin!(queue.put(3));
         assert!(put.as_mut().poll(&mut context).is_pending());
-        let counts = || (queue.steward.raw().putters().registered(), queue.steward.raw().putters().pending());
+        let counts = || {
+            (
+                queue.steward.raw().putters().registered(),
+                queue.steward.raw().putters().pending(),
+            )
+        };
         assert_eq!(counts(), (1, 0));
         for delivery in held {
             delivery.succeed();
@@ -596,7 +618,12 @@ mod tests {
                 .poll(&mut Context::from_waker(waker))
                 .is_pending());
         }
-        let counts = || (queue.steward.raw().getters().registered(), queue.steward.raw().getters().pending());
+        let counts = || {
+            (
+                queue.steward.raw().getters().registered(),
+                queue.steward.raw().getters().pending(),
+            )
+        };
         queue.try_put(1).unwrap();
         assert_eq!(counts(), (3, 1), "the put counted its notification");
         assert_eq!(tasks[0].0.wakes(), 1);

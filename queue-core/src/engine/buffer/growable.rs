@@ -158,28 +158,31 @@ impl<T> Growable<T> {
         }
     }
 
-    /// Takes the oldest item. `owed()` is the number of items the getter must leave to
-    /// woken getters (the turns of `turns.rs`); it is read after the pop, which sees
-    /// everything the item's put did before pushing it (every turn granted by then). An
-    /// item popped that was owed is taken all the same and marked [`Taken::owed`]: the
-    /// caller keeps it for the woken getters (the inner queue cannot take it back at the
-    /// front).
+    /// Takes the oldest item, leaving `owed()` items alone: the items the getter turns
+    /// (`turns.rs`) keep for woken getters. `owed` is read after the count of items
+    /// pushed, which sees every turn granted before those pushes (a put grants the turn of
+    /// the getter it wakes after its push, so that turn covers the items pushed after it).
     ///
     /// After a close, reports [`Nothing::Closed`] only once every id drawn was taken (see
     /// the module docs).
     #[inline]
     pub(crate) fn take(&self, owed: impl Fn() -> u64) -> Result<Taken<T>, Nothing> {
+        // The inner queue's length is read with sequentially consistent loads of its
+        // indices, which read from the pushes' own claims. Nothing counted is nothing to
+        // take: a pop now could find an item pushed after this read, whose turn the read
+        // below would not see.
+        let available = self.items.len() as u64;
+        if available == 0 {
+            return Err(self.nothing());
+        }
+        let owed = owed();
+        if owed != 0 && available <= owed {
+            return Err(Nothing::Empty);
+        }
         let Ok((id, item)) = self.pop() else {
             return Err(self.nothing());
         };
-        let owed = match owed() {
-            0 => false,
-            owed => self.len() as u64 + 1 <= owed,
-        };
-        Ok(Taken {
-            owed,
-            ..self.took(id, item)
-        })
+        Ok(self.took(id, item))
     }
 
     /// Counts an item taken, and says whether it was the last one of a closed buffer.
@@ -198,7 +201,6 @@ impl<T> Growable<T> {
             item,
             putters,
             last: issued & CLOSED != 0 && taken == issued / ID,
-            owed: false,
         }
     }
 
@@ -362,7 +364,10 @@ mod tests {
             buffer.put("kept", 0, |_| {}).unwrap();
             buffer.close();
             assert!(
-                matches!(buffer.put("late", 0, |_| {}), Err(PutRefused::Closed("late"))),
+                matches!(
+                    buffer.put("late", 0, |_| {}),
+                    Err(PutRefused::Closed("late"))
+                ),
                 "{limit:?}"
             );
             assert_eq!(buffer.slots.taken(), usize::from(limit != Limit::None));
@@ -409,14 +414,18 @@ mod tests {
     }
 
     #[test]
-    fn an_item_owed_to_a_woken_getter_is_marked() {
+    fn items_owed_to_woken_getters_are_left_alone() {
         let buffer = Growable::new(Limit::None);
         buffer.put('a', 0, |_| {}).unwrap();
+        assert_eq!(buffer.take(|| 1).err(), Some(Nothing::Empty));
         buffer.put('b', 0, |_| {}).unwrap();
-        let taken = buffer.take(|| 1).ok().unwrap();
-        assert_eq!((taken.item, taken.owed), ('a', false), "two buffered, one owed");
-        let taken = buffer.take(|| 1).ok().unwrap();
-        assert_eq!((taken.item, taken.owed), ('b', true));
+        assert_eq!(
+            buffer.take(|| 1).ok().unwrap().item,
+            'a',
+            "two buffered, one owed"
+        );
+        assert_eq!(buffer.take(|| 1).err(), Some(Nothing::Empty));
+        assert_eq!(buffer.take(|| 0).ok().unwrap().item, 'b');
     }
 
     #[test]

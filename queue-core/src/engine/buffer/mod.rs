@@ -52,9 +52,15 @@ pub(crate) struct Taken<T> {
     /// The buffer is closed and this was the last item it will hold: tell the getters
     /// that wait for it (the growable buffer; see `growable.rs`).
     pub(crate) last: bool,
-    /// The item was owed to a woken getter and taken by another (the growable buffer,
-    /// which finds out only after the pop): the caller keeps it for the woken getters.
-    pub(crate) owed: bool,
+}
+
+impl<T> Taken<T> {
+    /// Whether the take asks nothing more of its caller: no putter to wake, no end to
+    /// tell.
+    #[inline(always)]
+    pub(crate) fn is_quiet(&self) -> bool {
+        self.putters == Wake::No && !self.last
+    }
 }
 
 /// What some endings did.
@@ -195,7 +201,8 @@ impl<T> Buffer<T> {
         }
     }
 
-    /// Takes the oldest item, leaving `owed()` items alone (see [`Ring::try_get`]).
+    /// Takes the oldest item, leaving `owed()` items alone (see [`Ring::try_get`] and
+    /// [`Growable::take`]).
     #[inline]
     pub(crate) fn take(&self, owed: impl Fn() -> u64) -> Result<Taken<T>, Nothing> {
         match &self.store {
@@ -204,7 +211,6 @@ impl<T> Buffer<T> {
                 item: taken.item,
                 putters: Wake::reserved_if(taken.notify_putter),
                 last: false,
-                owed: false,
             }),
             Store::Growable(growable) => growable.take(owed),
         }
@@ -370,7 +376,10 @@ mod tests {
             assert_eq!(drained.iter().map(|e| e.1).collect::<Vec<_>>(), [1, 2]);
             assert!(matches!(buffer.take(|| 0), Err(Nothing::Closed)));
             assert!(matches!(buffer.take(|| 0), Err(Nothing::Closed)));
-            assert!(matches!(buffer.put(3, 0, |_| {}), Err(PutRefused::Closed(3))));
+            assert!(matches!(
+                buffer.put(3, 0, |_| {}),
+                Err(PutRefused::Closed(3))
+            ));
             assert_eq!(buffer.counts(|_| ()).0, counts(0, 2, 2));
             assert!(buffer.end(2, true).settled);
         }

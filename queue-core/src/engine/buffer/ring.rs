@@ -408,12 +408,14 @@ impl<T> Ring<T> {
         let used = match self.bound {
             // Relaxed (both): a bound check; the slot's stamp orders the write after the
             // read of the get that freed the slot.
-            Bound::Buffered(_) => {
-                distance(ticket, ticket_of(self.consumers.head.load(Ordering::Relaxed)))
-            }
-            Bound::Unfinished(_) => {
-                distance(ticket, ticket_of(self.consumers.ended.load(Ordering::Relaxed)))
-            }
+            Bound::Buffered(_) => distance(
+                ticket,
+                ticket_of(self.consumers.head.load(Ordering::Relaxed)),
+            ),
+            Bound::Unfinished(_) => distance(
+                ticket,
+                ticket_of(self.consumers.ended.load(Ordering::Relaxed)),
+            ),
         };
         if used >= self.bound.get().saturating_sub(owed) {
             if behind(used) {
@@ -454,10 +456,7 @@ impl<T> Ring<T> {
     /// A get, from its claim to its publication, as one step that no interrupt handler
     /// can enter midway (the callers run it under [`uninterrupted`]).
     #[inline(always)]
-    fn take_unguarded(
-        &self,
-        claim: Claim<impl Fn() -> u64>,
-    ) -> Result<Taken<T>, Nothing> {
+    fn take_unguarded(&self, claim: Claim<impl Fn() -> u64>) -> Result<Taken<T>, Nothing> {
         let mut waited = 0;
         // Relaxed: the compare-exchange below validates it.
         let mut head = self.consumers.head.load(Ordering::Relaxed);
@@ -472,8 +471,7 @@ impl<T> Ring<T> {
                     // Relaxed: the put of this item claimed its ticket before the stamp we
                     // acquired, so this read sees at least that ticket.
                     if owed != 0
-                        && distance(ticket_of(self.tail.0.load(Ordering::Relaxed)), ticket)
-                            <= owed
+                        && distance(ticket_of(self.tail.0.load(Ordering::Relaxed)), ticket) <= owed
                     {
                         return Err(Nothing::Empty);
                     }

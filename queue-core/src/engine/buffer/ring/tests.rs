@@ -138,7 +138,10 @@ fn a_put_counts_a_notification_for_a_waiting_getter_once() {
     let getters = ring.counted(Kind::Getters);
     getters.count_in();
     assert!(ring.try_put(1, 0).unwrap().notify_getter);
-    assert!(!ring.try_put(2, 0).unwrap().notify_getter, "one coming already");
+    assert!(
+        !ring.try_put(2, 0).unwrap().notify_getter,
+        "one coming already"
+    );
     getters.count_out_notified();
     assert!(!ring.try_put(3, 0).unwrap().notify_getter, "nobody waits");
     assert_eq!(
@@ -158,7 +161,10 @@ fn a_get_counts_a_notification_for_a_waiting_putter_once() {
     assert_eq!(ring.try_put(2, 0), Err(Refused::Full(2)));
     assert!(ring.try_get(|| 0).unwrap().notify_putter);
     ring.try_put(2, 0).unwrap();
-    assert!(!ring.try_get(|| 0).unwrap().notify_putter, "one coming already");
+    assert!(
+        !ring.try_get(|| 0).unwrap().notify_putter,
+        "one coming already"
+    );
     putters.count_out_notified();
     assert_eq!((putters.count(), putters.pending()), (0, 0));
 }
