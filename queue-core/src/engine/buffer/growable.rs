@@ -33,8 +33,8 @@ use alloc::vec::Vec;
 
 use concurrent_queue::{ConcurrentQueue, PopError, PushError};
 
+use super::moves::{Ended, Nothing, PutRefused, Taken};
 use super::slots::{Limit, Slots};
-use super::{Ended, Nothing, PutRefused, Taken};
 use crate::job_id::JobId;
 use crate::sync::{uninterrupted, AtomicU64, AtomicUsize, Ordering};
 use crate::unwind::each_despite_panics;

@@ -18,6 +18,7 @@
 //! ledger's counts ([`Counts`]).
 
 pub(crate) mod growable;
+pub(crate) mod moves;
 #[allow(unsafe_code)]
 pub(crate) mod ring;
 pub(crate) mod slots;
@@ -31,62 +32,7 @@ use crate::job_id::JobId;
 use crate::wait::counted::Counted;
 use crate::wait::waiters::Wake;
 
-pub(crate) use self::ring::Nothing;
-
-/// A put the buffer refused; the item comes back.
-#[derive(Debug)]
-pub(crate) enum PutRefused<T> {
-    /// The limit is reached (counting the slots owed to woken putters).
-    Full(T),
-    /// The buffer is closed.
-    Closed(T),
-}
-
-/// An item a get took out.
-#[derive(Debug)]
-pub(crate) struct Taken<T> {
-    pub(crate) id: JobId,
-    pub(crate) item: T,
-    /// Whether to wake a putter for the slot the take freed (a buffered limit).
-    pub(crate) putters: Wake,
-    /// The buffer is closed and this was the last item it will hold: tell the getters
-    /// that wait for it (the growable buffer; see `growable.rs`).
-    pub(crate) last: bool,
-}
-
-impl<T> Taken<T> {
-    /// Whether the take asks nothing more of its caller: no putter to wake, no end to
-    /// tell.
-    #[inline(always)]
-    pub(crate) fn is_quiet(&self) -> bool {
-        self.putters == Wake::No && !self.last
-    }
-}
-
-/// What some endings did.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Ended {
-    /// Nothing is unfinished now. A ring looks only when joiners are counted or the caller
-    /// asked (`watch_settled`), and reads `false` otherwise: the look reads the producers'
-    /// word.
-    pub(crate) settled: bool,
-    /// Whether to wake the joiners: only if the endings settled the queue (`settled`),
-    /// which [`wakes_anyone`](Ended::wakes_anyone) relies on.
-    pub(crate) joiners: Wake,
-    /// Whether to wake putters for the slots the endings freed (an unfinished limit).
-    pub(crate) putters: Wake,
-}
-
-impl Ended {
-    /// Whether the endings concern any waiter: they settled the queue (the joiners, and
-    /// the getters while returns can still come) or freed a slot. One test of two fields:
-    /// joiners are woken only by a settling ending.
-    #[inline]
-    pub(crate) fn wakes_anyone(&self) -> bool {
-        debug_assert!(self.settled || self.joiners == Wake::No);
-        self.settled || self.putters != Wake::No
-    }
-}
+pub(crate) use self::moves::{Ended, Nothing, PutRefused, Taken};
 
 /// The buffer's counts, read in this order: endings, takes, ids (see `tally.rs`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -169,15 +115,11 @@ impl<T> Buffer<T> {
         accepted: impl FnOnce(JobId),
     ) -> Result<(JobId, Wake), PutRefused<T>> {
         match &self.store {
-            Store::Ring(ring) => match ring.try_put(item, owed as u64) {
-                Ok(put) => {
-                    let id = JobId::new(put.id);
-                    accepted(id);
-                    Ok((id, Wake::reserved_if(put.notify_getter)))
-                }
-                Err(ring::Refused::Full(item)) => Err(PutRefused::Full(item)),
-                Err(ring::Refused::Closed(item)) => Err(PutRefused::Closed(item)),
-            },
+            Store::Ring(ring) => {
+                let put = ring.try_put(item, owed as u64)?;
+                accepted(put.0);
+                Ok(put)
+            }
             Store::Growable(growable) => growable
                 .put(item, owed, accepted)
                 .map(|id| (id, Wake::Check)),
@@ -206,12 +148,7 @@ impl<T> Buffer<T> {
     #[inline]
     pub(crate) fn take(&self, owed: impl Fn() -> u64) -> Result<Taken<T>, Nothing> {
         match &self.store {
-            Store::Ring(ring) => ring.try_get(owed).map(|taken| Taken {
-                id: JobId::new(taken.id),
-                item: taken.item,
-                putters: Wake::reserved_if(taken.notify_putter),
-                last: false,
-            }),
+            Store::Ring(ring) => ring.try_get(owed),
             Store::Growable(growable) => growable.take(owed),
         }
     }

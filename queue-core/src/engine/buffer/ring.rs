@@ -57,7 +57,7 @@
 //! ([`Counted`], in `wait/counted.rs`): `tail` the getters', `head` the putters' (under a
 //! buffered bound) and `ended` the joiners'. A put that finds a getter without a
 //! notification coming counts one pending in its own compare-exchange and tells its caller
-//! to notify ([`Accepted::notify_getter`]); while every registered getter already has one
+//! to notify (`Wake::Reserved`); while every registered getter already has one
 //! coming, the put tells nothing, so the hand-off costs nothing beyond the put's own
 //! instruction. Gets do the same for putters, on `head`, and endings read the joiner count
 //! with their `fetch_add`. [`Ring::counted`] lends each word's fields to its class.
@@ -109,8 +109,11 @@ use alloc::boxed::Box;
 use alloc::vec::Vec;
 use core::mem::MaybeUninit;
 
+use super::moves::{Nothing, PutRefused, Taken};
+use crate::job_id::JobId;
 use crate::sync::{back_off, uninterrupted, AtomicU64, Cell, Ordering};
 use crate::wait::counted::{anyone_in, with_notification, Counted, FIELDS_END};
+use crate::wait::waiters::Wake;
 
 /// `tail`: no put succeeds once set.
 const CLOSED: u64 = 1;
@@ -165,43 +168,6 @@ impl Bound {
             Bound::Buffered(n) | Bound::Unfinished(n) => n,
         }
     }
-}
-
-/// A put the ring accepted.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Accepted {
-    /// The item's id: its full ticket.
-    pub(crate) id: u64,
-    /// This put counted a notification pending for a waiting getter: notify one.
-    pub(crate) notify_getter: bool,
-}
-
-/// A put the ring refused; the item comes back.
-#[derive(Debug, PartialEq, Eq)]
-pub(crate) enum Refused<T> {
-    /// The bound is reached (counting the slots owed to woken putters).
-    Full(T),
-    /// The ring is closed.
-    Closed(T),
-}
-
-/// An item a get took out of the ring.
-#[derive(Debug, PartialEq, Eq)]
-pub(crate) struct Taken<T> {
-    /// The item's id: its full ticket.
-    pub(crate) id: u64,
-    pub(crate) item: T,
-    /// This get counted a notification pending for a waiting putter: notify one.
-    pub(crate) notify_putter: bool,
-}
-
-/// Why a get found nothing.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Nothing {
-    /// Nothing buffered.
-    Empty,
-    /// Closed and empty: final.
-    Closed,
 }
 
 /// What the bound check of a put found.
@@ -323,12 +289,12 @@ impl<T> Ring<T> {
     /// Runs from its claim to its publication as one step that no interrupt handler can
     /// enter midway (see [`uninterrupted`]).
     #[inline]
-    pub(crate) fn try_put(&self, item: T, owed: u64) -> Result<Accepted, Refused<T>> {
+    pub(crate) fn try_put(&self, item: T, owed: u64) -> Result<(JobId, Wake), PutRefused<T>> {
         uninterrupted(|| self.put_unguarded(item, owed))
     }
 
     #[inline(always)]
-    fn put_unguarded(&self, item: T, owed: u64) -> Result<Accepted, Refused<T>> {
+    fn put_unguarded(&self, item: T, owed: u64) -> Result<(JobId, Wake), PutRefused<T>> {
         // A slot free for a ticket means the get of the item one lap back is done, so fewer
         // items than slots are buffered: where the bound is the slot count and no slot is
         // owed, the stamp is the bound check, and the bound (on the consumers' line) is
@@ -339,13 +305,13 @@ impl<T> Ring<T> {
         let mut tail = self.tail.0.load(Ordering::Relaxed);
         loop {
             if tail & CLOSED != 0 {
-                return Err(Refused::Closed(item));
+                return Err(PutRefused::Closed(item));
             }
             let ticket = ticket_of(tail);
             if !by_stamp {
                 match self.room(ticket, owed) {
                     Room::Free => {}
-                    Room::Full => return Err(Refused::Full(item)),
+                    Room::Full => return Err(PutRefused::Full(item)),
                     Room::Stale => {
                         waited = back_off(waited);
                         // Relaxed: re-read for the loop, which validates it.
@@ -382,16 +348,13 @@ impl<T> Ring<T> {
                         });
                         // Release: publishes the item to the get that acquires this stamp.
                         slot.stamp.store(stamp.wrapping_add(1), Ordering::Release);
-                        return Ok(Accepted {
-                            id: stamp,
-                            notify_getter,
-                        });
+                        return Ok((JobId::new(stamp), Wake::reserved_if(notify_getter)));
                     }
                     Err(now) => tail = now,
                 }
             } else {
                 if by_stamp && self.room(ticket, owed) == Room::Full {
-                    return Err(Refused::Full(item));
+                    return Err(PutRefused::Full(item));
                 }
                 // Either another put took this ticket (`tail` is stale), or the get of
                 // the item one lap back claimed it and is still moving it out.
@@ -448,7 +411,7 @@ impl<T> Ring<T> {
         self.close();
         let mut drained = Vec::new();
         while let Ok(taken) = uninterrupted(|| self.take_unguarded(Claim::<fn() -> u64>::Drain)) {
-            drained.push((taken.id, taken.item));
+            drained.push((taken.id.get(), taken.item));
         }
         drained
     }
@@ -504,9 +467,10 @@ impl<T> Ring<T> {
                         slot.stamp
                             .store(stamp.wrapping_add(self.mask), Ordering::Release);
                         return Ok(Taken {
-                            id: stamp.wrapping_sub(1),
+                            id: JobId::new(stamp.wrapping_sub(1)),
                             item,
-                            notify_putter,
+                            putters: Wake::reserved_if(notify_putter),
+                            last: false,
                         });
                     }
                     Err(now) => head = now,

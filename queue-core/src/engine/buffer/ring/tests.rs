@@ -6,10 +6,11 @@ use alloc::vec::Vec;
 use core::sync::atomic::{AtomicUsize as StdAtomicUsize, Ordering as StdOrdering};
 
 use super::*;
+use crate::wait::waiters::Wake;
 
 fn taken<T>(ring: &Ring<T>) -> (u64, T) {
     let taken = ring.try_get(|| 0).expect("an item");
-    (taken.id, taken.item)
+    (taken.id.get(), taken.item)
 }
 
 #[test]
@@ -17,15 +18,9 @@ fn items_come_out_in_order_with_contiguous_ids() {
     let ring = Ring::new(Bound::Buffered(4));
     for n in 0..4u64 {
         let accepted = ring.try_put(n * 10, 0).unwrap();
-        assert_eq!(
-            accepted,
-            Accepted {
-                id: n,
-                notify_getter: false
-            }
-        );
+        assert_eq!(accepted, (JobId::new(n), Wake::No));
     }
-    assert_eq!(ring.try_put(99, 0), Err(Refused::Full(99)));
+    assert_eq!(ring.try_put(99, 0), Err(PutRefused::Full(99)));
     assert_eq!(ring.len(), 4);
     for n in 0..4u64 {
         assert_eq!(taken(&ring), (n, n * 10));
@@ -43,12 +38,12 @@ fn a_bound_that_is_not_a_power_of_two_is_exact() {
     for n in 0..3 {
         ring.try_put(n, 0).unwrap();
     }
-    assert_eq!(ring.try_put(3, 0), Err(Refused::Full(3)));
+    assert_eq!(ring.try_put(3, 0), Err(PutRefused::Full(3)));
     // Laps around the ring keep the bound exact.
     for lap in 0..10 {
         assert_eq!(taken(&ring).1, lap);
         ring.try_put(lap + 3, 0).unwrap();
-        assert_eq!(ring.try_put(-1, 0), Err(Refused::Full(-1)));
+        assert_eq!(ring.try_put(-1, 0), Err(PutRefused::Full(-1)));
     }
 }
 
@@ -62,12 +57,12 @@ fn a_bound_at_the_slot_count_is_exact_by_the_stamps() {
     for n in 0..4 {
         ring.try_put(n, 0).unwrap();
     }
-    assert_eq!(ring.try_put(4, 0), Err(Refused::Full(4)));
+    assert_eq!(ring.try_put(4, 0), Err(PutRefused::Full(4)));
     for lap in 0..10 {
         assert_eq!(taken(&ring).1, lap);
-        assert_eq!(ring.try_put(-1, 1), Err(Refused::Full(-1)));
+        assert_eq!(ring.try_put(-1, 1), Err(PutRefused::Full(-1)));
         ring.try_put(lap + 4, 0).unwrap();
-        assert_eq!(ring.try_put(-1, 0), Err(Refused::Full(-1)));
+        assert_eq!(ring.try_put(-1, 0), Err(PutRefused::Full(-1)));
         assert_eq!(ring.len(), 4);
     }
     assert!(!Ring::<u8>::new(Bound::Unfinished(4)).stamp_bound);
@@ -88,7 +83,7 @@ fn a_closed_ring_refuses_puts_and_drains_what_it_holds() {
     assert!(ring.close());
     assert!(!ring.close());
     assert!(ring.is_closed());
-    assert_eq!(ring.try_put('x', 0), Err(Refused::Closed('x')));
+    assert_eq!(ring.try_put('x', 0), Err(PutRefused::Closed('x')));
     assert_eq!(taken(&ring), (0, 'a'));
     assert_eq!(ring.drain(), [(1, 'b'), (2, 'c')]);
     assert_eq!(ring.try_get(|| 0).unwrap_err(), Nothing::Closed);
@@ -100,15 +95,15 @@ fn an_unfinished_bound_is_freed_by_endings_not_gets() {
     let ring = Ring::new(Bound::Unfinished(2));
     ring.try_put(1, 0).unwrap();
     ring.try_put(2, 0).unwrap();
-    assert_eq!(ring.try_put(3, 0), Err(Refused::Full(3)));
+    assert_eq!(ring.try_put(3, 0), Err(PutRefused::Full(3)));
     taken(&ring);
-    assert_eq!(ring.try_put(3, 0), Err(Refused::Full(3)));
+    assert_eq!(ring.try_put(3, 0), Err(PutRefused::Full(3)));
     taken(&ring);
     assert_eq!(ring.end(1, true), (false, false));
     assert_eq!(ring.unfinished(), 1);
-    assert_eq!(ring.try_put(3, 0).unwrap().id, 2);
+    assert_eq!(ring.try_put(3, 0).unwrap().0.get(), 2);
     // No putter counts live in `head` for this bound.
-    assert!(!ring.try_get(|| 0).unwrap().notify_putter);
+    assert!(ring.try_get(|| 0).unwrap().putters != Wake::Reserved);
 }
 
 #[test]
@@ -137,13 +132,16 @@ fn a_put_counts_a_notification_for_a_waiting_getter_once() {
     let ring = Ring::new(Bound::Buffered(4));
     let getters = ring.counted(Kind::Getters);
     getters.count_in();
-    assert!(ring.try_put(1, 0).unwrap().notify_getter);
+    assert!(ring.try_put(1, 0).unwrap().1 == Wake::Reserved);
     assert!(
-        !ring.try_put(2, 0).unwrap().notify_getter,
+        ring.try_put(2, 0).unwrap().1 != Wake::Reserved,
         "one coming already"
     );
     getters.count_out_notified();
-    assert!(!ring.try_put(3, 0).unwrap().notify_getter, "nobody waits");
+    assert!(
+        ring.try_put(3, 0).unwrap().1 != Wake::Reserved,
+        "nobody waits"
+    );
     assert_eq!(
         (getters.count(), getters.pending()),
         (0, 0),
@@ -158,11 +156,11 @@ fn a_get_counts_a_notification_for_a_waiting_putter_once() {
     ring.try_put(1, 0).unwrap();
     let putters = ring.counted(Kind::Putters);
     putters.count_in();
-    assert_eq!(ring.try_put(2, 0), Err(Refused::Full(2)));
-    assert!(ring.try_get(|| 0).unwrap().notify_putter);
+    assert_eq!(ring.try_put(2, 0), Err(PutRefused::Full(2)));
+    assert!(ring.try_get(|| 0).unwrap().putters == Wake::Reserved);
     ring.try_put(2, 0).unwrap();
     assert!(
-        !ring.try_get(|| 0).unwrap().notify_putter,
+        ring.try_get(|| 0).unwrap().putters != Wake::Reserved,
         "one coming already"
     );
     putters.count_out_notified();
@@ -183,7 +181,7 @@ fn tickets_and_ids_cross_the_39_bit_wrap() {
     let start = TICKET_MASK - 5;
     let ring = Ring::starting_at(Bound::Buffered(3), start);
     for n in 0..20 {
-        let id = ring.try_put(n, 0).unwrap().id;
+        let id = ring.try_put(n, 0).unwrap().0.get();
         assert_eq!(id, start + n);
         if n % 2 == 1 {
             assert_eq!(taken(&ring).0, start + n - 1);
@@ -289,7 +287,7 @@ fn producers_and_consumers_on_threads_lose_and_duplicate_nothing() {
                     let mut got = Vec::new();
                     loop {
                         match ring.try_get(|| 0) {
-                            Ok(taken) => got.push((taken.id, taken.item)),
+                            Ok(taken) => got.push((taken.id.get(), taken.item)),
                             Err(Nothing::Closed) => return got,
                             Err(Nothing::Empty) => std::thread::yield_now(),
                         }
@@ -306,11 +304,11 @@ fn producers_and_consumers_on_threads_lose_and_duplicate_nothing() {
                         loop {
                             match ring.try_put(item, 0) {
                                 Ok(_) => break,
-                                Err(Refused::Full(back)) => {
+                                Err(PutRefused::Full(back)) => {
                                     item = back;
                                     std::thread::yield_now();
                                 }
-                                Err(Refused::Closed(_)) => unreachable!("closed after puts"),
+                                Err(PutRefused::Closed(_)) => unreachable!("closed after puts"),
                             }
                         }
                     }
@@ -359,7 +357,7 @@ fn floor_ops_from_env() {
         let (_, notify_joiners) = ring.end(1, false);
         // The peers' floors check the item and keep it; this one also checks the id and
         // that nobody needed a notification.
-        assert!(accepted.id == taken.id && !(accepted.notify_getter || taken.notify_putter));
+        assert!(accepted == (taken.id, Wake::No) && taken.putters == Wake::No);
         assert!(!notify_joiners);
         core::hint::black_box(taken.item);
     }
