@@ -201,8 +201,13 @@ impl<T> RawQueue<T> {
                 }
                 Ok(id)
             }
-            // The slot went to a try that raced the grant: the putter keeps its turn.
-            Err(PutRefused::Full(item)) => Err(TryPutError::Full(item)),
+            Err(PutRefused::Full(item)) => {
+                // The slot went to a try that raced the grant: the turn is gone with it.
+                if turn {
+                    putters.turns().redeem();
+                }
+                Err(TryPutError::Full(item))
+            }
             // A shutdown closed the buffer after the lifecycle check.
             Err(PutRefused::Closed(item)) => {
                 if turn {
@@ -244,8 +249,6 @@ impl<T> RawQueue<T> {
         }
         let taken = match self.buffer.take(owed) {
             Ok(taken) => taken,
-            // Nothing to take after all (a try that raced the grant took it): the getter
-            // keeps its turn, unless the answer is final.
             Err(nothing) => return self.nothing_buffered(nothing, turn, wrap, delivered),
         };
         let handout = Handout {
@@ -401,15 +404,20 @@ impl<T> RawQueue<T> {
             return Ok(self.hand_out_returned(returned, turn, wrap, delivered));
         }
         match nothing {
-            Nothing::Empty => Err(TryGetError::Empty),
             Nothing::Closed if closed || !self.returns_after_shutdown || self.is_settled() => {
-                // A final answer uses the turn up.
                 if turn {
                     self.getters().turns().redeem();
                 }
                 Err(TryGetError::ShutDown)
             }
-            Nothing::Closed => Err(TryGetError::Empty),
+            // Nothing to take (a try that raced the grant took the item): the turn is gone
+            // with the item; the getter waits again like any other.
+            Nothing::Empty | Nothing::Closed => {
+                if turn {
+                    self.getters().turns().redeem();
+                }
+                Err(TryGetError::Empty)
+            }
         }
     }
 

@@ -43,9 +43,10 @@ impl<T> Queue<T> {
     /// Waiting gets are woken in the order they started waiting, one per item put, and the
     /// item is kept for the get it woke: neither [`try_get`](Queue::try_get) nor a get that
     /// has not waited yet can take it (they take only items beyond those kept). The
-    /// exception is a try that read the count an instant before the hand-off was counted;
-    /// the woken get then keeps its claim and takes the next item before any try can. A
-    /// woken get does not lose its claim by being slow; dropped, it passes it on.
+    /// exception is one try that found the item an instant before its hand-off was counted
+    /// (a later item's hand-off is counted before the item is put, so it cannot take two);
+    /// the woken get then waits again for the next item. A woken get does not lose its
+    /// claim by being slow; dropped, it passes it on.
     ///
     /// # Examples
     ///

@@ -192,11 +192,11 @@ impl<'a, T> Join<'a, T> {
 /// a turn (every notification grants one), which the answer uses up.
 #[inline]
 fn settled<T>(steward: &Steward<T>, turn: bool) -> Option<Ledger> {
-    let ledger = steward.raw().is_settled().then(|| steward.ledger());
-    if ledger.is_some() && turn {
+    // An attempt uses its turn up, settled or not (see `Registration::poll`).
+    if turn {
         steward.raw().joiners().turns().redeem();
     }
-    ledger
+    steward.raw().is_settled().then(|| steward.ledger())
 }
 
 impl<T> Future for Join<'_, T> {

@@ -34,9 +34,10 @@ impl<T> Queue<T> {
     ///
     /// Waiting puts are woken in the order they started waiting, one per freed slot, and
     /// the slot is kept for the put it woke (see [`try_put`](Queue::try_put)): neither a
-    /// `try_put` nor a put that has not waited yet can take it. The exception is a try that
-    /// read the slot count an instant before the hand-off was counted; the woken put then
-    /// keeps its claim and takes the next free slot before any try can.
+    /// `try_put` nor a put that has not waited yet can take it. The exception is one try
+    /// that found the slot an instant before its hand-off was counted (a later slot's
+    /// hand-off is counted before the slot is freed, so it cannot take two); the woken put
+    /// then waits again for the next freed slot.
     ///
     /// # Panics
     ///

@@ -121,7 +121,11 @@ impl<'a> Cancelled<'a> {
     fn poll_with(&mut self, sleep: &mut Sleep<'_, '_>) -> Poll<()> {
         let cancellation = self.cancellation;
         // Level-triggered: the flag itself is checked after every wake-up.
-        self.wait.poll(cancellation.waiters(), sleep, |_turn| {
+        self.wait.poll(cancellation.waiters(), sleep, |turn| {
+            // An attempt uses its turn up (see `Registration::poll`).
+            if turn {
+                cancellation.waiters().turns().redeem();
+            }
             cancellation.is_requested().then_some(())
         })
     }

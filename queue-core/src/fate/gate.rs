@@ -15,16 +15,71 @@
 //! their single total order one of the two reads sees the other's raise: a transition
 //! that slipped in is waited for, and one that came later waits for the report.
 //!
-//! Both waits are bounded, since a journal may call back into the queue from inside
-//! either (a transition's journal call that asks for a report, a report's journal call
-//! that takes an item): a report that cannot get its instant says so (`None`), and a
-//! transition held off for too long goes ahead, which the report then sees.
+//! A journal may call back into the queue from inside either (a transition's journal call
+//! that makes a report or another transition, a report's journal call that takes an
+//! item). With `std` the gate knows, per thread, which gates the thread is in motion on
+//! or reporting on: a nested transition goes ahead, and a report made from inside a
+//! transition of the same queue says at once that it cannot get its instant (`None`);
+//! every other wait lasts as long as it must. Without `std` there is no thread-local to
+//! know it by, so both waits are bounded: a report that cannot get its instant says so,
+//! and a transition held off for too long goes ahead, which the report then sees.
 
 use crate::sync::{back_off, AtomicUsize, Ordering};
 
-/// How many steps of [`back_off`] a wait takes before it gives up (past its first few
-/// spins, each step yields the thread with `std`).
-const PATIENCE: u32 = 4096;
+/// Without `std`, how many steps of [`back_off`] a wait takes before it gives up.
+#[cfg(not(feature = "std"))]
+const PATIENCE: u32 = 1 << 16;
+
+/// With `std` a wait gives up only when it would wait for its own thread (see the module
+/// docs).
+#[cfg(feature = "std")]
+const PATIENCE: u32 = u32::MAX;
+
+/// What the calling thread is doing at which gates (by address), under `std`.
+#[cfg(feature = "std")]
+mod this_thread {
+    extern crate std;
+
+    use core::cell::RefCell;
+    use std::vec::Vec;
+
+    std::thread_local! {
+        static IN_MOTION: RefCell<Vec<usize>> = const { RefCell::new(Vec::new()) };
+        static REPORTING: RefCell<Vec<usize>> = const { RefCell::new(Vec::new()) };
+    }
+
+    /// Whether this thread is in a transition at `gate`.
+    pub(super) fn in_motion(gate: usize) -> bool {
+        IN_MOTION.with(|gates| gates.borrow().contains(&gate))
+    }
+
+    /// Whether this thread is making a report at `gate`.
+    pub(super) fn reporting(gate: usize) -> bool {
+        REPORTING.with(|gates| gates.borrow().contains(&gate))
+    }
+
+    pub(super) fn enter(gate: usize) {
+        IN_MOTION.with(|gates| gates.borrow_mut().push(gate));
+    }
+
+    pub(super) fn leave(gate: usize) {
+        IN_MOTION.with(|gates| remove(&mut gates.borrow_mut(), gate));
+    }
+
+    pub(super) fn start_report(gate: usize) {
+        REPORTING.with(|gates| gates.borrow_mut().push(gate));
+    }
+
+    pub(super) fn end_report(gate: usize) {
+        REPORTING.with(|gates| remove(&mut gates.borrow_mut(), gate));
+    }
+
+    fn remove(gates: &mut Vec<usize>, gate: usize) {
+        if let Some(at) = gates.iter().rposition(|&g| g == gate) {
+            gates.swap_remove(at);
+        }
+    }
+}
 
 /// See the module docs.
 #[derive(Debug)]
@@ -33,6 +88,10 @@ pub(crate) struct ReportGate {
     in_motion: AtomicUsize,
     /// Reports holding transitions off.
     reporting: AtomicUsize,
+    /// Raised by a transition that went ahead while a report held transitions off (one
+    /// nested in the report's own journal call, or one that waited too long): that
+    /// report's instant is broken.
+    broken: AtomicUsize,
 }
 
 /// A transition in progress; it leaves the gate when dropped (also while unwinding, so a
@@ -44,6 +103,8 @@ impl Drop for InMotion<'_> {
     #[inline]
     fn drop(&mut self) {
         if let Some(gate) = self.0 {
+            #[cfg(feature = "std")]
+            this_thread::leave(gate.address());
             // SeqCst: a report that reads zero after this sees the transition's two steps.
             gate.in_motion.fetch_sub(1, Ordering::SeqCst);
         }
@@ -55,6 +116,7 @@ impl ReportGate {
         ReportGate {
             in_motion: AtomicUsize::new(0),
             reporting: AtomicUsize::new(0),
+            broken: AtomicUsize::new(0),
         }
     }
 
@@ -68,14 +130,41 @@ impl ReportGate {
         self.enter_gated()
     }
 
+    /// This gate's address, the thread-locals' key.
+    #[cfg(feature = "std")]
+    fn address(&self) -> usize {
+        core::ptr::from_ref(self) as usize
+    }
+
+    /// Whether the calling thread must not wait at this gate: it is the one reporting
+    /// (for a transition), or already in a transition (for a transition or a report).
+    fn own_thread_holds(&self, reporting: bool) -> bool {
+        #[cfg(feature = "std")]
+        return this_thread::in_motion(self.address())
+            || (reporting && this_thread::reporting(self.address()));
+        #[cfg(not(feature = "std"))]
+        {
+            let _ = reporting;
+            false
+        }
+    }
+
     #[cold]
     fn enter_gated(&self) -> InMotion<'_> {
         let mut waited = 0;
         let mut steps = 0;
+        let nested = self.own_thread_holds(true);
+        #[cfg(feature = "std")]
+        this_thread::enter(self.address());
         loop {
             // SeqCst (both): Dekker's pattern with `hold` (see the module docs).
             self.in_motion.fetch_add(1, Ordering::SeqCst);
-            if self.reporting.load(Ordering::SeqCst) == 0 || steps >= PATIENCE {
+            if self.reporting.load(Ordering::SeqCst) == 0 {
+                return InMotion(Some(self));
+            }
+            if nested || steps >= PATIENCE {
+                // SeqCst: read by the report after its read, with `in_motion`.
+                self.broken.store(1, Ordering::SeqCst);
                 return InMotion(Some(self));
             }
             // A report is reading: step aside until it is done.
@@ -91,8 +180,17 @@ impl ReportGate {
     /// Runs `read` while no transition is in progress, and returns what it read; `None`
     /// if transitions kept going (see the module docs for when).
     pub(crate) fn hold<R>(&self, read: impl FnOnce() -> R) -> Option<R> {
+        if self.own_thread_holds(false) {
+            // A report from inside this thread's own transition would wait for itself.
+            return None;
+        }
         // SeqCst: Dekker's pattern with `enter` (see the module docs).
-        self.reporting.fetch_add(1, Ordering::SeqCst);
+        if self.reporting.fetch_add(1, Ordering::SeqCst) == 0 {
+            // SeqCst: as below. The first report clears what an earlier one left.
+            self.broken.store(0, Ordering::SeqCst);
+        }
+        #[cfg(feature = "std")]
+        this_thread::start_report(self.address());
         let mut waited = 0;
         let mut steps = 0;
         // SeqCst: as above.
@@ -102,8 +200,12 @@ impl ReportGate {
         }
         let quiet = self.in_motion.load(Ordering::SeqCst) == 0;
         let read = quiet.then(read);
-        // A transition that went ahead after waiting too long may have run meanwhile.
-        let still = self.in_motion.load(Ordering::SeqCst) == 0;
+        // A transition that went ahead (nested in the report's own journal call, or after
+        // waiting too long) may have run meanwhile.
+        let still =
+            self.in_motion.load(Ordering::SeqCst) == 0 && self.broken.load(Ordering::SeqCst) == 0;
+        #[cfg(feature = "std")]
+        this_thread::end_report(self.address());
         // SeqCst: as above; the held-off transitions go ahead once this is lowered.
         self.reporting.fetch_sub(1, Ordering::SeqCst);
         read.filter(|_| still)
@@ -123,12 +225,28 @@ mod tests {
     }
 
     #[test]
-    fn a_report_waits_for_a_transition_in_progress_and_gives_up_in_the_end() {
+    fn a_report_from_inside_a_transition_of_its_own_thread_does_not_wait_for_itself() {
         let gate = ReportGate::new();
         let motion = gate.enter(true);
-        assert_eq!(gate.hold(|| 7), None, "the transition never leaves");
-        drop(motion);
+        #[cfg(feature = "std")]
+        assert_eq!(gate.hold(|| 7), None, "it would wait for itself");
+        let nested = gate.enter(true);
+        drop((nested, motion));
         assert_eq!(gate.hold(|| 8), Some(8));
+    }
+
+    #[cfg(feature = "std")]
+    #[test]
+    fn a_transition_from_inside_a_report_goes_ahead_and_voids_it() {
+        let gate = ReportGate::new();
+        let read = gate.hold(|| {
+            let _inner = gate.enter(true);
+            9
+        });
+        assert_eq!(
+            read, None,
+            "the report's instant was broken by its own transition"
+        );
     }
 
     #[cfg(feature = "std")]

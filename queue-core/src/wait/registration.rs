@@ -168,9 +168,11 @@ impl Registration {
     ) -> Poll<R> {
         loop {
             let turn = self.held != 0;
-            if let Some(ready) = attempt(turn) {
-                // An attempt made with a turn used it up (the take redeemed it).
-                self.held -= usize::from(turn);
+            let done = attempt(turn);
+            // An attempt made with a turn used it up, whatever it found: the attempt
+            // redeemed it.
+            self.held -= usize::from(turn);
+            if let Some(ready) = done {
                 return Poll::Ready(ready);
             }
             if self.listener.is_none() {
@@ -191,8 +193,9 @@ impl Registration {
                 return Poll::Pending;
             }
             // A listener that fired has left the event's list; the waiter now holds the
-            // turn its notification granted. If its next attempt finds nothing (a try that
-            // raced the grant took the item), it keeps the turn and waits again.
+            // turn its notification granted, for its next attempt. If that attempt finds
+            // nothing (a try that raced the grant took the item), the turn is gone with the
+            // item, and the waiter waits again like any other.
             self.listener = None;
             self.held += 1;
             waiters.left(true);
@@ -235,10 +238,8 @@ impl Registration {
         }
         let turn = self.held != 0;
         let done = attempt(turn);
-        if done.is_some() {
-            // An attempt made with a turn used it up (the take redeemed it).
-            self.held -= usize::from(turn);
-        }
+        // An attempt made with a turn used it up, whatever it found.
+        self.held -= usize::from(turn);
         self.release(waiters);
         done
     }

@@ -11,14 +11,17 @@ use crate::sync::{AtomicUsize, Ordering};
 ///   hand-off (a put for the getters, a freed slot for the putters) and a terminal wake-up
 ///   (shutdown, the last worker leaving) alike, counted right after event-listener says
 ///   how many listeners it reached.
-/// - A waiter whose listener fired holds that turn: its attempts may take any available
-///   item or slot, and it [`redeem`](Turns::redeem)s the turn only *after* it has taken
-///   one, so no try can take the item it is taking. A try refused meanwhile may have gone
-///   to sleep with an item left over once the turn is gone: the redeeming waiter then
-///   tells one more waiter if more items (slots) are left than turns owed. An attempt that
-///   finds nothing keeps the turn; a final answer (shut down, no workers) uses it up. A
-///   waiter that finishes or is dropped with turns left passes them to the next listeners
-///   and [`revoke`](Turns::revoke)s those that reached nobody.
+/// - A waiter whose listener fired holds that turn for its next attempt, which may take
+///   any available item or slot. The attempt [`redeem`](Turns::redeem)s the turn whatever
+///   it finds, and only *after* it has taken what it takes, so no try can take the item it
+///   is taking. A try refused meanwhile may have gone to sleep with an item left over once
+///   the turn is gone: the redeeming waiter then tells one more waiter if more items
+///   (slots) are left than turns owed. An attempt that finds nothing (a try took the item
+///   an instant before the grant) uses the turn up all the same: a turn kept by a waiter
+///   that sleeps again would hold back the next item from everyone but that waiter, which
+///   the next hand-off may not reach. A waiter that finishes or is dropped with turns left
+///   passes them to the next listeners and [`revoke`](Turns::revoke)s those that reached
+///   nobody.
 /// - Everyone else (`try_get`, `try_put`, the first try of a new `get` or `put`, a waiter
 ///   not yet woken) may take only what is not owed: [`lets_pass`](Turns::lets_pass), or
 ///   the buffers' own checks, made once they see an item and before they claim it, so
@@ -27,8 +30,8 @@ use crate::sync::{AtomicUsize, Ordering};
 /// So a try or a newcomer cannot take the item a woken waiter was woken for, and that
 /// waiter cannot lose it to them, however often they try. The check is not a lock: a try
 /// that sees an item published an instant before the grant of the turn it was published
-/// for can take that one item. The woken waiter then keeps its turn (it is still counted)
-/// and takes the next item or slot before any try can.
+/// for can take that one item, and no more: the next item's hand-off is counted before
+/// that item is published. The woken waiter then waits again for the next hand-off.
 ///
 /// The count is exact at rest: each grant is matched by one redeem or revoke. It can read
 /// one low per notification in progress: a woken thread may take its item and redeem its
