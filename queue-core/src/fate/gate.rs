@@ -31,17 +31,17 @@ use crate::sync::{back_off, AtomicUsize, Ordering};
 const PATIENCE: u32 = 1 << 16;
 
 /// With `std` a wait gives up only when it would wait for its own thread (see the module
-/// docs).
+/// docs): in practice never.
 #[cfg(feature = "std")]
-const PATIENCE: u32 = u32::MAX;
+const PATIENCE: u32 = u32::MAX - 1;
 
 /// What the calling thread is doing at which gates (by address), under `std`.
 #[cfg(feature = "std")]
 mod this_thread {
     extern crate std;
 
+    use alloc::vec::Vec;
     use core::cell::RefCell;
-    use std::vec::Vec;
 
     std::thread_local! {
         static IN_MOTION: RefCell<Vec<usize>> = const { RefCell::new(Vec::new()) };
@@ -257,7 +257,7 @@ mod tests {
         let motion = gate.enter(true);
         std::thread::scope(|s| {
             let report = s.spawn(|| gate.hold(|| 9));
-            std::thread::sleep(std::time::Duration::from_millis(5));
+            std::thread::sleep(core::time::Duration::from_millis(5));
             drop(motion);
             assert_eq!(report.join().unwrap(), Some(9));
         });
