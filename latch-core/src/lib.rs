@@ -135,98 +135,11 @@ extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
 
-/// Declares a `const fn`, except under `cfg(loom)`, whose atomics are not `const`.
-macro_rules! const_fn {
-    ($(#[$attr:meta])* $vis:vis fn $name:ident($($arg:ident: $ty:ty),*) -> $ret:ty $body:block) => {
-        #[cfg(not(loom))]
-        $(#[$attr])*
-        $vis const fn $name($($arg: $ty),*) -> $ret $body
-
-        #[cfg(loom)]
-        $(#[$attr])*
-        $vis fn $name($($arg: $ty),*) -> $ret $body
-    };
-}
-pub(crate) use const_fn;
-
-#[cfg(feature = "std")]
-mod blocking;
-#[cfg(feature = "alloc")]
-mod count_down;
-#[cfg(feature = "alloc")]
-mod counter;
-#[cfg(feature = "alloc")]
-mod diagnostics;
-#[cfg(feature = "alloc")]
-mod error;
-#[cfg(feature = "alloc")]
-mod failable;
 pub mod fixed;
 #[cfg(feature = "alloc")]
-mod latch;
-#[cfg(feature = "alloc")]
-mod notify;
-#[cfg(feature = "alloc")]
-mod raw;
-#[cfg_attr(not(feature = "alloc"), allow(unused_imports))] // `AtomicU8` serves the tracking latch
+mod heap;
 mod sync;
-#[cfg(all(feature = "alloc", feature = "tracing"))]
-mod trace;
-#[cfg(feature = "alloc")]
-mod tracking;
-#[cfg(feature = "alloc")]
-mod wait;
-#[cfg(feature = "alloc")]
-mod wait_until;
 
-#[cfg(feature = "alloc")]
-pub use count_down::CountDownLatch;
-#[cfg(feature = "alloc")]
-pub use counter::Counter;
-#[cfg(all(feature = "alloc", target_has_atomic = "ptr"))]
-pub use counter::OwnedCounter;
-#[cfg(feature = "alloc")]
-pub use diagnostics::CountDownEvent;
-#[cfg(feature = "alloc")]
-pub use error::{CountTooLarge, Failure, NameError, StillPending, TimedOut};
-#[cfg(feature = "alloc")]
-pub use failable::FailableLatch;
 pub use fixed::{FixedFailableLatch, FixedLatch, FixedTrackingLatch};
 #[cfg(feature = "alloc")]
-pub use latch::Latch;
-#[cfg(feature = "alloc")]
-pub use raw::MAX_COUNT;
-#[cfg(feature = "alloc")]
-pub use tracking::TrackingLatch;
-
-/// The named futures the latches return.
-#[cfg(feature = "alloc")]
-pub mod futures {
-    pub use crate::wait::Wait;
-    #[cfg(target_has_atomic = "ptr")]
-    pub use crate::wait::WaitOwned;
-    pub use crate::wait_until::WaitUntil;
-}
-
-/// Compile-time proof of the auto traits the docs promise.
-#[cfg(feature = "alloc")]
-#[allow(dead_code)]
-fn assert_auto_traits() {
-    fn send_sync<T: Send + Sync>() {}
-    fn send<T: Send>() {}
-    send_sync::<CountDownLatch>();
-    send_sync::<FailableLatch<alloc::string::String>>();
-    send_sync::<TrackingLatch<alloc::string::String>>();
-    send_sync::<Counter<'static, alloc::string::String>>();
-    #[cfg(target_has_atomic = "ptr")]
-    send_sync::<OwnedCounter<alloc::string::String>>();
-    #[cfg(target_has_atomic = "ptr")]
-    send_sync::<futures::WaitOwned<TrackingLatch<alloc::string::String>>>();
-    send_sync::<futures::Wait<'static, CountDownLatch>>();
-    send_sync::<futures::Wait<'static, TrackingLatch<alloc::string::String>>>();
-    send::<futures::WaitUntil<'static, FailableLatch<()>, core::future::Ready<()>>>();
-    send_sync::<Failure<alloc::string::String>>();
-    send_sync::<TimedOut>();
-    send_sync::<NameError>();
-    send_sync::<StillPending>();
-}
+pub use heap::*;

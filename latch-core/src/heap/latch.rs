@@ -1,6 +1,6 @@
 //! What the three latch types share: the trait the generic wait futures are written over.
 
-use crate::raw::{RawLatch, Terminal};
+use crate::heap::raw::{RawLatch, Terminal};
 
 /// A countdown latch: [`CountDownLatch`](crate::CountDownLatch),
 /// [`FailableLatch`](crate::FailableLatch) or [`TrackingLatch`](crate::TrackingLatch).
@@ -58,11 +58,11 @@ pub trait Latch: sealed::Sealed {
     /// latch.fail("boom").unwrap();
     /// assert_eq!(futures_lite::future::block_on(Latch::wait(&latch)), Err("boom"));
     /// ```
-    fn wait(&self) -> crate::futures::Wait<'_, Self>
+    fn wait(&self) -> crate::heap::futures::Wait<'_, Self>
     where
         Self: Sized,
     {
-        crate::futures::Wait::new(self)
+        crate::heap::futures::Wait::new(self)
     }
 
     /// Waits until the latch opens, or until `deadline` completes, whichever comes first:
@@ -85,11 +85,11 @@ pub trait Latch: sealed::Sealed {
     fn wait_until<D: core::future::Future>(
         &self,
         deadline: D,
-    ) -> crate::futures::WaitUntil<'_, Self, D>
+    ) -> crate::heap::futures::WaitUntil<'_, Self, D>
     where
         Self: Sized,
     {
-        crate::futures::WaitUntil::new(self, deadline)
+        crate::heap::futures::WaitUntil::new(self, deadline)
     }
 
     /// Like [`wait`](Self::wait), for a latch in an [`Arc`](alloc::sync::Arc): the future
@@ -108,11 +108,11 @@ pub trait Latch: sealed::Sealed {
     /// waiter.join().unwrap();
     /// ```
     #[cfg(target_has_atomic = "ptr")]
-    fn wait_owned(self: &alloc::sync::Arc<Self>) -> crate::futures::WaitOwned<Self>
+    fn wait_owned(self: &alloc::sync::Arc<Self>) -> crate::heap::futures::WaitOwned<Self>
     where
         Self: Sized,
     {
-        crate::futures::WaitOwned::new(self.clone())
+        crate::heap::futures::WaitOwned::new(self.clone())
     }
 }
 

@@ -4,8 +4,8 @@
 use core::fmt;
 use core::ops::Deref;
 
-use crate::error::Failure;
-use crate::tracking::TrackingLatch;
+use crate::heap::error::Failure;
+use crate::heap::tracking::TrackingLatch;
 
 /// The handle for one named counter of a [`TrackingLatch`].
 ///

@@ -2,10 +2,10 @@
 
 use core::fmt;
 
-use crate::error::{CountTooLarge, TimedOut};
-use crate::futures::{Wait, WaitUntil};
-use crate::latch::{sealed::Sealed, Latch};
-use crate::raw::{RawLatch, Terminal};
+use crate::heap::error::{CountTooLarge, TimedOut};
+use crate::heap::futures::{Wait, WaitUntil};
+use crate::heap::latch::{sealed::Sealed, Latch};
+use crate::heap::raw::{RawLatch, Terminal};
 
 /// A one-shot latch that opens when its count reaches zero.
 ///
@@ -49,7 +49,7 @@ pub struct CountDownLatch {
 }
 
 impl CountDownLatch {
-    crate::const_fn! {
+    crate::sync::const_fn! {
         /// A latch that opens after `count` count-downs; `new(0)` starts open.
         ///
         /// # Panics
@@ -73,7 +73,7 @@ impl CountDownLatch {
         }
     }
 
-    crate::const_fn! {
+    crate::sync::const_fn! {
         /// A latch that opens after `count` count-downs, or an error if `count` exceeds
         /// [`MAX_COUNT`](crate::MAX_COUNT).
         ///
@@ -147,7 +147,7 @@ impl CountDownLatch {
     pub fn count_down(&self) -> bool {
         self.raw.count_down_then(|remaining| {
             #[cfg(feature = "tracing")]
-            crate::trace::count_down(self.raw.label, remaining);
+            crate::heap::trace::count_down(self.raw.label, remaining);
             let _ = remaining;
         })
     }
@@ -245,8 +245,8 @@ impl CountDownLatch {
     /// waiter.join().unwrap();
     /// ```
     #[cfg(target_has_atomic = "ptr")]
-    pub fn wait_owned(self: &alloc::sync::Arc<Self>) -> crate::futures::WaitOwned<Self> {
-        crate::futures::WaitOwned::new(self.clone())
+    pub fn wait_owned(self: &alloc::sync::Arc<Self>) -> crate::heap::futures::WaitOwned<Self> {
+        crate::heap::futures::WaitOwned::new(self.clone())
     }
 
     /// Waits until the latch opens or `deadline` completes, whichever is first.

@@ -5,12 +5,12 @@ use core::fmt;
 
 use once_cell::race::OnceBox;
 
-use crate::error::{CountTooLarge, TimedOut};
+use crate::heap::error::{CountTooLarge, TimedOut};
 #[cfg(target_has_atomic = "ptr")]
-use crate::futures::WaitOwned;
-use crate::futures::{Wait, WaitUntil};
-use crate::latch::{sealed::Sealed, Latch};
-use crate::raw::{RawLatch, Terminal};
+use crate::heap::futures::WaitOwned;
+use crate::heap::futures::{Wait, WaitUntil};
+use crate::heap::latch::{sealed::Sealed, Latch};
+use crate::heap::raw::{RawLatch, Terminal};
 
 /// A countdown latch with a failure path: [`fail`](Self::fail) releases every waiter with the
 /// first error, so a crashed counter cannot leave waiters blocked forever.
@@ -44,7 +44,7 @@ pub struct FailableLatch<E> {
 }
 
 impl<E> FailableLatch<E> {
-    crate::const_fn! {
+    crate::sync::const_fn! {
         /// A latch that opens after `count` count-downs unless it fails first; `new(0)`
         /// starts open.
         ///
@@ -69,7 +69,7 @@ impl<E> FailableLatch<E> {
         }
     }
 
-    crate::const_fn! {
+    crate::sync::const_fn! {
         /// A latch that opens after `count` count-downs, or an error if `count` exceeds
         /// [`MAX_COUNT`](crate::MAX_COUNT).
         ///
@@ -162,7 +162,7 @@ impl<E> FailableLatch<E> {
     pub fn count_down(&self) -> bool {
         self.raw.count_down_then(|remaining| {
             #[cfg(feature = "tracing")]
-            crate::trace::count_down(self.raw.label, remaining);
+            crate::heap::trace::count_down(self.raw.label, remaining);
             let _ = remaining;
         })
     }
@@ -250,7 +250,7 @@ impl<E> FailableLatch<E> {
     pub fn fail(&self, error: E) -> Result<(), E> {
         self.fail_quietly(error)?;
         #[cfg(feature = "tracing")]
-        crate::trace::failed(self.raw.label, "failed", None, core::any::type_name::<E>());
+        crate::heap::trace::failed(self.raw.label, "failed", None, core::any::type_name::<E>());
         Ok(())
     }
 

@@ -7,18 +7,18 @@ use alloc::vec::Vec;
 use core::convert::Infallible;
 use core::fmt;
 
-use crate::counter::Counter;
+use crate::heap::counter::Counter;
 #[cfg(target_has_atomic = "ptr")]
-use crate::counter::OwnedCounter;
-use crate::diagnostics::CountDownEvent;
-use crate::error::{Failure, NameError, StillPending};
-use crate::failable::FailableLatch;
+use crate::heap::counter::OwnedCounter;
+use crate::heap::diagnostics::CountDownEvent;
+use crate::heap::error::{Failure, NameError, StillPending};
+use crate::heap::failable::FailableLatch;
 #[cfg(target_has_atomic = "ptr")]
-use crate::futures::WaitOwned;
-use crate::futures::{Wait, WaitUntil};
-use crate::latch::{sealed::Sealed, Latch};
-use crate::raw::{RawLatch, Terminal};
-use crate::sync::{AtomicU8, Ordering};
+use crate::heap::futures::WaitOwned;
+use crate::heap::futures::{Wait, WaitUntil};
+use crate::heap::latch::{sealed::Sealed, Latch};
+use crate::heap::raw::{RawLatch, Terminal};
+use crate::sync::atomic::{AtomicU8, Ordering};
 
 /// The counter has neither reported nor been handed out.
 const PENDING: u8 = 0;
@@ -495,7 +495,7 @@ impl<E> TrackingLatch<E> {
         );
         self.latch.fail_quietly(failure)?;
         #[cfg(feature = "tracing")]
-        crate::trace::failed(
+        crate::heap::trace::failed(
             self.label(),
             reason,
             counter.as_deref(),
