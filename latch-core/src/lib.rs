@@ -118,6 +118,19 @@
 //!
 //! The `loom` cfg (`RUSTFLAGS="--cfg loom"`) swaps in loom's atomics for model checking;
 //! `new` is not `const` under it.
+//!
+//! # Source layout
+//!
+//! Each tier is a folder over one raw core (`raw.rs`: the state word and the one wait loop),
+//! and its latch types only call down into it. A folder imports only `sync.rs` from outside
+//! itself, and `lib.rs` only declares and re-exports.
+//!
+//! | path | owns |
+//! |---|---|
+//! | `lib.rs` | this index: the crate docs, the lints, the modules and the re-exports |
+//! | `sync.rs` | what both tiers share: the atomics (loom's, portable-atomic's or core's) and `const_fn!` |
+//! | `heap/` | the `alloc` tier on event-listener: `LatchOf` and its kinds, their futures, the counter handles, the errors and diagnostics |
+//! | `fixed/` | the no-heap tier: [`fixed`]'s latches, their waiter slots and the error stored in place (the crate's one `unsafe` module) |
 #![no_std]
 // A `no_std` crate: name `core` and `alloc` items by their own paths, so the crate builds
 // without `std` (the workspace's std-only crates need no such rule).

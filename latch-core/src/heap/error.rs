@@ -170,6 +170,16 @@ impl<E> Failure<E> {
     }
 }
 
+impl<E> Failure<E> {
+    /// The error of a `Failed` failure built by this crate from a caller's error.
+    pub(crate) fn into_error(self) -> E {
+        match self {
+            Failure::Failed { error, .. } => error,
+            Failure::Abandoned { .. } => unreachable!("only `Failed` carries a caller's error"),
+        }
+    }
+}
+
 impl<E> fmt::Debug for Failure<E> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
