@@ -22,6 +22,7 @@
 //! # Examples
 //!
 //! ```
+//! # #[cfg(feature = "alloc")] { // the heap tier
 //! use tally_latch::TrackingLatch;
 //!
 //! let ready = TrackingLatch::new(["consumer", "cache-warmer", "http"]).unwrap();
@@ -33,11 +34,13 @@
 //! let pending = futures_lite::future::block_on(ready.wait_until(async {})).unwrap_err();
 //! assert_eq!(pending.names(), ["cache-warmer"]);
 //! assert_eq!(pending.to_string(), "timed out waiting for: cache-warmer");
+//! # }
 //! ```
 //!
 //! Errors are owned, so `?` carries them into `anyhow::Error` or a boxed error:
 //!
 //! ```
+//! # #[cfg(feature = "alloc")] { // the heap tier
 //! use std::error::Error;
 //! use tally_latch::TrackingLatch;
 //!
@@ -50,6 +53,7 @@
 //! ready.fail(String::from("db: connection refused")).unwrap();
 //! let error = futures_lite::future::block_on(gate(&ready)).unwrap_err();
 //! assert_eq!(error.to_string(), "latch failed: db: connection refused");
+//! # }
 //! ```
 //!
 //! # Wakers, observers and deadlines: what user code may do

@@ -268,7 +268,7 @@ impl StillPending {
     /// ```
     /// # use tally_latch::TrackingLatch;
     /// let latch = TrackingLatch::new(["a", "b"]).unwrap();
-    /// let pending = latch.wait_blocking_timeout(std::time::Duration::ZERO).unwrap_err();
+    /// let pending = futures_lite::future::block_on(latch.wait_until(async {})).unwrap_err();
     /// assert_eq!(pending.names(), ["a", "b"]);
     /// ```
     pub fn names(&self) -> &[Cow<'static, str>] {
