@@ -340,7 +340,6 @@ impl<E> LatchOf<Tracking<E>> {
     /// assert!(latch.time_to_open().is_some());
     /// ```
     #[cfg(feature = "std")]
-    #[cfg(feature = "std")]
     pub fn time_to_open(&self) -> Option<core::time::Duration> {
         // A stamp left by a count-down that lost the latch to a failure is not a time-to-open.
         self.kind
