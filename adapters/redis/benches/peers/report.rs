@@ -194,9 +194,11 @@ pub(crate) fn render(
          script's time already includes it, so summing every command counts a script's inner \
          commands twice. The sum here is of what clients sent: scripts (`EVAL*`, `FCALL*`) \
          whole, and every other command whose name none of the system's scripts run (found in \
-         its Lua sources; `EXEC` is left out, its commands are counted one by one). The CPU \
-         figure has no such choice in it, and includes reading and writing the sockets. The \
-         commands behind each figure are listed at the end.\n\n",
+         its Lua sources; `EXEC` is left out, its commands are counted one by one). A \
+         command's time there is wall-clock time inside it, so on a loaded host it also \
+         counts the moments the server's thread was preempted. The CPU figure has neither \
+         issue, and includes reading and writing the sockets. The commands behind each figure \
+         are listed at the end.\n\n",
     );
 
     out.push_str("### Left on the server\n\n");

@@ -177,7 +177,12 @@ impl Summary {
                 format!("{:.4}\t{:.4}\t{:.4}", r.median, r.lo, r.hi)
             })
         };
-        for ((system, workload), c) in &self.cells {
+        let rows = self.systems.iter().flat_map(|system| {
+            self.workloads
+                .iter()
+                .filter_map(move |&workload| Some((system, workload, self.cell(system, workload)?)))
+        });
+        for (system, workload, c) in rows {
             let _ = writeln!(
                 out,
                 "{system}\t{workload}\t{:.1}\t{:.1}\t{:.1}\t{}\t{}\t{:.3}\t{:.3}\t{:.3}\t{:.1}\t{:.3}",
