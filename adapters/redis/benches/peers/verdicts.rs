@@ -142,20 +142,27 @@ pub(crate) fn verdicts(
         let mut parts = Vec::new();
         let mut met = true;
         for w in one_at_a_time {
-            let now = summary.cell(ONE_AT_A_TIME, w).and_then(|c| c.vs_unbatched);
-            let before = baseline.cell(ONE_AT_A_TIME, w).and_then(|c| c.vs_unbatched);
-            match (now, before) {
-                (Some(now), Some(before)) => {
+            let now = summary.cell(ONE_AT_A_TIME, w);
+            let before = baseline.cell(ONE_AT_A_TIME, w);
+            let ratios = (
+                now.and_then(|c| c.vs_unbatched),
+                before.and_then(|c| c.vs_unbatched),
+            );
+            match (now.zip(before), ratios) {
+                (Some((now_cell, before_cell)), (Some(now), Some(before))) => {
                     met &= now.median >= before.median;
                     parts.push(format!(
-                        "{}: {} (rounds {}–{}), baseline {} (rounds {}–{})",
+                        "{}: {} (rounds {}–{}), baseline {} (rounds {}–{}); server CPU {} µs per \
+                         job, baseline {}",
                         heading(w),
                         times(now.median),
                         times(now.lo),
                         times(now.hi),
                         times(before.median),
                         times(before.lo),
-                        times(before.hi)
+                        times(before.hi),
+                        micros(now_cell.cpu_us),
+                        micros(before_cell.cpu_us)
                     ));
                 }
                 _ => {
