@@ -61,7 +61,8 @@ echo "${REDIS_BENCH_BULLMQ:-not measured: ${REDIS_BENCH_BULLMQ_ABSENT:-}}"
 echo "==> what is measured"
 head=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 source_commit=$(git log -1 --format=%h -- adapters/redis/src 2>/dev/null || echo unknown)
-if [[ -n $(git status --porcelain -- adapters/redis 2>/dev/null) ]]; then
+# The baseline is the harness's data, not what it measures.
+if [[ -n $(git status --porcelain -- adapters/redis ':!adapters/redis/benches/peers/baseline.tsv' 2>/dev/null) ]]; then
   state="with uncommitted changes in adapters/redis"
 else
   state="adapters/redis as committed"
