@@ -71,9 +71,12 @@ export REDIS_BENCH_COMMIT="commit $head ($state; adapters/redis/src last changed
 echo "$REDIS_BENCH_COMMIT"
 
 echo "==> the run"
-cargo bench -p tally-redis --bench peers
-
 section=$out/section.md
+rm -f "$section"
+# A run that failed still writes its section, failures listed; the script then exits with
+# the run's status.
+status=0
+cargo bench -p tally-redis --bench peers || status=$?
 [[ -s $section ]] || { echo "no $section: the run wrote nothing" >&2; exit 1; }
 if [[ -n ${NO_MARKDOWN:-} ]]; then
   echo "NO_MARKDOWN set: BENCHMARKS.md left as it is; the section is $section"
@@ -113,3 +116,4 @@ else
   echo "BENCHMARKS.md: Redis section from $section"
 fi
 echo "done in $(( $(date +%s) - begin )) s"
+exit "$status"

@@ -40,7 +40,18 @@ async function addBulk(queue, jobs, batch) {
   }
 }
 
+// What a failed run left open (the harness asks for `finish` after a failure, but a run
+// that failed inside `finish` may have left its workers running).
+async function closeLeftovers() {
+  const left = run;
+  run = null;
+  if (!left) return;
+  await Promise.allSettled(left.workers.map((worker) => worker.close()));
+  await Promise.allSettled([left.queue.close()]);
+}
+
 async function prepare(workload, jobs, consumers, batch) {
+  await closeLeftovers();
   const queue = new Queue(NAME, {
     connection,
     defaultJobOptions: { removeOnComplete: true, removeOnFail: true },
@@ -90,6 +101,7 @@ async function go() {
 }
 
 async function finish() {
+  if (!run) throw new Error('finish before prepare');
   const { workload, jobs, queue } = run;
   await Promise.all(run.workers.map((worker) => worker.close()));
   const counts = await queue.getJobCounts('waiting', 'active', 'completed', 'failed', 'delayed');

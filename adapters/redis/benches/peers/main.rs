@@ -37,7 +37,7 @@ use std::time::{Duration, Instant};
 use redis::aio::MultiplexedConnection;
 
 use crate::bullmq::BullMq;
-use crate::measurement::{load_average, runs_tsv, Measurement};
+use crate::measurement::{load_average, runs_tsv, Failure, Measurement};
 use crate::meta::Meta;
 use crate::raw::Raw;
 use crate::server::Server;
@@ -46,8 +46,8 @@ use crate::summary::Summary;
 use crate::system::{Setup, System, Workload};
 use crate::tally::{Flavor, Tally};
 
-/// How long one timed run may take before the harness fails (instead of hanging).
-const RUN_LIMIT: Duration = Duration::from_secs(600);
+/// How long one step of a run may take before the run fails (instead of hanging).
+const STEP_LIMIT: Duration = Duration::from_secs(600);
 
 fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
     match std::env::var(name) {
@@ -135,6 +135,7 @@ fn main() {
     let mut workloads = vec![Workload::PutOne, Workload::PutBulk];
     workloads.extend(consumers.iter().map(|&n| Workload::Consume(n)));
     let mut measurements = Vec::new();
+    let mut failures = Vec::new();
     meta.load_before = load_average();
     for round in 0..rounds {
         meta.load_rounds.push(load_average());
@@ -144,14 +145,23 @@ fn main() {
             let n = systems.len();
             for k in 0..n {
                 let system = &mut systems[(k + round + w) % n];
-                let measured =
-                    rt.block_on(measure(&server, &mut con, system.as_mut(), workload, setup));
-                let measured = measured.unwrap_or_else(|e| {
-                    panic!("round {round}, {workload}, {}: {e}", system.name())
-                });
-                let m = Measurement { round, ..measured };
-                println!("round {}/{rounds} {}", round + 1, m.line());
-                measurements.push(m);
+                match rt.block_on(measure(&server, &mut con, system.as_mut(), workload, setup)) {
+                    Ok(measured) => {
+                        let m = Measurement { round, ..measured };
+                        println!("round {}/{rounds} {}", round + 1, m.line());
+                        measurements.push(m);
+                    }
+                    Err(error) => {
+                        let failure = Failure {
+                            round,
+                            system: system.name().to_string(),
+                            workload,
+                            error,
+                        };
+                        println!("round {}/{rounds} {failure}", round + 1);
+                        failures.push(failure);
+                    }
+                }
             }
         }
     }
@@ -161,24 +171,47 @@ fn main() {
     let runs = out.join("runs.tsv");
     std::fs::write(&runs, runs_tsv(&measurements)).expect("write runs.tsv");
     let baseline_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/peers/baseline.tsv");
-    let summary = Summary::new(&measurements, &names);
-    let is_baseline = std::env::var("REDIS_BENCH_SAVE_BASELINE").as_deref() == Ok("1");
+    let summary = Summary::new(&measurements, &failures, &names);
+    let is_baseline =
+        std::env::var("REDIS_BENCH_SAVE_BASELINE").as_deref() == Ok("1") && failures.is_empty();
+    if !failures.is_empty() {
+        println!("{} runs failed: no baseline written", failures.len());
+    }
     if is_baseline {
         std::fs::write(&baseline_path, summary.baseline_tsv(&meta)).expect("write baseline.tsv");
         println!("baseline written to {}", baseline_path.display());
     }
     let baseline = std::fs::read_to_string(&baseline_path).ok();
-    let section = report::render(&meta, &summary, baseline.as_deref(), is_baseline);
+    let section = report::render(&meta, &summary, &failures, baseline.as_deref(), is_baseline);
     std::fs::write(out.join("section.md"), section).expect("write section.md");
+    if !failures.is_empty() {
+        eprintln!(
+            "{} runs failed (see the section's failed runs)",
+            failures.len()
+        );
+    }
     println!(
         "{} and {} written",
         runs.display(),
         out.join("section.md").display()
     );
+    if !failures.is_empty() {
+        std::process::exit(1);
+    }
+}
+
+/// A step of a run, failing after [`STEP_LIMIT`] instead of hanging.
+async fn within<T>(
+    step: impl std::future::Future<Output = Result<T, String>>,
+) -> Result<T, String> {
+    tokio::time::timeout(STEP_LIMIT, step)
+        .await
+        .map_err(|_| format!("a step took more than {STEP_LIMIT:?}"))?
 }
 
 /// One run: empty the server, set up, time the run between two readings of the server's
-/// counters, check, and read what is left.
+/// counters, check, and read what is left. A run that fails is torn down (its connections
+/// closed, node's workers stopped) so that the next one starts clean.
 async fn measure(
     server: &Server,
     con: &mut MultiplexedConnection,
@@ -187,16 +220,28 @@ async fn measure(
     setup: Setup,
 ) -> Result<Measurement, String> {
     server.reset(con).await?;
-    system.prepare(server, workload, setup).await?;
+    let measured = measure_once(server, con, system, workload, setup).await;
+    if measured.is_err() {
+        let _ = within(system.finish()).await;
+    }
+    measured
+}
+
+async fn measure_once(
+    server: &Server,
+    con: &mut MultiplexedConnection,
+    system: &mut dyn System,
+    workload: Workload,
+    setup: Setup,
+) -> Result<Measurement, String> {
+    within(system.prepare(server, workload, setup)).await?;
     let load = load_average();
     let before = Snapshot::take(con).await?;
     let start = Instant::now();
-    tokio::time::timeout(RUN_LIMIT, system.run())
-        .await
-        .map_err(|_| format!("the run took more than {RUN_LIMIT:?}"))??;
+    within(system.run()).await?;
     let seconds = start.elapsed().as_secs_f64();
     let after = Snapshot::take(con).await?;
-    system.finish().await?;
+    within(system.finish()).await?;
     let (keys, bytes) = key_bytes(con).await?;
     Ok(Measurement {
         round: 0,

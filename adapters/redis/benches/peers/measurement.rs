@@ -45,6 +45,26 @@ impl Measurement {
     }
 }
 
+/// A run that failed: set-up, the run or its check returned an error (or took too long).
+pub(crate) struct Failure {
+    pub(crate) round: usize,
+    pub(crate) system: String,
+    pub(crate) workload: Workload,
+    pub(crate) error: String,
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{:<11} {:<24} FAILED: {}",
+            self.workload.to_string(),
+            self.system,
+            self.error
+        )
+    }
+}
+
 /// The 1-minute load average.
 pub(crate) fn load_average() -> f64 {
     std::fs::read_to_string("/proc/loadavg")

@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
+use crate::measurement::Failure;
 use crate::meta::Meta;
 use crate::raw::BATCHED;
 use crate::summary::{median, Cell, Summary};
@@ -69,17 +70,24 @@ fn rate_table(out: &mut String, summary: &Summary, batch: usize) {
     for system in &summary.systems {
         let _ = write!(out, "| {} |", row_name(system, batch));
         for &w in &summary.workloads {
+            let failed = summary
+                .failed
+                .get(&(system.clone(), w))
+                .map_or(String::new(), |n| format!(" · {n} failed"));
             match summary.cell(system, w) {
                 Some(c) => {
                     let _ = write!(
                         out,
-                        " {} ({}–{}){} |",
+                        " {} ({}–{}){}{failed} |",
                         rate(c.rate),
                         rate(c.rate_lo),
                         rate(c.rate_hi),
                         c.vs_batched
                             .map_or(String::new(), |r| format!(" · **{}**", times(r.median)))
                     );
+                }
+                None if !failed.is_empty() => {
+                    let _ = write!(out, " **failed**{failed} |");
                 }
                 None => out.push_str(" – |"),
             }
@@ -141,6 +149,7 @@ fn left_table(out: &mut String, summary: &Summary, batch: usize) {
 pub(crate) fn render(
     meta: &Meta,
     summary: &Summary,
+    failures: &[Failure],
     baseline: Option<&str>,
     is_baseline: bool,
 ) -> String {
@@ -208,6 +217,24 @@ pub(crate) fn render(
          server is empty before each run).\n\n",
     );
     left_table(&mut out, summary, batch);
+
+    if !failures.is_empty() {
+        out.push_str(
+            "### Failed runs\n\nEach was torn down and left out of the figures above.\n\n\
+             | round | system | workload | error |\n|---:|---|---|---|\n",
+        );
+        for f in failures {
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} |",
+                f.round + 1,
+                row_name(&f.system, batch),
+                heading(f.workload),
+                f.error.replace('|', "\\|").replace('\n', " ")
+            );
+        }
+        out.push('\n');
+    }
 
     out.push_str("### Targets\n\n");
     out.push_str("| target | measured | verdict |\n|---|---|---|\n");

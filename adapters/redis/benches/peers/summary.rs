@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
-use crate::measurement::Measurement;
+use crate::measurement::{Failure, Measurement};
 use crate::meta::Meta;
 use crate::raw::{BATCHED, UNBATCHED};
 use crate::system::Workload;
@@ -80,12 +80,26 @@ pub(crate) struct Summary {
     pub(crate) cells: BTreeMap<(String, Workload), Cell>,
     /// By system and workload.
     pub(crate) commands: BTreeMap<(String, Workload), Vec<CommandCost>>,
+    /// By system and workload: how many runs failed.
+    pub(crate) failed: BTreeMap<(String, Workload), usize>,
 }
 
 impl Summary {
     /// `systems`: the order of the report's rows.
-    pub(crate) fn new(measurements: &[Measurement], systems: &[String]) -> Summary {
-        let workloads: BTreeSet<Workload> = measurements.iter().map(|m| m.workload).collect();
+    pub(crate) fn new(
+        measurements: &[Measurement],
+        failures: &[Failure],
+        systems: &[String],
+    ) -> Summary {
+        let workloads: BTreeSet<Workload> = measurements
+            .iter()
+            .map(|m| m.workload)
+            .chain(failures.iter().map(|f| f.workload))
+            .collect();
+        let mut failed = BTreeMap::new();
+        for f in failures {
+            *failed.entry((f.system.clone(), f.workload)).or_insert(0) += 1;
+        }
         let reference = |round: usize, workload: Workload, name: &str| {
             measurements
                 .iter()
@@ -152,6 +166,7 @@ impl Summary {
             workloads: workloads.into_iter().collect(),
             cells,
             commands,
+            failed,
         }
     }
 
@@ -267,6 +282,7 @@ impl Summary {
                     workloads: workloads.into_iter().collect(),
                     cells,
                     commands: BTreeMap::new(),
+                    failed: BTreeMap::new(),
                 },
             )
         })
