@@ -5,7 +5,6 @@ use std::fmt::Write as _;
 
 use crate::measurement::Failure;
 use crate::meta::Meta;
-use crate::raw::BATCHED;
 use crate::summary::{median, Cell, Summary};
 use crate::system::Workload;
 use crate::verdicts::verdicts;
@@ -40,8 +39,9 @@ pub(crate) fn times(ratio: f64) -> String {
     format!("{ratio:.2}×")
 }
 
+/// A system's name in a table: a batched one says its batch.
 fn row_name(system: &str, batch: usize) -> String {
-    if system == BATCHED {
+    if system.ends_with(", batched") {
         format!("{system} by {batch}")
     } else {
         system.to_string()
