@@ -105,6 +105,14 @@ impl System for BullMq {
         "BullMQ (node)"
     }
 
+    fn method(&self, batch: usize) -> String {
+        format!(
+            "`Queue.add`; bulk: `Queue.addBulk` of {batch} jobs; a consumer is a `Worker` of \
+             concurrency 1 whose processor returns at once; jobs are removed once completed \
+             (`removeOnComplete`), as the others delete an acknowledged entry"
+        )
+    }
+
     fn nested(&self) -> &BTreeSet<String> {
         &self.nested
     }

@@ -128,6 +128,10 @@ fn main() {
         systems.retain(|s| words.iter().any(|w| s.name().to_lowercase().contains(w)));
     }
     let names: Vec<String> = systems.iter().map(|s| s.name().to_string()).collect();
+    meta.methods = systems
+        .iter()
+        .map(|s| (s.name().to_string(), s.method(setup.batch)))
+        .collect();
     if let Err(why) = &meta.bullmq {
         eprintln!("BullMQ is not measured: {why}");
     }

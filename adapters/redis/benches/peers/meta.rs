@@ -30,6 +30,8 @@ pub(crate) struct Meta {
     pub(crate) load_before: f64,
     pub(crate) load_rounds: Vec<f64>,
     pub(crate) load_after: f64,
+    /// Each system's name and how it puts and consumes.
+    pub(crate) methods: Vec<(String, String)>,
 }
 
 impl Meta {
@@ -90,6 +92,7 @@ impl Meta {
             load_before: f64::NAN,
             load_rounds: Vec::new(),
             load_after: f64::NAN,
+            methods: Vec::new(),
         }
     }
 

@@ -193,6 +193,22 @@ impl System for Raw {
         self.name
     }
 
+    fn method(&self, batch: usize) -> String {
+        if self.batched {
+            format!(
+                "`XADD`; bulk: pipelines of {batch} `XADD`s; a consumer reads `XREADGROUP … \
+                 COUNT {batch}` and acknowledges the batch with one multi-id `XACK` and one \
+                 multi-id `XDEL`, pipelined (one round trip)"
+            )
+        } else {
+            format!(
+                "`XADD`; bulk: {batch} `XADD`s in flight on one multiplexed connection; a \
+                 consumer reads `XREADGROUP … COUNT 1` and acknowledges with `XACK` + `XDEL`, \
+                 pipelined (one round trip)"
+            )
+        }
+    }
+
     fn nested(&self) -> &BTreeSet<String> {
         &self.nested
     }

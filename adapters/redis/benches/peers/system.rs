@@ -49,6 +49,8 @@ pub(crate) const PAYLOAD: [u8; 64] = [b'x'; 64];
 pub(crate) trait System {
     /// The name in the report.
     fn name(&self) -> &str;
+    /// How it puts one at a time, puts in bulk and consumes, for the report.
+    fn method(&self, batch: usize) -> String;
     /// The commands this system's scripts run (see [`crate::stats::Spent`]).
     fn nested(&self) -> &BTreeSet<String>;
     fn prepare<'a>(&'a mut self, server: &'a Server, workload: Workload, setup: Setup) -> Step<'a>;

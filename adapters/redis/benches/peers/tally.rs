@@ -11,8 +11,8 @@ use crate::system::{Setup, Step, System, Workload, PAYLOAD};
 
 const NAME: &str = "bench";
 
-/// How a variant puts in bulk and consumes. A variant is one arm in [`bulk_put`] and one
-/// in [`consume`], and one line in `main`'s list of systems.
+/// How a variant puts in bulk and consumes. A variant is one arm each in [`bulk_put`],
+/// [`prefill`] and [`consume`], and one line in `main`'s list of systems.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Flavor {
     /// `put` per job; a bulk put keeps `batch` puts in flight (there is no batch API). A
@@ -113,6 +113,17 @@ async fn consume(flavor: Flavor, queue: Queue<Bytes>) -> Result<usize, String> {
 impl System for Tally {
     fn name(&self) -> &str {
         self.name
+    }
+
+    fn method(&self, batch: usize) -> String {
+        let how = match self.flavor {
+            Flavor::OneAtATime => format!(
+                "bulk: {batch} `put`s in flight on one handle (no batch API); a consumer is a \
+                 handle looping `try_get` + `succeed` until `Empty`; a consume's jobs are put \
+                 one at a time"
+            ),
+        };
+        format!("`put`; {how}; no maintenance future runs (nothing is dropped, no lease expires)")
     }
 
     fn nested(&self) -> &BTreeSet<String> {
