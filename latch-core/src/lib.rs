@@ -56,6 +56,10 @@
 //! # }
 //! ```
 //!
+//! Where the latch's error type is itself an error, [`Failure::into_chained`] makes it the
+//! failure's [`source`](core::error::Error::source), so that it can be found in the chain
+//! by its type.
+//!
 //! # Wakers, observers and deadlines: what user code may do
 //!
 //! Wakers run on the notifying thread: the `count_down` that opens a latch, or the `fail`

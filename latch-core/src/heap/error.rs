@@ -102,6 +102,12 @@ impl fmt::Display for NameError {
 /// wildcard arm (or use [`counter`](Self::counter) and [`error`](Self::error)); the
 /// variants themselves can still be built and matched field by field.
 ///
+/// A `Failure<E>` is a `core::error::Error` whenever `E` prints (`String` and `&str`
+/// included); its message ends with the error's, and it has no
+/// [`source`](core::error::Error::source). Where `E` is itself an error, so that it can be
+/// found in an error chain by its type, [`into_chained`](Self::into_chained) makes it the
+/// source instead.
+///
 /// # Examples
 ///
 /// ```
@@ -171,6 +177,52 @@ impl<E> Failure<E> {
 }
 
 impl<E> Failure<E> {
+    /// This failure as a link of an error chain: a [`ChainedFailure`], whose message leaves
+    /// the error out and whose [`source`](core::error::Error::source) is the error.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::error::Error;
+    /// use std::num::ParseIntError;
+    /// use tally_latch::{Failure, TrackingLatch};
+    ///
+    /// async fn gate(ready: &TrackingLatch<ParseIntError>) -> Result<(), Box<dyn Error>> {
+    ///     ready.wait().await.map_err(Failure::into_chained)?;
+    ///     Ok(())
+    /// }
+    ///
+    /// let ready = TrackingLatch::new_failable(["config"]).unwrap();
+    /// let port = "80a".parse::<u16>().unwrap_err();
+    /// ready.counter("config").unwrap().fail(port).unwrap();
+    /// let error = futures_lite::future::block_on(gate(&ready)).unwrap_err();
+    /// assert_eq!(error.to_string(), "counter `config` failed");
+    /// let source = error.source().unwrap();
+    /// assert!(source.is::<ParseIntError>());
+    /// assert_eq!(source.to_string(), "invalid digit found in string");
+    /// ```
+    pub fn into_chained(self) -> ChainedFailure<E> {
+        ChainedFailure(self)
+    }
+
+    /// Writes what failed, without the error a `Failed` failure carries.
+    fn fmt_without_error(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Failed {
+                counter: Some(counter),
+                ..
+            } => write!(f, "counter `{counter}` failed"),
+            Self::Failed { counter: None, .. } => f.write_str("latch failed"),
+            Self::Abandoned {
+                counter,
+                panicking: true,
+            } => write!(f, "counter `{counter}` panicked before reporting"),
+            Self::Abandoned { counter, .. } => {
+                write!(f, "counter `{counter}` was dropped without reporting")
+            }
+        }
+    }
+
     /// The error of a `Failed` failure built by this crate from a caller's error.
     pub(crate) fn into_error(self) -> E {
         match self {
@@ -198,23 +250,100 @@ impl<E> fmt::Debug for Failure<E> {
 
 impl<E: fmt::Display> fmt::Display for Failure<E> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.fmt_without_error(f)?;
         match self {
-            Self::Failed {
-                counter: Some(counter),
-                error,
-            } => write!(f, "counter `{counter}` failed: {error}"),
-            Self::Failed {
-                counter: None,
-                error,
-            } => write!(f, "latch failed: {error}"),
-            Self::Abandoned {
-                counter,
-                panicking: true,
-            } => write!(f, "counter `{counter}` panicked before reporting"),
-            Self::Abandoned { counter, .. } => {
-                write!(f, "counter `{counter}` was dropped without reporting")
-            }
+            Self::Failed { error, .. } => write!(f, ": {error}"),
+            Self::Abandoned { .. } => Ok(()),
         }
+    }
+}
+
+/// A [`Failure`] as a link of an error chain: its message says what failed, without the
+/// error, and its [`source`](core::error::Error::source) is the error. Made by
+/// [`Failure::into_chained`] (or `From`).
+///
+/// Reporters that walk the chain (such as `anyhow`'s `{:#}` and `{:?}`) print each link's
+/// message once, and the error can be found in the chain by its type
+/// (`anyhow::Error::chain`, then `downcast_ref`). `Failure<E>` itself prints the error in
+/// its message and returns no source, since an error that did both would be printed twice
+/// by those reporters; and it is an error for every `E` that prints, where this one needs
+/// `E: Error + 'static`.
+///
+/// # Examples
+///
+/// ```
+/// use std::error::Error;
+/// use std::fmt;
+/// use tally_latch::TrackingLatch;
+///
+/// #[derive(Clone, Debug)]
+/// struct Refused;
+/// impl fmt::Display for Refused {
+///     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+///         f.write_str("connection refused")
+///     }
+/// }
+/// impl Error for Refused {}
+///
+/// let ready = TrackingLatch::new_failable(["db", "http"]).unwrap();
+/// ready.counter("db").unwrap().fail(Refused).unwrap();
+/// let failure = futures_lite::future::block_on(ready.wait()).unwrap_err();
+///
+/// let error: Box<dyn Error + Send + Sync> = failure.into_chained().into();
+/// assert_eq!(error.to_string(), "counter `db` failed");
+/// let source = error.source().unwrap();
+/// assert_eq!(source.to_string(), "connection refused");
+/// assert!(source.is::<Refused>());
+/// ```
+#[derive(Clone, PartialEq, Eq)]
+pub struct ChainedFailure<E>(Failure<E>);
+
+impl<E> ChainedFailure<E> {
+    /// The failure.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use tally_latch::Failure;
+    ///
+    /// let chained = Failure::Failed { counter: Some("db".into()), error: std::fmt::Error }
+    ///     .into_chained();
+    /// assert_eq!(chained.failure().counter(), Some("db"));
+    /// ```
+    pub fn failure(&self) -> &Failure<E> {
+        &self.0
+    }
+
+    /// The failure, taken back out.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use tally_latch::Failure;
+    ///
+    /// let failure = Failure::Failed { counter: None, error: std::fmt::Error };
+    /// assert_eq!(failure.clone().into_chained().into_failure(), failure);
+    /// ```
+    pub fn into_failure(self) -> Failure<E> {
+        self.0
+    }
+}
+
+impl<E> From<Failure<E>> for ChainedFailure<E> {
+    fn from(failure: Failure<E>) -> Self {
+        failure.into_chained()
+    }
+}
+
+impl<E> fmt::Debug for ChainedFailure<E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("ChainedFailure").field(&self.0).finish()
+    }
+}
+
+impl<E> fmt::Display for ChainedFailure<E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt_without_error(f)
     }
 }
 
@@ -293,4 +422,11 @@ impl core::error::Error for TimedOut {}
 impl core::error::Error for CountTooLarge {}
 impl core::error::Error for NameError {}
 impl<E: fmt::Display> core::error::Error for Failure<E> {}
+impl<E: core::error::Error + 'static> core::error::Error for ChainedFailure<E> {
+    fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
+        self.0
+            .error()
+            .map(|error| error as &(dyn core::error::Error + 'static))
+    }
+}
 impl core::error::Error for StillPending {}

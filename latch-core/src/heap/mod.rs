@@ -34,7 +34,7 @@ pub use counter::Counter;
 #[cfg(target_has_atomic = "ptr")]
 pub use counter::OwnedCounter;
 pub use diagnostics::CountDownEvent;
-pub use error::{CountTooLarge, Failure, NameError, StillPending, TimedOut};
+pub use error::{ChainedFailure, CountTooLarge, Failure, NameError, StillPending, TimedOut};
 pub use failable::FailableLatch;
 pub use latch::Latch;
 pub use latch_of::LatchOf;
@@ -71,6 +71,7 @@ fn assert_auto_traits() {
     send_sync::<futures::Wait<'static, TrackingLatch<String>>>();
     send::<futures::WaitUntil<'static, FailableLatch<()>, core::future::Ready<()>>>();
     send_sync::<Failure<String>>();
+    send_sync::<ChainedFailure<String>>();
     send_sync::<TimedOut>();
     send_sync::<NameError>();
     send_sync::<StillPending>();
