@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use tally_queue::{GetTimeoutError, JobId, PutTimeoutError, Queue, Record};
+use tally_queue::{GetTimeoutError, JobEvent, JobId, Journal, PutTimeoutError, Queue, Record};
 
 use super::{block_on, QueueExt};
 
@@ -295,4 +295,68 @@ fn shutdown_timeout_with_grace_reports_as_soon_as_the_work_stops() {
     assert_on_time(start);
     assert_eq!(closed.in_flight_ids, Some(vec![]));
     assert_eq!(closed.ledger.uncertain, 1);
+}
+
+/// A `Record` that holds the thread recording an ending until told to go on (bounded by
+/// `MARGIN`): the ending is then in the journal and not yet in the ledger, as it is for an
+/// instant on every ending.
+struct HeldEndings {
+    record: Record,
+    recorded: std::sync::mpsc::SyncSender<JobId>,
+    go: std::sync::Mutex<std::sync::mpsc::Receiver<()>>,
+}
+
+impl Journal for HeldEndings {
+    fn record(&self, event: JobEvent) {
+        self.record.record(event);
+        if let JobEvent::Ended { id, .. } = event {
+            let _ = self.recorded.send(id);
+            let _ = self.go.lock().unwrap().recv_timeout(MARGIN);
+        }
+    }
+
+    fn in_flight_ids(&self) -> Option<Vec<JobId>> {
+        self.record.in_flight_ids()
+    }
+}
+
+/// A report made while a handler ends its job (the ending recorded by the journal, not yet
+/// counted by the ledger) agrees with itself: its ledger balances and it names as many ids
+/// in flight as its ledger counts, not `in_flight_ids: Some([])` beside `in_flight: 1`.
+#[test]
+fn shutdown_timeout_with_grace_reports_a_job_ending_meanwhile_consistently() {
+    let (recorded_tx, recorded) = std::sync::mpsc::sync_channel(1);
+    let (go, go_rx) = std::sync::mpsc::channel();
+    let journal = Arc::new(HeldEndings {
+        record: Record::new(),
+        recorded: recorded_tx,
+        go: std::sync::Mutex::new(go_rx),
+    });
+    let queue = Queue::unbounded().with_journal(Arc::clone(&journal));
+    for item in ["running", "buffered", "buffered too"] {
+        queue.try_put(item).unwrap();
+    }
+    let job = queue.try_get().unwrap();
+    let running = job.id();
+    let closed = thread::scope(|s| {
+        s.spawn(move || job.uncertain());
+        assert_eq!(recorded.recv_timeout(MARGIN), Ok(running));
+        let closed = block_on(async {
+            queue
+                .shutdown_timeout_with_grace(Duration::ZERO, Duration::ZERO)
+                .await
+        });
+        go.send(()).unwrap();
+        closed
+    });
+    let ledger = closed.ledger;
+    assert_eq!(closed.returned.len(), 2);
+    assert!(ledger.is_balanced(), "the report's ledger: {ledger}");
+    let ids = closed.in_flight_ids.expect("a Record keeps the ids");
+    assert_eq!(
+        ids.len() as u64,
+        ledger.in_flight,
+        "the report names {ids:?} in flight beside {ledger}"
+    );
+    assert!(ids.iter().all(|id| *id == running), "{ids:?}");
 }

@@ -9,25 +9,16 @@ use core::fmt;
 /// [`Delivery::id`](crate::Delivery::id), a [`retry`](crate::Delivery::retry), and the
 /// list returned by [`Queue::shutdown_now`](crate::Queue::shutdown_now).
 ///
-/// What the numbers promise depends on the queue's buffer:
-/// - **Bounded at up to 65,536 items (buffered or unfinished), without a journal** (the
-///   ring): a put draws its id and its place in the buffer in one step, so fresh ids
-///   follow buffer order for any number of producers, and a put refused at shutdown
-///   draws none. A [`retry`](crate::Delivery::retry) takes a place at the back and keeps
-///   its old id; the place uses up one number, so each retry makes the fresh ids skip
-///   one. In a queue that never saw a retry, ids are contiguous: the `n`-th accepted item
-///   is `n - 1`.
-/// - **Unbounded, bounded above 65,536, or journaled**: ids are contiguous and retries use
-///   up none (a journal installed on a ring-backed queue keeps the gaps its retries left),
-///   except in one race, a put that had already drawn its id when a concurrent
-///   shutdown closed the buffer (it returns
-///   [`TryPutError::ShutDown`](crate::TryPutError::ShutDown); its id is never used). With
-///   one producer, ids follow buffer order; with several, two puts that race may enter
-///   the buffer in the opposite order to their ids.
+/// Ids are contiguous: the `n`-th accepted item is `n - 1`, whatever the queue's bound,
+/// journal or policy, and however many puts raced a shutdown (a refused put draws none).
+/// A [`retry`](crate::Delivery::retry) or a redelivery keeps the id and draws no new one.
 ///
-/// In both, a retried item goes to the back under its old id, so from then on a smaller
-/// id can come after larger ones. So ids are unique, but only on the ring a proof of
-/// order, and only up to retries.
+/// Order: on a queue bounded at up to 65,536 items without a journal, a put draws its id
+/// and its place in one step, so fresh items come out in id order for any number of
+/// producers; elsewhere, with several producers, two puts that race may enter the buffer
+/// in the opposite order to their ids. An item that comes back for another attempt is
+/// served ahead of the fresh backlog, so from then on a smaller id can come after larger
+/// ones.
 ///
 /// The sequence is a `u64`: at one put per nanosecond it would last 584 years, so it is
 /// not checked for wrapping.
@@ -45,10 +36,11 @@ use core::fmt;
 /// assert!(first < second);
 /// assert_eq!(first.to_string(), "#0");
 ///
-/// // A retried item goes to the back under its old id.
+/// // A retried item keeps its id; the next get serves it.
 /// queue.try_get().unwrap().retry().unwrap();
-/// assert_eq!(queue.try_get().unwrap().id(), second);
 /// assert_eq!(queue.try_get().unwrap().id(), first);
+/// assert_eq!(queue.try_get().unwrap().id(), second);
+/// assert_eq!(queue.try_put("c").unwrap().get(), 2, "no id was used up");
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct JobId(u64);

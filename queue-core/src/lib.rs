@@ -170,10 +170,29 @@
 //!
 //! # Memory and counters
 //!
-//! A bounded queue with a capacity up to 65 536 preallocates its ring buffer and then
-//! allocates nothing per item; larger capacities, and unbounded queues, allocate the
-//! buffer in blocks as items arrive. Counters are `u64` and are not checked for wrapping
-//! (2^64 puts do not happen); see [`JobId`] for what ids promise.
+//! A bounded queue with a capacity up to 65 536 allocates its buffer once, when it is
+//! built, and then nothing per item; larger capacities, and unbounded queues, allocate
+//! the buffer in blocks as items arrive. Counters are `u64` and are not checked for
+//! wrapping (2^64 puts do not happen); see [`JobId`] for what ids promise and [`Ledger`]
+//! for what a snapshot promises.
+//!
+//! # Source map
+//!
+//! Each layer imports only from the layers below it:
+//!
+//! | folder | owns | may import |
+//! |---|---|---|
+//! | `queue.rs` | [`Queue`]: the type, its constructors, configuration and observers | `fate/`, `engine/` |
+//! | `face/` | each verb family (`put`, `get`, `join`, `shutdown`, the stream, `shutdown_until`) as an `impl Queue` block with its future | `queue.rs`, `handle/`, `fate/`, `engine/`, `wait/` |
+//! | `handle/` | [`Delivery`] over a shared lease, the [`Worker`] and [`Producer`] guards | `queue.rs`, `fate/`, `engine/` |
+//! | `fate/` | the steward of every job's fate: policy, dead letters, journal, record, cancellation | `engine/`, `wait/` |
+//! | `engine/` | the raw queue: every atomic of the queue's state and every place an item can be (buffer, lane, tally, lifecycle); its module docs state the invariants | `wait/`, `sync/` |
+//! | `wait/` | waiter classes, their counts and turns, relays, the registration every wait polls through, deadlines | `sync/` |
+//! | `sync/` | the atomics (core, portable-atomic, loom), critical sections, backoff | |
+//!
+//! `ledger.rs`, `job_id.rs`, `outcome.rs`, `error.rs`, `events.rs` (tracing) and
+//! `unwind.rs` are leaves any layer may use. `unsafe` is allowed in one module,
+//! `engine/buffer/ring.rs`.
 #![no_std]
 // A `no_std` crate: name `core` and `alloc` items by their own paths, so the crate builds
 // without `std` (the workspace's std-only crates need no such rule).
@@ -182,8 +201,8 @@
     clippy::alloc_instead_of_core,
     clippy::std_instead_of_alloc
 )]
-// `unsafe` lives in one module, `ring` (the slots of the buffer engine), which alone
-// allows it; everywhere else it is an error.
+// `unsafe` lives in one module, `engine::buffer::ring` (the slots of the ring), which
+// alone allows it; everywhere else it is an error.
 #![deny(unsafe_code)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![cfg_attr(docsrs, doc(auto_cfg(hide(loom))))]
@@ -192,73 +211,46 @@ extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
 
-mod buffer;
-mod cancel;
-#[cfg(all(test, feature = "std", not(loom)))]
-mod counting_waker;
-mod dead_letter;
-mod delivery;
+mod engine;
 mod error;
 mod events;
-mod get;
-mod growable;
+mod face;
+mod fate;
+mod handle;
 mod job_id;
-mod join;
-mod journal;
 mod ledger;
-mod lifecycle;
 mod outcome;
-#[cfg(feature = "std")]
-mod park;
-mod policy;
-mod producer;
-mod put;
 mod queue;
-#[cfg(feature = "std")]
-mod record;
-mod redelivery;
-mod registry;
-#[cfg(target_has_atomic = "ptr")]
-mod relay;
-#[allow(unsafe_code)]
-mod ring;
-mod shutdown_until;
-mod slots;
-mod stream;
 mod sync;
-mod turns;
-mod until;
 mod unwind;
 mod wait;
-mod waiters;
-mod worker;
 
-pub use crate::dead_letter::{DeadLetter, DeadReason};
-pub use crate::delivery::Delivery;
-#[cfg(target_has_atomic = "ptr")]
-pub use crate::delivery::OwnedDelivery;
 pub use crate::error::{
     GetError, GetTimeoutError, JoinTimedOut, PutError, PutTimeoutError, TryGetError, TryPutError,
     ZeroCapacity,
 };
+pub use crate::face::shutdown_until::Closed;
+pub use crate::face::stream::Deliveries;
+#[cfg(target_has_atomic = "ptr")]
+pub use crate::face::stream::OwnedDeliveries;
+pub use crate::fate::dead_letter::{DeadLetter, DeadReason};
+pub use crate::fate::journal::{JobEvent, Journal};
+pub use crate::fate::policy::{AbandonPolicy, ZeroAttempts};
+#[cfg(feature = "std")]
+pub use crate::fate::record::{JobState, Record};
+pub use crate::handle::delivery::Delivery;
+#[cfg(target_has_atomic = "ptr")]
+pub use crate::handle::delivery::OwnedDelivery;
+#[cfg(target_has_atomic = "ptr")]
+pub use crate::handle::producer::OwnedProducer;
+pub use crate::handle::producer::Producer;
+#[cfg(target_has_atomic = "ptr")]
+pub use crate::handle::worker::OwnedWorker;
+pub use crate::handle::worker::Worker;
 pub use crate::job_id::JobId;
-pub use crate::journal::{JobEvent, Journal};
 pub use crate::ledger::Ledger;
 pub use crate::outcome::Outcome;
-pub use crate::policy::{AbandonPolicy, ZeroAttempts};
-#[cfg(target_has_atomic = "ptr")]
-pub use crate::producer::OwnedProducer;
-pub use crate::producer::Producer;
 pub use crate::queue::Queue;
-#[cfg(feature = "std")]
-pub use crate::record::{JobState, Record};
-pub use crate::shutdown_until::Closed;
-pub use crate::stream::Deliveries;
-#[cfg(target_has_atomic = "ptr")]
-pub use crate::stream::OwnedDeliveries;
-#[cfg(target_has_atomic = "ptr")]
-pub use crate::worker::OwnedWorker;
-pub use crate::worker::Worker;
 
 /// The named futures returned by [`Queue`]'s waiting methods.
 ///
@@ -273,14 +265,14 @@ pub use crate::worker::Worker;
 /// futures_lite::future::block_on(put).unwrap();
 /// ```
 pub mod futures {
-    pub use crate::cancel::Cancelled;
-    pub use crate::get::Get;
+    pub use crate::face::get::Get;
     #[cfg(target_has_atomic = "ptr")]
-    pub use crate::get::GetOwned;
-    pub use crate::join::Join;
-    pub use crate::put::Put;
-    pub use crate::shutdown_until::ShutdownUntil;
-    pub use crate::until::Until;
+    pub use crate::face::get::GetOwned;
+    pub use crate::face::join::Join;
+    pub use crate::face::put::Put;
+    pub use crate::face::shutdown_until::ShutdownUntil;
+    pub use crate::fate::cancel::Cancelled;
+    pub use crate::wait::deadline::Until;
 }
 
 /// Compile-time checks of the documented auto traits.

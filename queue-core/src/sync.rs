@@ -104,11 +104,10 @@ pub(crate) use core::hint::spin_loop;
 /// spinning. Under loom, each call is a [`spin_loop`].
 ///
 /// Takes the step reached so far (0 at first) and returns the next. Written here rather
-/// than taken from crossbeam-utils: its `snooze` is inlined into the callers' loops, and
-/// its `std` feature, unified into concurrent-queue's copy, changes how that compiles too
-/// (callgrind, per message: the queue's floor 121 -> 130 instructions, the ring's alone
-/// 112 -> 137, async-channel's 407 -> 456); this one is out of line, where only a waiting
-/// thread reaches it, and its step stays in a register (123, 112 and 407).
+/// than taken from crossbeam-utils: its `snooze` is inlined into the callers' hot loops,
+/// and enabling its `std` feature changes how concurrent-queue's copy compiles too; this
+/// one is out of line, where only a waiting thread reaches it, and its step stays in a
+/// register.
 #[cold]
 #[inline(never)]
 #[must_use = "the next call takes the step returned"]

@@ -68,16 +68,22 @@ fn retry_keeps_the_id() {
     assert_eq!(queue.ledger().succeeded, 1);
 }
 
+/// A retried item was counted when it was first taken: it takes no slot of a full
+/// bounded queue. After a shutdown, a retry comes back in flight.
 #[test]
-fn retry_on_full_or_shut_down_comes_back_in_flight() {
+fn retry_takes_no_slot_and_comes_back_in_flight_after_shutdown() {
     let queue = Queue::bounded(1).unwrap();
     queue.try_put(1).unwrap();
     let held = queue.try_get().unwrap();
     queue.try_put(2).unwrap(); // the buffer is full again
-    let held = held.retry().unwrap_err();
-    assert_eq!(queue.ledger().in_flight, 1);
+    held.retry().unwrap();
+    assert_eq!(queue.len(), 2);
+    assert!(queue.try_put(3).unwrap_err().is_full());
+    let held = queue.try_get().unwrap();
+    assert_eq!((*held, held.attempt()), (1, 2));
     queue.shutdown();
     let held = held.retry().unwrap_err();
+    assert_eq!(queue.ledger().in_flight, 1);
     assert_eq!(*held, 1);
     held.reject();
     assert!(queue.ledger().is_balanced());
@@ -93,15 +99,15 @@ fn owned_delivery_abandoned_on_drop() {
     assert_eq!(queue.unfinished(), 0);
 }
 
-/// A retried item goes to the back of the buffer under its old id, so ids stop following
-/// buffer order (as `JobId`'s documentation says).
+/// A retried item comes back under its old id, as its next attempt, ahead of the fresh
+/// backlog (the next get that finds it waiting serves it).
 #[test]
-fn retry_goes_to_the_back_under_its_old_id() {
+fn retry_comes_back_first_under_its_old_id() {
     let queue = Queue::unbounded();
     let ids: Vec<_> = (0..3).map(|n| queue.try_put(n).unwrap()).collect();
     assert_eq!(queue.try_get().unwrap().retry().unwrap(), ids[0]);
     let order: Vec<_> = std::iter::from_fn(|| queue.try_get().ok())
-        .map(|delivery| (delivery.id(), delivery.succeed()))
+        .map(|delivery| (delivery.id(), delivery.attempt(), delivery.succeed()))
         .collect();
-    assert_eq!(order, [(ids[1], 1), (ids[2], 2), (ids[0], 0)]);
+    assert_eq!(order, [(ids[0], 2, 0), (ids[1], 1, 1), (ids[2], 1, 2)]);
 }

@@ -31,13 +31,15 @@ fn check_path(events: &[JobEvent]) -> Option<JobEvent> {
     for event in events {
         let next = match (at, event) {
             (None, JobEvent::Accepted(_)) => At::Buffered,
-            (Some(At::Buffered), JobEvent::Revoked(_)) => At::Done,
             (Some(At::Buffered), JobEvent::Delivered { .. }) => At::InFlight,
-            (Some(At::Buffered), JobEvent::Discarded(_)) => At::Done,
+            // Drained (final), or landed after a drain (a dead letter follows).
+            (Some(At::Buffered), JobEvent::Discarded(_)) => At::Discarded,
             (Some(At::InFlight), JobEvent::Ended { .. }) => At::Done,
             (Some(At::InFlight), JobEvent::Abandoned { .. }) => At::Abandoned,
             (Some(At::InFlight), JobEvent::Retried(_)) => At::Buffered,
             (Some(At::Buffered), JobEvent::RetryRefused(_)) => At::InFlight,
+            // Refused outright: its attempts were used up.
+            (Some(At::InFlight), JobEvent::RetryRefused(_)) => At::InFlight,
             (Some(At::Abandoned), JobEvent::Redelivered { .. }) => At::Redelivering,
             (Some(At::Abandoned), JobEvent::DeadLettered { .. }) => At::Done,
             (Some(At::Redelivering), JobEvent::Delivered { .. }) => At::InFlight,
@@ -261,7 +263,6 @@ fn every_accepted_id_has_one_final_event_matching_the_ledger() {
                 }
                 JobEvent::DeadLettered { .. } => "abandoned",
                 JobEvent::Discarded(_) => "discarded",
-                JobEvent::Revoked(_) => "revoked",
                 other => panic!("unexpected final {other:?}"),
             };
             *finals.entry(kind).or_default() += 1;
@@ -272,7 +273,7 @@ fn every_accepted_id_has_one_final_event_matching_the_ledger() {
         assert_eq!(count("uncertain"), ledger.uncertain);
         assert_eq!(count("abandoned"), ledger.abandoned);
         assert_eq!(count("discarded"), ledger.discarded);
-        assert_eq!(by_id.len() as u64 - count("revoked"), ledger.accepted);
+        assert_eq!(by_id.len() as u64, ledger.accepted);
         assert_eq!(
             dead.len() as u64,
             ledger.abandoned + ledger.discarded - drained.len() as u64
@@ -369,4 +370,60 @@ fn a_journal_installed_after_shutdown_keeps_the_queue_shut_down() {
         assert_eq!(queue.try_get().err(), Some(TryGetError::ShutDown));
         assert!(queue.is_shut_down());
     }
+}
+
+/// Issue 31, finding 6: after a refused `retry()`, the `Record` says the job is in flight
+/// as the delivery's own attempt (here 2, after one redelivery), not attempt 1: whether the
+/// retry was refused outright (its attempts used up) or after it was noted (an immediate
+/// shutdown closed the queue to returns in between).
+#[test]
+fn after_a_refused_retry_the_record_keeps_the_deliverys_attempt() {
+    for max_attempts in [2, 3] {
+        let record = Arc::new(Record::new());
+        let queue = Queue::unbounded()
+            .with_abandon_policy(AbandonPolicy::redeliver(max_attempts).unwrap())
+            .with_journal(Arc::clone(&record));
+        let id = queue.try_put("job").unwrap();
+        drop(queue.try_get().unwrap());
+        let job = queue.try_get().unwrap();
+        assert_eq!(job.attempt(), 2);
+        assert_eq!(record.state(id), Some(JobState::InFlight { attempt: 2 }));
+        if max_attempts == 3 {
+            queue.shutdown_now();
+        }
+        let job = job
+            .retry()
+            .expect_err("no third attempt, or no returns after an immediate shutdown");
+        assert_eq!(job.attempt(), 2, "the delivery is unchanged");
+        assert_eq!(
+            record.state(id),
+            Some(JobState::InFlight { attempt: 2 }),
+            "the record disagrees with the delivery it describes (max {max_attempts})"
+        );
+        assert_eq!(record.in_flight(), [id]);
+        job.succeed();
+        assert_eq!(record.state(id), Some(JobState::Ended(Outcome::Succeeded)));
+    }
+}
+
+/// With attempts that never reset (finding 2), an accepted retry comes back as the next
+/// attempt: the `Record` says the job waits for that attempt, as the delivery that follows
+/// reports it.
+#[test]
+fn after_a_retry_the_record_says_which_attempt_comes_next() {
+    let record = Arc::new(Record::new());
+    let queue = Queue::unbounded().with_journal(Arc::clone(&record));
+    let id = queue.try_put("job").unwrap();
+    queue.try_get().unwrap().retry().unwrap();
+    let buffered = record.state(id);
+    let again = queue.try_get().unwrap();
+    assert_eq!(
+        buffered,
+        Some(JobState::Buffered {
+            attempt: again.attempt()
+        }),
+        "the record announced one attempt, the delivery is another"
+    );
+    assert_eq!(again.attempt(), 2);
+    again.succeed();
 }

@@ -7,10 +7,11 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread;
+use std::time::Duration;
 
 use tally_queue::{AbandonPolicy, DeadReason, GetError, JobId, Queue, TryGetError, ZeroAttempts};
 
-use common::{assert_pending, expect_ready, panicking_worker, within};
+use common::{assert_pending, expect_ready, panicking_worker, within, Task};
 
 fn redelivering<T>(max_attempts: u32) -> Queue<T> {
     Queue::unbounded().with_abandon_policy(AbandonPolicy::redeliver(max_attempts).unwrap())
@@ -141,22 +142,25 @@ fn after_an_immediate_shutdown_redeliveries_are_returned_as_discarded() {
     let queue = redelivering::<&str>(3);
     let a = queue.try_put("a").unwrap();
     let b = queue.try_put("b").unwrap();
+    let c = queue.try_put("c").unwrap();
     drop(queue.try_get().unwrap()); // "a" redelivered, attempt 2
-    let held = queue.try_get().unwrap(); // "b"
+    let held = queue.try_get().unwrap(); // "a" again: returned items come first
+    assert_eq!((held.id(), held.attempt()), (a, 2));
+    drop(queue.try_get().unwrap()); // "b" redelivered, attempt 2
     let mut get = Box::pin(queue.get());
-    assert_eq!(queue.len(), 1);
+    assert_eq!(queue.len(), 2);
     let drained = queue.shutdown_now();
-    assert_eq!(drained, vec![(a, "a")]);
+    assert_eq!(drained, vec![(c, "c"), (b, "b")]);
     assert_eq!(expect_ready(&mut get).unwrap_err(), GetError::ShutDown);
     drop(held);
     let dead = queue.take_dead_letters();
     assert_eq!(dead.len(), 1);
-    assert_eq!((dead[0].id, dead[0].attempts, dead[0].item), (b, 1, "b"));
+    assert_eq!((dead[0].id, dead[0].attempts, dead[0].item), (a, 2, "a"));
     assert_eq!(dead[0].reason, DeadReason::ShutDownNow);
     let ledger = queue.ledger();
     assert_eq!(
         (ledger.discarded, ledger.abandoned, ledger.in_flight),
-        (2, 0, 0)
+        (3, 0, 0)
     );
     assert!(ledger.is_balanced());
     assert!(queue.is_settled());
@@ -219,4 +223,352 @@ fn redelivery_under_concurrency_counts_each_id_once() {
         assert_eq!(letter.attempts, 3);
         assert_eq!(attempts[&letter.id].len(), 3);
     }
+}
+
+/// How a delivered item comes back to the queue.
+#[derive(Clone, Copy, Debug)]
+enum Back {
+    /// Dropped unresolved under `AbandonPolicy::Redeliver`.
+    Redelivered,
+    /// `Delivery::retry`.
+    Retried,
+}
+
+/// Sends a delivery back the way `back` says.
+fn send_back<T>(delivery: tally_queue::Delivery<'_, T>, back: Back) -> Result<(), String> {
+    match back {
+        Back::Redelivered => drop(delivery),
+        Back::Retried => {
+            delivery
+                .retry()
+                .map_err(|_| "the retry was refused".to_string())?;
+        }
+    }
+    Ok(())
+}
+
+/// Every kind of queue, holding items sent back both ways.
+fn each_kind_and_way_back() -> Vec<(String, Queue<u32>, Back)> {
+    let policy = AbandonPolicy::redeliver(3).unwrap();
+    let mut cases = Vec::new();
+    for back in [Back::Redelivered, Back::Retried] {
+        for (kind, queue) in common::every_kind(policy) {
+            cases.push((format!("{kind}, {back:?}"), queue, back));
+        }
+    }
+    cases
+}
+
+/// A get polled as an executor would poll it.
+type Getter<'q> = Task<std::pin::Pin<Box<tally_queue::futures::Get<'q, u32>>>>;
+
+/// Polls getter `i` if it is new or was woken, and keeps what it was served.
+fn step<'q>(
+    i: usize,
+    tasks: &mut [Getter<'q>; 2],
+    served: &mut [Option<tally_queue::Delivery<'q, u32>>; 2],
+) -> Result<(), String> {
+    if served[i].is_none() {
+        if let Some(got) = tasks[i].run() {
+            served[i] = Some(got.map_err(|e| format!("get {i} failed: {e:?}"))?);
+        }
+    }
+    Ok(())
+}
+
+/// The hang, with the getters as tasks an executor polls only when woken: get 0 waits, a
+/// put wakes it, and before it runs an item in flight comes back. That item's wake-up
+/// would go to a getter that already has one coming, so it can be skipped; get 1, arriving
+/// then, finds the buffered item owed to get 0 and waits. When get 0 has run, the item
+/// that came back must still reach get 1 (and the caller's `join` must return).
+fn a_returned_item_reaches_a_waiting_get(queue: &Queue<u32>, back: Back) -> Result<(), String> {
+    let b = queue.try_put(0).unwrap();
+    let held = queue.try_get().unwrap();
+    let mut tasks = [
+        Task::new(Box::pin(queue.get())),
+        Task::new(Box::pin(queue.get())),
+    ];
+    let mut served = [None, None];
+    step(0, &mut tasks, &mut served)?;
+    let a = queue.try_put(1).unwrap();
+    send_back(held, back)?;
+    // Get 1 arrives before get 0 runs.
+    step(1, &mut tasks, &mut served)?;
+    // An executor's loop: poll whoever was woken, until nobody was.
+    for _ in 0..8 {
+        step(0, &mut tasks, &mut served)?;
+        step(1, &mut tasks, &mut served)?;
+    }
+    if let Some(asleep) = served.iter().position(Option::is_none) {
+        return Err(format!(
+            "get {asleep} sleeps (woken {} times) while the queue holds {} item(s); ledger {}",
+            tasks[asleep].wake_ups(),
+            queue.len(),
+            queue.ledger()
+        ));
+    }
+    let mut ids: Vec<JobId> = served
+        .into_iter()
+        .flatten()
+        .map(|job| {
+            let id = job.id();
+            job.succeed();
+            id
+        })
+        .collect();
+    ids.sort();
+    let mut expected = vec![a, b];
+    expected.sort();
+    if ids != expected {
+        return Err(format!("delivered {ids:?}, accepted {expected:?}"));
+    }
+    Ok(())
+}
+
+/// Issue 31, finding 1 (hang), on every kind of queue, both ways back: a returned item is
+/// delivered to a get that is waiting.
+#[test]
+fn a_returned_item_is_delivered_to_a_waiting_get_on_every_kind_of_queue() {
+    let mut failures = Vec::new();
+    for (case, queue, back) in each_kind_and_way_back() {
+        let result = a_returned_item_reaches_a_waiting_get(&queue, back);
+        let joined = queue.join_blocking_timeout(Duration::from_millis(200));
+        match (result, joined) {
+            (Ok(()), Ok(_)) => {}
+            (Err(why), _) => failures.push(format!("{case}: {why}")),
+            (Ok(()), Err(late)) => {
+                failures.push(format!("{case}: join timed out: {}", late.ledger()))
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Issue 31, finding 1 as the issue saw it: a `get_blocking` asleep on its thread while the
+/// returned item's wake-up is skipped, and `join` timing out. Every kind, both ways back,
+/// each case on its own thread, each wait with a time limit.
+#[test]
+fn a_returned_item_wakes_a_sleeping_get_blocking_and_join_returns() {
+    fn case(queue: Arc<Queue<u32>>, back: Back) -> Result<(), String> {
+        queue.try_put(0).unwrap();
+        let held = queue.try_get().unwrap();
+        let mut first = Task::new(Box::pin(queue.get()));
+        if first.run().is_some() {
+            return Err("the first get found an item in an empty queue".into());
+        }
+        queue.try_put(1).unwrap();
+        send_back(held, back)?;
+        let sleeper = {
+            let queue = Arc::clone(&queue);
+            thread::spawn(move || {
+                let start = std::time::Instant::now();
+                let got = queue.get_blocking_timeout(Duration::from_secs(2));
+                let waited = start.elapsed();
+                let job = got.map_err(|e| format!("{e:?}"))?;
+                job.succeed();
+                if waited >= Duration::from_secs(2) {
+                    return Err(format!("served only by its final try after {waited:?}"));
+                }
+                Ok(())
+            })
+        };
+        // Time for the sleeper to find nothing it may take and go to sleep.
+        thread::sleep(Duration::from_millis(50));
+        match first.run() {
+            Some(Ok(job)) => {
+                job.succeed();
+            }
+            other => return Err(format!("the woken get was not served: {other:?}")),
+        }
+        let joined = queue.join_blocking_timeout(Duration::from_millis(500));
+        let slept = sleeper.join().unwrap();
+        match (joined, slept) {
+            (Ok(ledger), Ok(())) if ledger.succeeded == 2 => Ok(()),
+            (joined, slept) => Err(format!(
+                "join: {:?}; the sleeping get_blocking: {slept:?}",
+                joined.map_err(|late| late.ledger().to_string())
+            )),
+        }
+    }
+    let failures: Vec<String> = thread::scope(|s| {
+        let runs: Vec<_> = each_kind_and_way_back()
+            .into_iter()
+            .map(|(name, queue, back)| (name, s.spawn(move || case(Arc::new(queue), back))))
+            .collect();
+        runs.into_iter()
+            .filter_map(|(name, run)| {
+                run.join()
+                    .unwrap()
+                    .err()
+                    .map(|why| format!("{name}: {why}"))
+            })
+            .collect()
+    });
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Issue 31, finding 2 (poison loop): with `redeliver(2)`, a handler that alternates
+/// `retry()` and a crash sees attempts 1 and 2, and then the job is a dead letter;
+/// whichever comes first. On every kind of queue.
+#[test]
+fn attempts_never_reset_so_a_job_that_retries_and_crashes_is_dead_lettered() {
+    let mut failures = Vec::new();
+    for retry_first in [true, false] {
+        for (kind, queue) in common::every_kind::<&str>(AbandonPolicy::redeliver(2).unwrap()) {
+            let id = queue.try_put("poison").unwrap();
+            let mut attempts = Vec::new();
+            // At most 10 deliveries: a loop shows as more than 2.
+            while attempts.len() < 10 {
+                let Ok(job) = queue.try_get() else { break };
+                attempts.push(job.attempt());
+                if (attempts.len() % 2 == 1) == retry_first {
+                    // A refused retry leaves the delivery in flight: then it crashes.
+                    drop(job.retry());
+                } else {
+                    drop(job);
+                }
+            }
+            let dead = queue.take_dead_letters();
+            let ledger = queue.ledger();
+            let dead: Vec<_> = dead.iter().map(|d| (d.id, d.attempts, d.reason)).collect();
+            let expected = [(id, 2, DeadReason::Exhausted { panicking: false })];
+            if attempts != [1, 2]
+                || dead != expected
+                || ledger.abandoned != 1
+                || !ledger.is_balanced()
+                || ledger.unfinished() != 0
+            {
+                failures.push(format!(
+                    "{kind}, retry first: {retry_first}: attempts {attempts:?}, dead letters \
+                     {dead:?}, ledger {ledger}"
+                ));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Issue 31, finding 2: `attempt()` goes up by one across every way a job comes back
+/// (retries and redeliveries mixed), never down, and the job is delivered at most
+/// `max_attempts` times.
+#[test]
+fn attempt_rises_by_one_per_delivery_across_retries_and_redeliveries() {
+    let queue = redelivering::<u8>(5);
+    let id = queue.try_put(1).unwrap();
+    let mut attempts = Vec::new();
+    while attempts.len() < 20 {
+        let Ok(job) = queue.try_get() else { break };
+        assert_eq!(job.id(), id);
+        attempts.push(job.attempt());
+        match attempts.len() % 3 {
+            0 => drop(job),
+            _ => drop(job.retry()),
+        }
+    }
+    assert_eq!(
+        attempts,
+        [1, 2, 3, 4, 5],
+        "one job's attempts, delivery by delivery"
+    );
+    assert_eq!(queue.take_dead_letters().len(), 1);
+}
+
+/// Issue 31, finding 2: a `retry()` on the last allowed attempt is refused; the delivery
+/// comes back still in flight, its attempt unchanged; resolving it ends the job, dropping
+/// it makes it a dead letter.
+#[test]
+fn a_retry_on_the_last_allowed_attempt_is_refused_and_stays_in_flight() {
+    for resolve in [false, true] {
+        let queue = redelivering::<&str>(2);
+        let id = queue.try_put("job").unwrap();
+        drop(queue.try_get().unwrap());
+        let last = queue.try_get().unwrap();
+        assert_eq!(last.attempt(), 2);
+        let last = match last.retry() {
+            Err(last) => last,
+            Ok(_) => panic!(
+                "a retry on the last allowed attempt was accepted: the queue now holds {} item(s), \
+                 and the next delivery is attempt {:?}",
+                queue.len(),
+                queue.try_get().map(|job| job.attempt()).ok()
+            ),
+        };
+        assert_eq!((last.id(), last.attempt()), (id, 2));
+        let ledger = queue.ledger();
+        assert_eq!((ledger.in_flight, ledger.buffered), (1, 0));
+        assert!(matches!(queue.try_get(), Err(TryGetError::Empty)));
+        if resolve {
+            last.succeed();
+            assert_eq!(queue.ledger().succeeded, 1);
+            assert!(queue.take_dead_letters().is_empty());
+        } else {
+            drop(last);
+            let dead = queue.take_dead_letters();
+            assert_eq!((dead.len(), dead[0].attempts), (1, 2));
+            assert_eq!(queue.ledger().abandoned, 1);
+        }
+        assert!(queue.is_settled());
+    }
+}
+
+/// Issue 31, finding 2, under the default policy: each retry is one more attempt.
+#[test]
+fn under_abandon_a_retried_job_comes_back_as_the_next_attempt() {
+    for (kind, queue) in common::every_kind::<u8>(AbandonPolicy::Abandon) {
+        queue.try_put(7).unwrap();
+        let mut attempts = Vec::new();
+        for _ in 0..3 {
+            let job = queue.try_get().unwrap();
+            attempts.push(job.attempt());
+            job.retry().unwrap();
+        }
+        queue.try_get().unwrap().succeed();
+        assert_eq!(attempts, [1, 2, 3], "{kind}");
+    }
+}
+
+/// Issue 31, finding 7 (starved redeliveries): a producer keeps the buffer at `k` items
+/// (one put per delivery); an item that comes back while `k` are buffered goes behind those
+/// `k` and ahead of every later put, so it is delivered within the next `k + 1` deliveries.
+/// Every kind, both ways back.
+#[test]
+fn a_returned_item_waits_only_behind_the_items_buffered_when_it_came_back() {
+    const K: u32 = 3;
+    let limit = common::scaled(1_000, 50);
+    let mut failures = Vec::new();
+    for (case, queue, back) in each_kind_and_way_back() {
+        let returned = queue.try_put(u32::MAX).unwrap();
+        let held = queue.try_get().unwrap();
+        let mut next = 0;
+        while next < K {
+            queue.try_put(next).unwrap();
+            next += 1;
+        }
+        if let Err(why) = send_back(held, back) {
+            failures.push(format!("{case}: {why}"));
+            continue;
+        }
+        let mut position = None;
+        for delivered in 1..=limit {
+            let job = queue.try_get().unwrap();
+            let id = job.id();
+            job.succeed();
+            if id == returned {
+                position = Some(delivered);
+                break;
+            }
+            // The steady producer.
+            queue.try_put(next).unwrap();
+            next += 1;
+        }
+        match position {
+            Some(n) if n <= K as usize + 1 => {}
+            Some(n) => failures.push(format!("{case}: delivered as number {n}")),
+            None => failures.push(format!(
+                "{case}: not delivered in {limit} deliveries ({} items put after it)",
+                next - K
+            )),
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

@@ -278,3 +278,180 @@ fn dropped_at_every_poll_the_policy_loses_nothing() {
         }
     }
 }
+
+/// A `Record` that holds the thread recording an ending until told to go on: the ending
+/// is then recorded and not yet counted by the ledger, as it is for an instant on every
+/// ending.
+struct HeldEndings {
+    record: Record,
+    recorded: std::sync::mpsc::SyncSender<JobId>,
+    go: std::sync::Mutex<std::sync::mpsc::Receiver<()>>,
+}
+
+impl Journal for HeldEndings {
+    fn record(&self, event: JobEvent) {
+        self.record.record(event);
+        if let JobEvent::Ended { id, .. } = event {
+            let _ = self.recorded.send(id);
+            // Bounded: a queue that waits for this ending to finish must not hang the test.
+            let _ = self
+                .go
+                .lock()
+                .unwrap()
+                .recv_timeout(std::time::Duration::from_secs(2));
+        }
+    }
+
+    fn in_flight_ids(&self) -> Option<Vec<JobId>> {
+        self.record.in_flight_ids()
+    }
+}
+
+/// Whether a report agrees with itself: its ledger balances and counts `accepted` jobs,
+/// and its ids in flight (if it has them) are exactly as many as its ledger counts in
+/// flight, each one of `held` (the ids delivered, possibly still in flight).
+fn disagreement<T>(
+    closed: &tally_queue::Closed<T>,
+    accepted: u64,
+    held: &[JobId],
+) -> Option<String> {
+    let ledger = closed.ledger;
+    if !ledger.is_balanced() || ledger.accepted != accepted {
+        return Some(format!("the ledger does not balance: {ledger}"));
+    }
+    match &closed.in_flight_ids {
+        Some(ids)
+            if ids.len() as u64 != ledger.in_flight || !ids.iter().all(|id| held.contains(id)) =>
+        {
+            Some(format!(
+                "in_flight_ids: {ids:?}, but the ledger says {ledger}"
+            ))
+        }
+        _ => None,
+    }
+}
+
+/// Issue 31, finding 4: a handler ends its job uncertain while the report is made (its
+/// ending is recorded in the journal, not yet counted in the ledger). The report must agree
+/// with itself: not `in_flight_ids: Some([])` beside `in_flight: 1`.
+#[test]
+fn a_report_made_while_a_job_ends_names_as_many_ids_as_it_counts_in_flight() {
+    let (recorded_tx, recorded) = std::sync::mpsc::sync_channel(1);
+    let (go, go_rx) = std::sync::mpsc::channel();
+    let journal = Arc::new(HeldEndings {
+        record: Record::new(),
+        recorded: recorded_tx,
+        go: std::sync::Mutex::new(go_rx),
+    });
+    let queue = Arc::new(Queue::unbounded().with_journal(Arc::clone(&journal)));
+    for item in ["running", "buffered", "buffered too"] {
+        queue.try_put(item).unwrap();
+    }
+    let job = queue.try_get_owned().unwrap();
+    let running = job.id();
+    let closed = within(10, move || {
+        let handler = thread::spawn(move || {
+            block_on(job.cancelled());
+            job.uncertain();
+        });
+        // The grace period ends once the ending is recorded (and held there); the
+        // ending is let go while the report is being made.
+        let closed = block_on(queue.shutdown_until(async {}).with_grace(async {
+            let _ = recorded.recv_timeout(std::time::Duration::from_secs(5));
+            thread::spawn(move || {
+                thread::sleep(std::time::Duration::from_millis(50));
+                go.send(()).unwrap();
+            });
+        }));
+        handler.join().unwrap();
+        closed
+    });
+    assert_eq!(closed.returned.len(), 2);
+    assert!(closed.in_flight_ids.is_some(), "a Record keeps the ids");
+    if let Some(why) = disagreement(&closed, 3, &[running]) {
+        panic!("the report contradicts itself: {why}");
+    }
+}
+
+/// Issue 31, finding 4: a handler ends its job uncertain while reports are made, with no
+/// journal to hold it: no report's ledger may count the job twice (the issue saw "accepted
+/// 3: 0 buffered, 1 in flight, ... 1 uncertain, ... 2 discarded"), and with a `Record` no
+/// report may name fewer or more ids than it counts in flight. A race: each round, the
+/// test makes report after report (`shutdown_until` past its deadline, again and again)
+/// while the handler ends the job, until the queue is settled.
+#[test]
+fn a_report_made_while_a_job_ends_counts_no_job_twice() {
+    let rounds = common::scaled(50_000, 20);
+    let mut unbalanced = Vec::new();
+    let mut reports = 0u64;
+    let (jobs, handler_jobs) = std::sync::mpsc::channel::<tally_queue::OwnedDelivery<u32>>();
+    let handler = thread::spawn(move || {
+        // Spins (never parks), so as to end each job while the reports run; yields now and
+        // then, so that a busy machine does not stall the rounds.
+        let mut idle = 0u32;
+        loop {
+            match handler_jobs.try_recv() {
+                Ok(job) => drop(job.uncertain()),
+                Err(std::sync::mpsc::TryRecvError::Empty) => {
+                    idle = idle.wrapping_add(1);
+                    if idle % 1_024 == 0 {
+                        thread::yield_now();
+                    }
+                    std::hint::spin_loop();
+                }
+                Err(std::sync::mpsc::TryRecvError::Disconnected) => return,
+            }
+        }
+    });
+    // A time budget too: on a busy machine a round waits for the handler to be scheduled.
+    let budget = std::time::Instant::now();
+    let mut round = 0;
+    while round < rounds && budget.elapsed() < std::time::Duration::from_millis(1_500) {
+        round += 1;
+        // Unbounded, bounded, and with a `Record`, whose ids the report must agree with.
+        let queue = Arc::new(match round % 3 {
+            0 => Queue::unbounded(),
+            1 => Queue::bounded(4).unwrap(),
+            _ => Queue::unbounded().with_journal(Arc::new(Record::new())),
+        });
+        for n in 0..3 {
+            queue.try_put(n).unwrap();
+        }
+        let job = queue.try_get_owned().unwrap();
+        let held = [job.id()];
+        jobs.send(job).unwrap();
+        let reporting = std::time::Instant::now();
+        loop {
+            let settled = queue.is_settled();
+            let closed = block_on(queue.shutdown_until(async {}));
+            reports += 1;
+            if let Some(why) = disagreement(&closed, 3, &held) {
+                unbalanced.push(why);
+            }
+            if settled {
+                break;
+            }
+            let late = reporting.elapsed() > std::time::Duration::from_secs(5);
+            assert!(
+                !late,
+                "round {round}: the job never ended: {}",
+                queue.ledger()
+            );
+        }
+    }
+    drop(jobs);
+    handler.join().unwrap();
+    let (ledgers, ids): (Vec<_>, Vec<_>) = unbalanced
+        .iter()
+        .partition(|why| why.starts_with("the ledger"));
+    assert!(
+        unbalanced.is_empty(),
+        "{} of {reports} reports ({round} rounds) contradict themselves: {} ledgers that do \
+         not balance (e.g. {:?}), {} in_flight_ids that disagree with the ledger (e.g. {:?})",
+        unbalanced.len(),
+        ledgers.len(),
+        ledgers.first(),
+        ids.len(),
+        ids.first()
+    );
+}

@@ -78,3 +78,37 @@ fn owned_worker_in_thread() {
         "Worker { .. }"
     );
 }
+
+/// The crate docs say "Both guards are `Clone`, each clone one more registration". A
+/// cloned worker guard registers one more worker: the queue is orphaned only when the last
+/// of them is gone.
+#[test]
+fn worker_guards_are_clone_each_clone_one_more_registration() {
+    let queue = Queue::<u8>::bounded(1).unwrap();
+    let worker = queue.worker();
+    let second = worker.clone();
+    assert_eq!(queue.workers(), 2);
+    drop(worker);
+    queue.try_put(1).unwrap();
+    drop(second);
+    assert!(matches!(queue.try_put(2), Err(TryPutError::NoWorkers(2))));
+
+    let queue = Arc::new(Queue::<u8>::unbounded());
+    let worker = queue.worker_owned();
+    let second = worker.clone();
+    assert_eq!(queue.workers(), 2);
+    drop((worker, second));
+    assert_eq!(queue.workers(), 0);
+}
+
+/// The other guard of the same sentence: producer guards are `Clone` too.
+#[test]
+fn producer_guards_are_clone() {
+    let queue = Arc::new(Queue::<u8>::unbounded());
+    let producer = queue.producer();
+    let owned = queue.producer_owned();
+    let clones = (producer.clone(), owned.clone());
+    assert_eq!(queue.producers(), 4);
+    drop((producer, owned, clones));
+    assert!(queue.is_shut_down());
+}

@@ -153,3 +153,80 @@ pub fn panicking_worker(
     });
     seen
 }
+
+/// Every kind of queue a behaviour must hold on, by name: a small bound (ring), a large
+/// bound (growable), unbounded, an unfinished limit, and a journaled queue (a `Record`
+/// installed), each with `policy` installed.
+pub fn every_kind<T: 'static>(
+    policy: tally_queue::AbandonPolicy,
+) -> Vec<(&'static str, tally_queue::Queue<T>)> {
+    use tally_queue::Queue;
+    vec![
+        (
+            "bounded(4)",
+            Queue::bounded(4).unwrap().with_abandon_policy(policy),
+        ),
+        (
+            "bounded(100_000)",
+            Queue::bounded(100_000).unwrap().with_abandon_policy(policy),
+        ),
+        ("unbounded", Queue::unbounded().with_abandon_policy(policy)),
+        (
+            "with_unfinished_limit(4)",
+            Queue::with_unfinished_limit(4)
+                .unwrap()
+                .with_abandon_policy(policy),
+        ),
+        (
+            "journaled bounded(4)",
+            Queue::bounded(4)
+                .unwrap()
+                .with_abandon_policy(policy)
+                .with_journal(std::sync::Arc::new(tally_queue::Record::new())),
+        ),
+    ]
+}
+
+/// A future polled as an executor would poll it: only when its waker fired since its last
+/// poll (and once at the start). A task whose waker never fires is asleep for good.
+pub struct Task<F: Future + Unpin> {
+    future: F,
+    waker: Waker,
+    woken: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    seen: usize,
+    polled: bool,
+}
+
+impl<F: Future + Unpin> Task<F> {
+    /// A task not polled yet.
+    pub fn new(future: F) -> Self {
+        let (waker, woken) = counting_waker();
+        Task {
+            future,
+            waker,
+            woken,
+            seen: 0,
+            polled: false,
+        }
+    }
+
+    /// How many times the task's waker fired.
+    pub fn wake_ups(&self) -> usize {
+        self.woken.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// Polls the task if it was never polled or its waker fired since its last poll;
+    /// `None` if it is asleep (not polled) or still pending.
+    pub fn run(&mut self) -> Option<F::Output> {
+        let woken = self.wake_ups();
+        if self.polled && woken == self.seen {
+            return None;
+        }
+        self.polled = true;
+        self.seen = woken;
+        match poll_with(&mut self.future, &self.waker) {
+            Poll::Ready(out) => Some(out),
+            Poll::Pending => None,
+        }
+    }
+}

@@ -1,0 +1,348 @@
+//! Which buffer holds a queue's fresh items, behind one interface: the ring of `ring.rs`,
+//! or the growable buffer of `growable.rs`.
+//!
+//! The ring serves every limit it can hold (buffered or unfinished items, up to
+//! [`MAX_SLOTS`](ring::MAX_SLOTS)). Its three words carry the ids, the closed flag, the
+//! bound and the ledger's in-flight and unfinished counts, so a put, a get and an ending
+//! each cost one locked instruction. Unbounded queues and larger bounds use the growable
+//! buffer (see the ring's module docs for why).
+//!
+//! So does a journaled queue, whatever its bound: its journal hears of an acceptance
+//! before any get can take the item, which needs the id before the item is published. The
+//! ring draws the id and claims the slot in one step and publishes a few instructions
+//! later; running the journal (user code, which may call back into the queue) inside that
+//! window would leave gets spinning on it. [`Buffer::for_journal`] moves a queue onto the
+//! growable buffer when a journal is installed, before the queue is shared.
+//!
+//! Both count ids drawn (every one an accepted item), items taken out and endings: the
+//! ledger's counts ([`Counts`]).
+
+pub(crate) mod growable;
+pub(crate) mod moves;
+#[allow(unsafe_code)]
+pub(crate) mod ring;
+pub(crate) mod slots;
+
+use alloc::vec::Vec;
+
+use self::growable::Growable;
+use self::ring::{Kind, Ring};
+use self::slots::Limit;
+use crate::job_id::JobId;
+use crate::wait::counted::Counted;
+use crate::wait::waiters::Wake;
+
+pub(crate) use self::moves::{Ended, Nothing, PutRefused, Taken};
+
+/// The buffer's counts, read in this order: endings, takes, ids (see `tally.rs`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Counts {
+    /// Endings: resolutions, abandonments, discards.
+    pub(crate) ended: u64,
+    /// Items taken out of the buffer (by gets and drains).
+    pub(crate) taken: u64,
+    /// Ids drawn: items accepted.
+    pub(crate) accepted: u64,
+}
+
+enum Store<T> {
+    Ring(Ring<T>),
+    Growable(Growable<T>),
+}
+
+/// A queue's buffer; see the module docs.
+pub(crate) struct Buffer<T> {
+    store: Store<T>,
+    limit: Limit,
+}
+
+impl<T> Buffer<T> {
+    pub(crate) fn new(limit: Limit) -> Self {
+        let store = match limit.ring_bound() {
+            Some(bound) => Store::Ring(Ring::new(bound)),
+            None => Store::Growable(Growable::new(limit)),
+        };
+        Buffer { store, limit }
+    }
+
+    /// Moves the items onto the growable buffer, under the same ids, for a queue whose
+    /// journal is being installed (see the module docs). Only for a queue not shared yet.
+    pub(crate) fn for_journal(&mut self) {
+        let Store::Ring(ring) = &self.store else {
+            return;
+        };
+        let closed = ring.is_closed();
+        let items = ring
+            .drain()
+            .into_iter()
+            .map(|(id, item)| (JobId::new(id), item))
+            .collect();
+        let ended = ring.ended();
+        let (taken, accepted) = ring.progress();
+        let growable = Growable::resume(self.limit, accepted, taken, ended, items);
+        if closed {
+            // A queue shut down before its journal was installed stays shut down.
+            growable.close();
+        }
+        self.store = Store::Growable(growable);
+    }
+
+    pub(crate) fn limit(&self) -> Limit {
+        self.limit
+    }
+
+    /// Where the ring counts the waiters of `kind`, if the buffer is a ring that does
+    /// (putters only under a buffered limit: the slots of an unfinished limit are freed by
+    /// endings, whose word has no room for their `pending` field).
+    #[inline]
+    pub(crate) fn counted(&self, kind: Kind) -> Option<Counted<'_>> {
+        match (&self.store, kind, self.limit) {
+            (Store::Ring(_), Kind::Putters, Limit::Unfinished(_)) => None,
+            (Store::Ring(ring), _, _) => Some(ring.counted(kind)),
+            (Store::Growable(_), _, _) => None,
+        }
+    }
+
+    /// Buffers `item` under a fresh id, leaving `owed` free slots alone (the slots the
+    /// putter turns of `turns.rs` keep for woken putters). `accepted` runs with the id:
+    /// before the item can be taken on the growable buffer, after it on the ring (which
+    /// a journaled queue does not use). Returns the id and whether to wake a getter.
+    #[inline]
+    pub(crate) fn put(
+        &self,
+        item: T,
+        owed: usize,
+        accepted: impl FnOnce(JobId),
+    ) -> Result<(JobId, Wake), PutRefused<T>> {
+        match &self.store {
+            Store::Ring(ring) => {
+                let put = ring.try_put(item, owed as u64)?;
+                accepted(put.0);
+                Ok(put)
+            }
+            Store::Growable(growable) => growable
+                .put(item, owed, accepted)
+                .map(|id| (id, Wake::Check)),
+        }
+    }
+
+    /// After a put and its notification of the getters: hands the items that landed
+    /// after an immediate shutdown's drain to `late` (the growable buffer; see
+    /// `growable.rs`). Returns whether there were any.
+    #[inline]
+    pub(crate) fn after_put(&self, late: impl FnMut(JobId, T)) -> bool {
+        match &self.store {
+            Store::Ring(_) => false,
+            Store::Growable(growable) => {
+                if !growable.drained() {
+                    return false;
+                }
+                growable.take_late(late);
+                true
+            }
+        }
+    }
+
+    /// Takes the oldest item, leaving `owed()` items alone (see [`Ring::try_get`] and
+    /// [`Growable::take`]).
+    #[inline]
+    pub(crate) fn take(&self, owed: impl Fn() -> u64) -> Result<Taken<T>, Nothing> {
+        match &self.store {
+            Store::Ring(ring) => ring.try_get(owed),
+            Store::Growable(growable) => growable.take(owed),
+        }
+    }
+
+    /// Records `n` endings (resolutions, abandonments, discards). `watch_settled`: the
+    /// caller needs [`Ended::settled`] even when no joiner is counted.
+    #[inline]
+    pub(crate) fn end(&self, n: u64, watch_settled: bool) -> Ended {
+        match &self.store {
+            Store::Ring(ring) => {
+                let (settled, joiners) = ring.end(n, watch_settled);
+                Ended {
+                    settled,
+                    joiners: Wake::counted_if(settled && joiners),
+                    putters: Wake::check_if(matches!(self.limit, Limit::Unfinished(_))),
+                }
+            }
+            Store::Growable(growable) => growable.end(n),
+        }
+    }
+
+    /// Items buffered or in flight.
+    #[inline]
+    pub(crate) fn unfinished(&self) -> u64 {
+        match &self.store {
+            Store::Ring(ring) => ring.unfinished(),
+            Store::Growable(growable) => growable.unfinished(),
+        }
+    }
+
+    /// The counts, with `between` run after the endings are read and before the rest,
+    /// with the endings (see `tally.rs` for why that order).
+    pub(crate) fn counts<X>(&self, between: impl FnOnce(u64) -> X) -> (Counts, X) {
+        let (ended, x, (taken, accepted)) = match &self.store {
+            Store::Ring(ring) => {
+                let ended = ring.ended();
+                let x = between(ended);
+                (ended, x, ring.progress())
+            }
+            Store::Growable(growable) => {
+                let ended = growable.ended();
+                let x = between(ended);
+                (ended, x, growable.progress())
+            }
+        };
+        let counts = Counts {
+            ended,
+            taken,
+            accepted,
+        };
+        (counts, x)
+    }
+
+    /// Items buffered (a snapshot).
+    #[inline]
+    pub(crate) fn len(&self) -> usize {
+        match &self.store {
+            Store::Ring(ring) => ring.len() as usize,
+            Store::Growable(growable) => growable.len(),
+        }
+    }
+
+    /// Closes the buffer: no put succeeds from now on.
+    pub(crate) fn close(&self) {
+        match &self.store {
+            Store::Ring(ring) => {
+                ring.close();
+            }
+            Store::Growable(growable) => growable.close(),
+        }
+    }
+
+    /// Closes the buffer and takes every buffered item, in order. Frees their slots (a
+    /// buffered limit), but does not count them ended. `fence` runs before the first
+    /// take: the caller's read-modify-write of the getters' word, which the growable
+    /// buffer needs (see `growable.rs`).
+    pub(crate) fn drain(&self, fence: impl FnOnce()) -> Vec<(JobId, T)> {
+        match &self.store {
+            Store::Ring(ring) => ring
+                .drain()
+                .into_iter()
+                .map(|(id, item)| (JobId::new(id), item))
+                .collect(),
+            Store::Growable(growable) => growable.drain(fence),
+        }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    fn both(limit: Limit) -> [Buffer<u32>; 2] {
+        let ring = Buffer::new(limit);
+        assert!(matches!(ring.store, Store::Ring(_)));
+        let growable = Buffer {
+            store: Store::Growable(Growable::new(limit)),
+            limit,
+        };
+        [ring, growable]
+    }
+
+    fn counts(ended: u64, taken: u64, accepted: u64) -> Counts {
+        Counts {
+            ended,
+            taken,
+            accepted,
+        }
+    }
+
+    #[test]
+    fn both_stores_count_alike() {
+        for buffer in both(Limit::Buffered(2)) {
+            let (a, _) = buffer.put(1, 0, |_| {}).unwrap();
+            let (b, _) = buffer.put(2, 0, |_| {}).unwrap();
+            assert_eq!((a.get(), b.get()), (0, 1));
+            assert!(matches!(buffer.put(3, 0, |_| {}), Err(PutRefused::Full(3))));
+            let taken = buffer.take(|| 0).unwrap();
+            assert_ne!(taken.putters, Wake::Reserved, "no putter is counted");
+            assert_eq!((taken.id, taken.item), (a, 1));
+            assert_eq!(buffer.counts(|_| ()).0, counts(0, 1, 2));
+            assert_eq!(buffer.unfinished(), 2);
+            let next = buffer.take(|| 0).unwrap();
+            assert_eq!(next.id, b);
+            let ended = buffer.end(1, true);
+            assert!(!ended.settled);
+            assert_eq!((ended.joiners, ended.putters), (Wake::No, Wake::No));
+            assert!(buffer.end(1, true).settled);
+            assert_eq!(buffer.counts(|_| ()).0, counts(2, 2, 2));
+        }
+    }
+
+    #[test]
+    fn owed_slots_are_left_alone() {
+        for buffer in both(Limit::Buffered(2)) {
+            buffer.put(1, 1, |_| {}).unwrap();
+            assert!(matches!(buffer.put(2, 1, |_| {}), Err(PutRefused::Full(2))));
+            buffer.put(2, 0, |_| {}).unwrap();
+        }
+    }
+
+    #[test]
+    fn an_unfinished_limit_is_freed_by_endings() {
+        for buffer in both(Limit::Unfinished(1)) {
+            buffer.put(1, 0, |_| {}).unwrap();
+            let taken = buffer.take(|| 0).unwrap();
+            assert_eq!(taken.putters, Wake::No);
+            assert!(matches!(buffer.put(2, 0, |_| {}), Err(PutRefused::Full(2))));
+            let ended = buffer.end(1, true);
+            assert!(ended.settled);
+            assert_eq!(ended.putters, Wake::Check);
+            buffer.put(2, 0, |_| {}).unwrap();
+        }
+    }
+
+    #[test]
+    fn a_closed_buffer_refuses_and_drains() {
+        for buffer in both(Limit::Buffered(4)) {
+            buffer.put(1, 0, |_| {}).unwrap();
+            buffer.put(2, 0, |_| {}).unwrap();
+            let drained = buffer.drain(|| {});
+            assert_eq!(drained.iter().map(|e| e.1).collect::<Vec<_>>(), [1, 2]);
+            assert!(matches!(buffer.take(|| 0), Err(Nothing::Closed)));
+            assert!(matches!(buffer.take(|| 0), Err(Nothing::Closed)));
+            assert!(matches!(
+                buffer.put(3, 0, |_| {}),
+                Err(PutRefused::Closed(3))
+            ));
+            assert_eq!(buffer.counts(|_| ()).0, counts(0, 2, 2));
+            assert!(buffer.end(2, true).settled);
+        }
+    }
+
+    #[test]
+    fn a_journaled_queue_moves_its_items_and_ids_off_the_ring() {
+        let buffer = Buffer::new(Limit::Buffered(4));
+        for item in 0..3 {
+            buffer.put(item, 0, |_| {}).unwrap();
+        }
+        let first = buffer.take(|| 0).unwrap();
+        buffer.end(1, true);
+        let mut buffer = buffer;
+        buffer.for_journal();
+        assert!(matches!(buffer.store, Store::Growable(_)));
+        assert_eq!(first.id.get(), 0);
+        assert_eq!(buffer.counts(|_| ()).0, counts(1, 1, 3));
+        let mut accepted = None;
+        let (id, _) = buffer.put(9, 0, |id| accepted = Some(id)).unwrap();
+        assert_eq!(accepted, Some(id));
+        assert_eq!(id.get(), 3, "after the ring's three ids");
+        let order: Vec<_> = core::iter::from_fn(|| buffer.take(|| 0).ok())
+            .map(|taken| (taken.id.get(), taken.item))
+            .collect();
+        assert_eq!(order, [(1, 1), (2, 2), (3, 9)]);
+        assert_eq!(buffer.counts(|_| ()).0, counts(1, 4, 4));
+    }
+}

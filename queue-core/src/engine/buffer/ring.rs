@@ -1,0 +1,688 @@
+//! The buffer engine of a bounded queue: a ring of slots in the style of Vyukov's bounded
+//! MPMC queue (crossbeam's `ArrayQueue`), whose three words also carry the id sequence,
+//! the closed flag, the ledger's ending count and the waiter counts, so that a put, a get
+//! and an ending each cost one locked instruction when nobody waits.
+//!
+//! This is the only module of the crate with `unsafe` code (`lib.rs` denies it elsewhere):
+//! a slot's value is a `MaybeUninit` that only the thread that claimed the slot touches.
+//!
+//! # The words
+//!
+//! Each word is a `u64`. `tail`, written by producers, has a cache line of its own; `head`
+//! and `ended`, written by consumers (a get claims `head`, and the same thread usually ends
+//! what it took), share the other one, so a message costs a consumer one line, not two.
+//!
+//! ```text
+//! bit     63 ............ 25 | 24 ...... 13 | 12 ........ 1 | 0
+//! tail    put ticket         | pending gets | waiting gets  | CLOSED
+//! head    get ticket         | pending puts | waiting puts  | -
+//! ended   endings            | -            | waiting joins | -
+//! ```
+//!
+//! - A **ticket** is a 39-bit wrapping count. The ticket of a put is its position in the
+//!   buffer; ticket `t` lives in slot `t % slots`, where `slots` is the bound rounded up to
+//!   a power of two (so the slot index survives the wrap).
+//! - A **put** is one compare-exchange on `tail`: it claims the next ticket, fails (and
+//!   hands the item back) once `CLOSED` is set, and reads the getter counts in the same
+//!   instruction. A getter that registers to wait does so with a read-modify-write of the
+//!   same word, so the word's modification order decides, for every put, whether that
+//!   getter was counted: if not, the registration came later and the getter's re-check
+//!   sees the ticket the put claimed (see [`Ring::try_get`] for why it then waits for the
+//!   put to write the slot instead of sleeping).
+//! - A **get** is one compare-exchange on `head`, which reads the putter counts the same
+//!   way.
+//! - An **ending** (resolution, abandonment, discard) is one `fetch_add` on `ended`, which
+//!   reads the joiner count. The queue is *settled* (nothing unfinished) when the ending
+//!   count equals the put ticket: a plain compare of two words.
+//!
+//! # Ids
+//!
+//! Every slot has a `stamp`, a full 64-bit ticket (Vyukov's sequence number): `t` while the
+//! slot waits for the put of ticket `t`, `t + 1` once that put has written it, `t + slots`
+//! once a get took the item. The 39-bit ticket in `tail` is matched against the stamp's low
+//! bits, and the stamp gives back the full 64 bits: an item's [`JobId`] is its full ticket,
+//! so ids are contiguous from 0 and follow buffer order for any number of producers, and a
+//! slot holds the item alone. (An item that comes back for another delivery travels in the
+//! engine's lane, not here: see `lane.rs`.)
+//!
+//! Wrapping: a ticket is matched modulo 2^39 against stamps that are at most one lap away,
+//! so the wrap is harmless unless one thread is suspended between two loads while 2^39
+//! (about 5.5 × 10^11) other puts happen, or that many deliveries are alive at once.
+//!
+//! [`JobId`]: crate::JobId
+//!
+//! # Waiter counts and notifications
+//!
+//! Each word carries the waiter fields of the class its claims notify
+//! ([`Counted`], in `wait/counted.rs`): `tail` the getters', `head` the putters' (under a
+//! buffered bound) and `ended` the joiners'. A put that finds a getter without a
+//! notification coming counts one pending in its own compare-exchange and tells its caller
+//! to notify (`Wake::Reserved`); while every registered getter already has one
+//! coming, the put tells nothing, so the hand-off costs nothing beyond the put's own
+//! instruction. Gets do the same for putters, on `head`, and endings read the joiner count
+//! with their `fetch_add`. [`Ring::counted`] lends each word's fields to its class.
+//!
+//! # Bounds
+//!
+//! [`Bound::Buffered`]`(n)` counts buffered items (`tail - head`); a get frees a slot.
+//! Where `n` is the slot count (a power of two, 128 say), a put checks the bound by its
+//! slot's stamp alone: a slot free for its ticket means the get of the item one lap back is
+//! done, so fewer than `n` items are buffered; `head` is read only when the slot is found
+//! taken (full, or a get still moving the old item out), or while slots are owed to woken
+//! putters.
+//!
+//! [`Bound::Unfinished`]`(n)` counts buffered and delivered items (`tail - ended`); an
+//! ending frees a slot. Either way the ring has `n.next_power_of_two()` slots (at least two), since
+//! at most `n` items are buffered. With an unfinished bound, puts wait on a slot freed by an
+//! ending: the `ended` word has no room for the putter counts, so those putters are
+//! counted outside the ring (in their class's own word) and `head`'s putter fields stay
+//! zero.
+//!
+//! Unbounded queues and bounds above [`MAX_SLOTS`] do not use a ring: a ring preallocates
+//! its slots, and an unbounded Vyukov queue is a list of blocks, which is what
+//! concurrent-queue's `unbounded` already is (and async-channel's unbounded channel, the
+//! peer to match, runs on it). Writing a second one here would buy only the fused
+//! ticket/closed word, at the price of a second `unsafe` module; those queues keep
+//! concurrent-queue with the slot counter of `slots.rs` and the ledger's own id counter.
+//!
+//! # No user code between owners
+//!
+//! Nothing in this module calls user code: no waker, no `Drop` of `T` (except in the
+//! ring's own `Drop`). Between claiming a slot and publishing it, a put or a get only moves
+//! bytes; notifications are the caller's, after the item is in the slot or in its new
+//! owner's hands.
+//!
+//! # Progress
+//!
+//! Like every Vyukov ring this is not lock-free in the strict sense: a get that finds the
+//! next ticket claimed but not yet written (and a put that finds its slot still being
+//! read) waits until the other thread finishes a few instructions. That window holds no
+//! lock and runs no user code, but a thread preempted inside it holds up the others until
+//! it runs again; so the wait spins only briefly and then yields the thread
+//! ([`back_off`]), or a waiter on a machine with more runnable threads than cores would
+//! spin out its time slice while the thread it waits for cannot run. An interrupt handler
+//! cannot wait for the code it interrupted at all: with the `critical-section` feature each
+//! put and get is one critical section ([`uninterrupted`]), so no handler finds one half
+//! done.
+
+use alloc::boxed::Box;
+use alloc::vec::Vec;
+use core::mem::MaybeUninit;
+
+use super::moves::{Nothing, PutRefused, Taken};
+use crate::job_id::JobId;
+use crate::sync::{back_off, uninterrupted, AtomicU64, Cell, Ordering};
+use crate::wait::counted::{anyone_in, with_notification, Counted, FIELDS_END};
+use crate::wait::waiters::Wake;
+
+/// `tail`: no put succeeds once set.
+const CLOSED: u64 = 1;
+const TICKET_SHIFT: u32 = FIELDS_END;
+/// One ticket.
+const TICKET: u64 = 1 << TICKET_SHIFT;
+/// The tickets' modulus minus one: tickets are `64 - TICKET_SHIFT` = 39 bits.
+const TICKET_MASK: u64 = u64::MAX >> TICKET_SHIFT;
+/// The most slots a ring has; larger bounds use a growable buffer.
+pub(crate) const MAX_SLOTS: usize = 1 << 16;
+
+#[inline]
+const fn ticket_of(word: u64) -> u64 {
+    word >> TICKET_SHIFT
+}
+
+/// `a - b` on tickets.
+#[inline]
+const fn distance(a: u64, b: u64) -> u64 {
+    a.wrapping_sub(b) & TICKET_MASK
+}
+
+/// Whether a distance is really negative: `a` was read stale, behind `b`.
+#[inline]
+const fn behind(distance: u64) -> bool {
+    distance > TICKET_MASK / 2
+}
+
+/// The full 64-bit value whose low 39 bits are `low`, nearest to the full value `near`.
+#[inline]
+const fn widen(low: u64, near: u64) -> u64 {
+    let up = distance(low, near);
+    if behind(up) {
+        near.wrapping_sub(TICKET_MASK + 1 - up)
+    } else {
+        near.wrapping_add(up)
+    }
+}
+
+/// What the ring bounds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Bound {
+    /// At most this many buffered items; a get frees a slot.
+    Buffered(u64),
+    /// At most this many buffered or delivered items; an ending frees a slot.
+    Unfinished(u64),
+}
+
+impl Bound {
+    fn get(self) -> u64 {
+        match self {
+            Bound::Buffered(n) | Bound::Unfinished(n) => n,
+        }
+    }
+}
+
+/// What the bound check of a put found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Room {
+    /// The bound leaves room for the ticket.
+    Free,
+    /// The bound is reached.
+    Full,
+    /// The ticket was read from a stale `tail`: a get (or an ending) already passed it.
+    Stale,
+}
+
+/// Who is getting.
+enum Claim<O> {
+    /// A get, which frees a slot for the putters under a buffered bound, and leaves the
+    /// items owed to woken getters alone (see [`Ring::try_get`]).
+    Get(O),
+    /// The drain of an immediate shutdown, which tells no putter (puts fail once closed).
+    Drain,
+}
+
+/// One ring slot: Vyukov's sequence number and the item.
+struct Slot<T> {
+    stamp: AtomicU64,
+    /// Initialized exactly while `stamp` is one past the ticket the slot was written for.
+    item: Cell<MaybeUninit<T>>,
+}
+
+/// A word alone on its cache line (128 bytes: x86's adjacent-line prefetch pairs lines).
+#[repr(align(128))]
+struct Line(AtomicU64);
+
+/// The consumers' two words on one line of their own: a get's claim of `head` is followed,
+/// on the same thread, by the ending of what it took, so the ending finds the line
+/// already held (on separate lines, an ending on a thread other than the last one's would
+/// fetch a second line).
+#[repr(align(128))]
+struct Consumers {
+    head: AtomicU64,
+    ended: AtomicU64,
+}
+
+/// The ring; see the module docs.
+pub(crate) struct Ring<T> {
+    tail: Line,
+    consumers: Consumers,
+    slots: Box<[Slot<T>]>,
+    /// `slots.len() - 1`.
+    mask: u64,
+    bound: Bound,
+    /// The bound is `Buffered(slots.len())`: a slot free for a put's ticket is room for it.
+    stamp_bound: bool,
+}
+
+// SAFETY: the ring moves `T`s between threads (so `T: Send`) and never hands out shared
+// references to them; each item is accessed only by the one thread whose compare-exchange
+// claimed its slot, and the stamps order those accesses (see `put` and `take`).
+unsafe impl<T: Send> Send for Ring<T> {}
+// SAFETY: as above; `&Ring<T>` only lets a thread move items in and out.
+unsafe impl<T: Send> Sync for Ring<T> {}
+
+impl<T> Ring<T> {
+    /// A ring for `bound`.
+    ///
+    /// # Panics
+    ///
+    /// If the bound is 0 or above [`MAX_SLOTS`].
+    pub(crate) fn new(bound: Bound) -> Self {
+        Self::starting_at(bound, 0)
+    }
+
+    /// A ring whose first ticket is `start` (tests start near the wrap).
+    fn starting_at(bound: Bound, start: u64) -> Self {
+        let n = bound.get();
+        assert!(
+            n > 0 && n <= MAX_SLOTS as u64,
+            "a ring bound is between 1 and {MAX_SLOTS}"
+        );
+        // At least two slots: with one, "full for ticket t" (stamp t + 1) would read as
+        // "empty for ticket t + 1", and a put could write the slot while the get that
+        // claimed it still reads it.
+        let len = n.next_power_of_two().max(2);
+        let slots: Vec<Slot<T>> = (0..len)
+            .map(|index| Slot {
+                // The first ticket at or after `start` that lives in this slot.
+                stamp: AtomicU64::new(start + (index.wrapping_sub(start) & (len - 1))),
+                item: Cell::new(MaybeUninit::uninit()),
+            })
+            .collect();
+        let word = (start & TICKET_MASK) << TICKET_SHIFT;
+        Ring {
+            tail: Line(AtomicU64::new(word)),
+            consumers: Consumers {
+                head: AtomicU64::new(word),
+                ended: AtomicU64::new(word),
+            },
+            slots: slots.into_boxed_slice(),
+            mask: len - 1,
+            bound,
+            stamp_bound: bound == Bound::Buffered(len),
+        }
+    }
+
+    #[inline]
+    fn slot(&self, ticket: u64) -> &Slot<T> {
+        let index = (ticket & self.mask) as usize;
+        debug_assert!(index < self.slots.len());
+        // SAFETY: `mask` is `slots.len() - 1` and `slots.len()` a power of two, so the
+        // masked index is in bounds (this skips a bounds check on every put and get).
+        unsafe { self.slots.get_unchecked(index) }
+    }
+
+    // ------------------------------------------------------------------------ puts
+
+    /// Buffers `item` under a fresh id (its full ticket), leaving `owed` free slots alone:
+    /// the slots the putter turns (`turns.rs`) keep for woken putters.
+    ///
+    /// Runs from its claim to its publication as one step that no interrupt handler can
+    /// enter midway (see [`uninterrupted`]).
+    #[inline]
+    pub(crate) fn try_put(&self, item: T, owed: u64) -> Result<(JobId, Wake), PutRefused<T>> {
+        uninterrupted(|| self.put_unguarded(item, owed))
+    }
+
+    #[inline(always)]
+    fn put_unguarded(&self, item: T, owed: u64) -> Result<(JobId, Wake), PutRefused<T>> {
+        // A slot free for a ticket means the get of the item one lap back is done, so fewer
+        // items than slots are buffered: where the bound is the slot count and no slot is
+        // owed, the stamp is the bound check, and the bound (on the consumers' line) is
+        // read only once the slot is found taken.
+        let by_stamp = owed == 0 && self.stamp_bound;
+        let mut waited = 0;
+        // Relaxed: the compare-exchange below validates it.
+        let mut tail = self.tail.0.load(Ordering::Relaxed);
+        loop {
+            if tail & CLOSED != 0 {
+                return Err(PutRefused::Closed(item));
+            }
+            let ticket = ticket_of(tail);
+            if !by_stamp {
+                match self.room(ticket, owed) {
+                    Room::Free => {}
+                    Room::Full => return Err(PutRefused::Full(item)),
+                    Room::Stale => {
+                        waited = back_off(waited);
+                        // Relaxed: re-read for the loop, which validates it.
+                        tail = self.tail.0.load(Ordering::Relaxed);
+                        continue;
+                    }
+                }
+            }
+            let slot = self.slot(ticket);
+            // Acquire: pairs with the Release store of the get that emptied the slot, so
+            // the write below comes after its read.
+            let stamp = slot.stamp.load(Ordering::Acquire);
+            if stamp & TICKET_MASK == ticket {
+                let (next, notify_getter) = with_notification(tail.wrapping_add(TICKET));
+                // Acquire: a getter counted here counted itself in with an AcqRel
+                // read-modify-write of this word before inserting its listener (a notify
+                // that misses the listener is withdrawn and sent again uncounted, see
+                // `waiters.rs`). The claim publishes nothing itself: the stamp's Release
+                // store below publishes the item, and a getter that counts itself in after
+                // this claim sees the new ticket through its own read-modify-write of this
+                // word and waits for that stamp.
+                match self.tail.0.compare_exchange_weak(
+                    tail,
+                    next,
+                    Ordering::Acquire,
+                    Ordering::Relaxed,
+                ) {
+                    Ok(_) => {
+                        slot.item.with_mut(|cell| {
+                            // SAFETY: the compare-exchange gave this thread ticket
+                            // `stamp`, and the stamp says the slot is empty for it: no
+                            // other thread touches the item until the store below.
+                            unsafe { cell.write(MaybeUninit::new(item)) };
+                        });
+                        // Release: publishes the item to the get that acquires this stamp.
+                        slot.stamp.store(stamp.wrapping_add(1), Ordering::Release);
+                        return Ok((JobId::new(stamp), Wake::reserved_if(notify_getter)));
+                    }
+                    Err(now) => tail = now,
+                }
+            } else {
+                if by_stamp && self.room(ticket, owed) == Room::Full {
+                    return Err(PutRefused::Full(item));
+                }
+                // Either another put took this ticket (`tail` is stale), or the get of
+                // the item one lap back claimed it and is still moving it out.
+                waited = back_off(waited);
+                // Relaxed: re-read for the loop, which validates it.
+                tail = self.tail.0.load(Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// The bound check of a put of `ticket`, leaving `owed` slots alone.
+    #[inline]
+    fn room(&self, ticket: u64, owed: u64) -> Room {
+        let used = match self.bound {
+            // Relaxed (both): a bound check; the slot's stamp orders the write after the
+            // read of the get that freed the slot.
+            Bound::Buffered(_) => distance(
+                ticket,
+                ticket_of(self.consumers.head.load(Ordering::Relaxed)),
+            ),
+            Bound::Unfinished(_) => distance(
+                ticket,
+                ticket_of(self.consumers.ended.load(Ordering::Relaxed)),
+            ),
+        };
+        if used >= self.bound.get().saturating_sub(owed) {
+            if behind(used) {
+                return Room::Stale;
+            }
+            return Room::Full;
+        }
+        Room::Free
+    }
+
+    // ------------------------------------------------------------------------ gets
+
+    /// Takes the oldest item, leaving `owed()` items alone: the items the getter turns
+    /// (`turns.rs`) keep for woken getters. `owed` is read after the item is seen written
+    /// and before it is claimed, so it sees every turn granted before its put published
+    /// it: a barging get cannot take an item put after a woken getter's turn was granted.
+    ///
+    /// A ticket claimed by a put that has not written its slot yet is waited for (see
+    /// "Progress" in the module docs), not reported empty: a getter that registered after
+    /// that put's claim was not counted by it and will not be notified, so its re-check
+    /// must see the item.
+    #[inline]
+    pub(crate) fn try_get(&self, owed: impl Fn() -> u64) -> Result<Taken<T>, Nothing> {
+        uninterrupted(|| self.take_unguarded(Claim::Get(owed)))
+    }
+
+    /// Closes the ring and takes every buffered item in ticket order. Returns the items
+    /// with their ids.
+    pub(crate) fn drain(&self) -> Vec<(u64, T)> {
+        self.close();
+        let mut drained = Vec::new();
+        while let Ok(taken) = uninterrupted(|| self.take_unguarded(Claim::<fn() -> u64>::Drain)) {
+            drained.push((taken.id.get(), taken.item));
+        }
+        drained
+    }
+
+    /// A get, from its claim to its publication, as one step that no interrupt handler
+    /// can enter midway (the callers run it under [`uninterrupted`]).
+    #[inline(always)]
+    fn take_unguarded(&self, claim: Claim<impl Fn() -> u64>) -> Result<Taken<T>, Nothing> {
+        let mut waited = 0;
+        // Relaxed: the compare-exchange below validates it.
+        let mut head = self.consumers.head.load(Ordering::Relaxed);
+        loop {
+            let ticket = ticket_of(head);
+            let slot = self.slot(ticket);
+            // Acquire: pairs with the put's Release store, so the item is written.
+            let stamp = slot.stamp.load(Ordering::Acquire);
+            if stamp & TICKET_MASK == (ticket + 1) & TICKET_MASK {
+                if let Claim::Get(owed) = &claim {
+                    let owed = owed();
+                    // Relaxed: the put of this item claimed its ticket before the stamp we
+                    // acquired, so this read sees at least that ticket.
+                    if owed != 0
+                        && distance(ticket_of(self.tail.0.load(Ordering::Relaxed)), ticket) <= owed
+                    {
+                        return Err(Nothing::Empty);
+                    }
+                }
+                // Putters wait here only for a slot a get frees.
+                let (next, notify_putter) = match (self.bound, &claim) {
+                    (Bound::Buffered(_), Claim::Get(_)) => {
+                        with_notification(head.wrapping_add(TICKET))
+                    }
+                    _ => (head.wrapping_add(TICKET), false),
+                };
+                // Acquire: as for the put's claim, for the putters counted here; the
+                // stamp's Release store below hands the slot to the next put.
+                match self.consumers.head.compare_exchange_weak(
+                    head,
+                    next,
+                    Ordering::Acquire,
+                    Ordering::Relaxed,
+                ) {
+                    Ok(_) => {
+                        let item = slot.item.with(|cell| {
+                            // SAFETY: the compare-exchange gave this thread ticket
+                            // `ticket`, whose put wrote the item before the Release store
+                            // of the stamp we acquired; no other thread touches it until
+                            // the store below, and the store makes the slot empty again,
+                            // so the value is read out exactly once.
+                            unsafe { (*cell).assume_init_read() }
+                        });
+                        // Release: the next put into this slot writes after this read.
+                        slot.stamp
+                            .store(stamp.wrapping_add(self.mask), Ordering::Release);
+                        return Ok(Taken {
+                            id: JobId::new(stamp.wrapping_sub(1)),
+                            item,
+                            putters: Wake::reserved_if(notify_putter),
+                            last: false,
+                        });
+                    }
+                    Err(now) => head = now,
+                }
+            } else if stamp & TICKET_MASK == ticket {
+                // The slot waits for the put of this ticket: empty, or that put is
+                // between its claim and its stamp.
+                // Acquire: pairs with the close, so a closed, empty ring is final here.
+                let tail = self.tail.0.load(Ordering::Acquire);
+                if ticket_of(tail) == ticket {
+                    return Err(if tail & CLOSED != 0 {
+                        Nothing::Closed
+                    } else {
+                        Nothing::Empty
+                    });
+                }
+                waited = back_off(waited);
+                // Relaxed: re-read for the loop, which validates it.
+                head = self.consumers.head.load(Ordering::Relaxed);
+            } else {
+                // Another get took this ticket: `head` is stale.
+                waited = back_off(waited);
+                // Relaxed: re-read for the loop.
+                head = self.consumers.head.load(Ordering::Relaxed);
+            }
+        }
+    }
+
+    // --------------------------------------------------------------------- endings
+
+    /// Records `n` endings (resolutions, abandonments or discards). Returns whether they
+    /// settled the ring and whether joiners were registered. Settling is looked at only
+    /// when joiners are registered or the caller asks (`watch_settled`), and reads `false`
+    /// otherwise: the look reads `tail`, the producers' cache line.
+    #[inline]
+    pub(crate) fn end(&self, n: u64, watch_settled: bool) -> (bool, bool) {
+        // AcqRel: releases this ending (and the work before it) to joiners that acquire
+        // `ended`; acquires the earlier endings, so the `tail` read below sees the claim
+        // of every item they ended.
+        let before = self
+            .consumers
+            .ended
+            .fetch_add(n << TICKET_SHIFT, Ordering::AcqRel);
+        let joiners = anyone_in(before);
+        if !(joiners || watch_settled) {
+            return (false, false);
+        }
+        // Relaxed: ordered by the acquire above (every ended item's claim happens before).
+        let tail = self.tail.0.load(Ordering::Relaxed);
+        let settled = distance(ticket_of(tail), ticket_of(before) + n) == 0;
+        (settled, joiners)
+    }
+
+    /// Unfinished items: buffered or delivered, not ended.
+    pub(crate) fn unfinished(&self) -> u64 {
+        // Acquire: pairs with the endings' AcqRel, so a zero here also shows the work
+        // that ended, and the `tail` read below sees every claim those endings counted.
+        let ended = self.consumers.ended.load(Ordering::Acquire);
+        // Relaxed: ordered by the acquire above.
+        let tail = self.tail.0.load(Ordering::Relaxed);
+        distance(ticket_of(tail), ticket_of(ended))
+    }
+
+    // ----------------------------------------------------------------- observation
+
+    /// Buffered items (a snapshot).
+    pub(crate) fn len(&self) -> u64 {
+        // Relaxed (both): a snapshot. A get's claim of `head` is no release, so `tail` can
+        // lag behind it; the check below reads that as empty.
+        let head = self.consumers.head.load(Ordering::Relaxed);
+        let tail = self.tail.0.load(Ordering::Relaxed);
+        let len = distance(ticket_of(tail), ticket_of(head));
+        if behind(len) {
+            0
+        } else {
+            len
+        }
+    }
+
+    /// Endings so far, as a full 64-bit count; the first read of the ledger's snapshot
+    /// (see `tally.rs`).
+    pub(crate) fn ended(&self) -> u64 {
+        // Acquire: pairs with the endings' AcqRel, so the reads that follow see the take
+        // of every item ended.
+        let ended = ticket_of(self.consumers.ended.load(Ordering::Acquire));
+        // Endings never pass takes: widened below the takes read now.
+        widen(ended, self.taken()).min(self.taken())
+    }
+
+    /// Items taken out (gets and the drain) and tickets claimed (items accepted), as full
+    /// 64-bit counts, read in that order. `tail` can lag behind `head` (a get's claim is
+    /// no release): `accepted` is then read as `taken`, the most it can lag to.
+    pub(crate) fn progress(&self) -> (u64, u64) {
+        let taken = self.taken();
+        // Relaxed: a snapshot, clamped below.
+        let tail = ticket_of(self.tail.0.load(Ordering::Relaxed));
+        (taken, widen(tail, taken).max(taken))
+    }
+
+    /// Items taken out so far, as a full 64-bit count.
+    fn taken(&self) -> u64 {
+        // Relaxed: the caller's earlier acquire orders it.
+        let head = ticket_of(self.consumers.head.load(Ordering::Relaxed));
+        // The slot of the next ticket holds a full ticket within a lap of it.
+        // Relaxed: only its value is used.
+        let near = self.slot(head).stamp.load(Ordering::Relaxed);
+        widen(head, near)
+    }
+
+    /// Closes the ring: no put succeeds from now on. Returns whether this call closed it.
+    pub(crate) fn close(&self) -> bool {
+        // AcqRel: releases the close to the gets that acquire `tail` and find it empty;
+        // acquires the puts claimed before it (a drain that follows takes them).
+        self.tail.0.fetch_or(CLOSED, Ordering::AcqRel) & CLOSED == 0
+    }
+
+    /// Whether the ring is closed.
+    pub(crate) fn is_closed(&self) -> bool {
+        // Acquire: an observer.
+        self.tail.0.load(Ordering::Acquire) & CLOSED != 0
+    }
+
+    // --------------------------------------------------------------------- waiters
+
+    /// Where the waiters of `kind` are counted (a putter class only under a buffered
+    /// bound).
+    pub(crate) fn counted(&self, kind: Kind) -> Counted<'_> {
+        match kind {
+            Kind::Getters => Counted::own(&self.tail.0),
+            Kind::Putters => {
+                debug_assert!(matches!(self.bound, Bound::Buffered(_)));
+                Counted::own(&self.consumers.head)
+            }
+            Kind::Joiners => Counted::in_word(&self.consumers.ended, false),
+        }
+    }
+}
+
+/// A class of waiters whose registrations the ring keeps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// Counted in `tail`, read by every put's claim.
+    Getters,
+    /// Counted in `head`, read by every get's claim.
+    Putters,
+    /// Counted in `ended`, read by every ending.
+    Joiners,
+}
+
+impl<T> Drop for Ring<T> {
+    /// Drops every buffered item. If one item's `Drop` panics, the others are still
+    /// dropped (a second panic aborts, as for a `Vec`).
+    fn drop(&mut self) {
+        /// Drops the items of tickets `next..end`, also while unwinding.
+        struct Rest<'a, T> {
+            ring: &'a Ring<T>,
+            next: u64,
+            end: u64,
+        }
+        impl<T> Rest<'_, T> {
+            fn drop_items(&mut self) {
+                while self.next != self.end {
+                    let ticket = self.next;
+                    // Advanced first: if this item's drop panics, the guard goes on from
+                    // the next one.
+                    self.next = (ticket + 1) & TICKET_MASK;
+                    let slot = self.ring.slot(ticket);
+                    // Relaxed: `&mut Ring` at the start of the drop excludes other threads.
+                    let stamp = slot.stamp.load(Ordering::Relaxed);
+                    if stamp & TICKET_MASK == (ticket + 1) & TICKET_MASK {
+                        slot.item.with_mut(|cell| {
+                            // SAFETY: the stamp says the slot holds the item of this
+                            // ticket, and no get took it (tickets from `head` on); each
+                            // ticket is visited once, so it is dropped once.
+                            unsafe { (*cell).assume_init_drop() };
+                        });
+                    }
+                }
+            }
+        }
+        impl<T> Drop for Rest<'_, T> {
+            /// Runs only on unwinding out of `drop_items`: drops the items after the one
+            /// that panicked.
+            fn drop(&mut self) {
+                self.drop_items();
+            }
+        }
+        // Relaxed: `&mut self` excludes other threads.
+        let head = ticket_of(self.consumers.head.load(Ordering::Relaxed));
+        let tail = ticket_of(self.tail.0.load(Ordering::Relaxed));
+        Rest {
+            ring: self,
+            next: head,
+            end: tail,
+        }
+        .drop_items();
+    }
+}
+
+impl<T> core::fmt::Debug for Ring<T> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Ring")
+            .field("bound", &self.bound)
+            .field("slots", &self.slots.len())
+            .field("len", &self.len())
+            .field("closed", &self.is_closed())
+            .finish_non_exhaustive()
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests;
+
+#[cfg(all(test, loom))]
+mod loom_models;

@@ -1,0 +1,639 @@
+//! The raw queue: every atomic of the queue's state and every place an item can be, with
+//! no public face, no journal and no policy.
+//!
+//! # Where an item is
+//!
+//! An accepted item is in exactly one place at every moment:
+//!
+//! - **buffered**: in the buffer (`buffer/`: the ring, or the growable buffer), under the
+//!   id its put drew; or in the **lane** (`lane.rs`), returned by a delivery for another
+//!   attempt, with its id and that attempt's number;
+//! - **in flight**: in the hands of whoever took it (a [`Delivery`](crate::Delivery)),
+//!   which must end it;
+//! - **ended**: counted once, under one outcome ([`Tally`](tally::Tally)), or handed back
+//!   by a drain.
+//!
+//! The ledger's counts follow the moves: a put accepts (one id drawn), a take moves an
+//! item from the buffer into flight, a return moves it from flight into the lane and a
+//! take from the lane back, an ending counts it ended. The snapshot in `tally.rs` reads
+//! them in an order that makes every snapshot balance.
+//!
+//! # Invariants
+//!
+//! - Every accepted id is in exactly one place; a returned item keeps its id.
+//! - A get's turn covers every place a get can take from: the lane and the buffer. While
+//!   returned items wait, every other get serves the lane: a returned item waits only for
+//!   the returned items ahead of it (twice their number of deliveries, at most), never for
+//!   the fresh backlog, and fresh items keep moving even if every delivery comes back.
+//! - "Accepted" and "shut down" are exclusive: the buffer's closed flag is in the word ids
+//!   are drawn from, so a put either drew its id before the close or is refused.
+//! - A get reports the end only when nothing can come any more: the buffer is closed and
+//!   empty, and the lane is empty and either closed or unable to receive (nothing is
+//!   unfinished that could come back).
+//! - No user code (waker, journal, item `Drop`) runs while an item is between two places;
+//!   every count a change moves is moved before any waker runs.
+//!
+//! # Waking
+//!
+//! Each change wakes whom it concerns, after it is complete: a put one getter, a take one
+//! putter (buffered limit), an ending one putter (unfinished limit) and, if it settled
+//! the queue, every joiner; a return one getter; a shutdown everyone. The waiter classes,
+//! their counts and turns are in `wait/`.
+
+pub(crate) mod buffer;
+pub(crate) mod lane;
+pub(crate) mod lifecycle;
+pub(crate) mod registry;
+pub(crate) mod tally;
+
+#[cfg(target_has_atomic = "ptr")]
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+
+use self::buffer::ring::Kind;
+use self::buffer::slots::Limit;
+use self::buffer::{Buffer, Nothing, PutRefused};
+use self::lane::{Lane, Returned};
+use self::lifecycle::{Lifecycle, Refusal};
+use self::registry::Registry;
+use self::tally::Tally;
+use crate::error::{PutError, TryGetError, TryPutError};
+use crate::job_id::JobId;
+use crate::ledger::Ledger;
+use crate::outcome::Outcome;
+#[cfg(target_has_atomic = "ptr")]
+use crate::wait::relay::Deferred;
+use crate::wait::waiters::{Class, Waiters, Wake};
+
+/// What a get hands out besides the item: its id and which delivery of it this is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Handout {
+    pub(crate) id: JobId,
+    pub(crate) attempt: u32,
+}
+
+/// The raw queue; see the module docs.
+pub(crate) struct RawQueue<T> {
+    /// The fresh items with their ids, the limit, and the counts of ids drawn, items
+    /// taken out and endings.
+    buffer: Buffer<T>,
+    /// The returned items.
+    lane: Lane<T>,
+    /// The outcome counters.
+    tally: Tally,
+    /// Shut down, orphaned, and the worker count.
+    lifecycle: Lifecycle,
+    /// Live producer guards; the last one to leave shuts the queue down.
+    producers: Registry,
+    /// Waiting gets: notified once per item put or returned, and all at once on shutdown.
+    getters: Waiters,
+    /// Waiting puts: notified once per freed slot, and all at once on shutdown and when the
+    /// last worker leaves.
+    putters: Waiters,
+    /// Waiting joins: notified all at once when the unfinished count reaches zero.
+    joiners: Waiters,
+    /// Returns may come after a graceful shutdown (the redelivery policy): the lane stays
+    /// open until an immediate one, and gets on a shut-down, empty queue wait while
+    /// anything is unfinished (it could come back). Otherwise a shutdown closes the lane.
+    returns_after_shutdown: bool,
+    /// The list of woken relays that every class of this queue shares.
+    #[cfg(target_has_atomic = "ptr")]
+    deferred: Arc<Deferred>,
+}
+
+impl<T> RawQueue<T> {
+    pub(crate) fn new(limit: Limit) -> Self {
+        // One list of woken relays for every class, so that one drain after a transition
+        // that signals several classes wakes them all.
+        #[cfg(target_has_atomic = "ptr")]
+        let deferred = Deferred::new();
+        #[cfg(target_has_atomic = "ptr")]
+        let waiters = || Waiters::new(&deferred);
+        #[cfg(not(target_has_atomic = "ptr"))]
+        let waiters = Waiters::new;
+        RawQueue {
+            buffer: Buffer::new(limit),
+            lane: Lane::new(),
+            tally: Tally::new(),
+            lifecycle: Lifecycle::new(),
+            producers: Registry::new(),
+            getters: waiters(),
+            putters: waiters(),
+            joiners: waiters(),
+            returns_after_shutdown: false,
+            #[cfg(target_has_atomic = "ptr")]
+            deferred,
+        }
+    }
+
+    /// A class of waiters of its own (counted in its own word) that shares this queue's
+    /// list of woken relays: for the cancellation waiters.
+    pub(crate) fn new_waiters(&self) -> Waiters {
+        #[cfg(target_has_atomic = "ptr")]
+        return Waiters::new(&self.deferred);
+        #[cfg(not(target_has_atomic = "ptr"))]
+        Waiters::new()
+    }
+
+    // -------------------------------------------------------------- configuration
+
+    /// Makes acceptances observable: from now on the buffer is one that lets a put's
+    /// `accepted` hook run before the item can be taken (see `buffer/mod.rs`). Only for a
+    /// queue not shared yet.
+    pub(crate) fn observe(&mut self) {
+        self.buffer.for_journal();
+    }
+
+    /// Whether returns may come after a graceful shutdown (see the field). Only for a
+    /// queue not shared yet; a queue already shut down keeps its lane as it is.
+    pub(crate) fn set_returns_after_shutdown(&mut self, returns: bool) {
+        self.returns_after_shutdown = returns;
+    }
+
+    pub(crate) fn limit(&self) -> Limit {
+        self.buffer.limit()
+    }
+
+    // ------------------------------------------------------------------------ put
+
+    /// One put attempt. `turn`: the caller is a woken put holding a turn, which may take
+    /// a slot owed to woken puts (see `turns.rs`). `accepted` runs with the id before the
+    /// item can be taken (observed queues) or right after (the ring). `late` receives the
+    /// items that landed after an immediate shutdown's drain, this one's included, for the
+    /// caller to end as discarded.
+    #[inline]
+    pub(crate) fn put(
+        &self,
+        turn: bool,
+        item: T,
+        accepted: impl FnOnce(JobId),
+        late: impl FnMut(JobId, T),
+    ) -> Result<JobId, TryPutError<T>> {
+        let putters = self.putters();
+        if let Some(refusal) = self.lifecycle.refusal() {
+            // A final answer uses the turn up.
+            if turn {
+                putters.turns().redeem();
+            }
+            return Err(refused(refusal, item).into());
+        }
+        // Without a turn, the slots owed to woken puts are not free: a `try_put` or a new
+        // put cannot take the slot a woken put was woken for.
+        let owed = if turn { 0 } else { putters.turns().owed() };
+        match self.buffer.put(item, owed, accepted) {
+            Ok((id, getters)) => {
+                crate::events::accepted(id);
+                if turn {
+                    self.putter_turn_used();
+                }
+                // Hand-off: one more item means one more getter can proceed.
+                match getters {
+                    Wake::No => {}
+                    // The growable buffer's puts: their notification is the read-modify-write
+                    // after which a put looks for a drain it landed after.
+                    Wake::Check => {
+                        self.getters().notify_for(getters, 1);
+                        if self.buffer.after_put(late) {
+                            self.wake_getters_at_end();
+                        }
+                    }
+                    _ => self.getters().notify_for(getters, 1),
+                }
+                Ok(id)
+            }
+            Err(PutRefused::Full(item)) => {
+                // The slot went to a try that raced the grant: the turn is gone with it (and
+                // a slot freed meanwhile that it kept a try from taking is told of).
+                if turn {
+                    self.putter_turn_used();
+                }
+                Err(TryPutError::Full(item))
+            }
+            // A shutdown closed the buffer after the lifecycle check.
+            Err(PutRefused::Closed(item)) => {
+                if turn {
+                    putters.turns().redeem();
+                }
+                Err(TryPutError::ShutDown(item))
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------------ get
+
+    /// Takes the next item (the lane first, then the buffer), counts it in flight and
+    /// wraps it (`wrap`), calls `delivered` if given (an observed queue), and only then
+    /// frees its slot and wakes a waiting put: the waker, user code, runs while the item
+    /// is in a live delivery, whose unwinding would end it as abandoned.
+    ///
+    /// `turn`: the caller is a woken get holding a turn, which may take an item owed to
+    /// woken gets (see `turns.rs`); anyone else takes only items not owed.
+    ///
+    /// Always inlined, so that the delivery is built where the caller's future returns it.
+    #[inline(always)]
+    pub(crate) fn take<D>(
+        &self,
+        turn: bool,
+        wrap: impl FnOnce(Handout, T) -> D,
+        delivered: Option<impl FnOnce(Handout)>,
+    ) -> Result<D, TryGetError> {
+        // A woken getter's turn is redeemed once it has its item (see `getter_turn_used`),
+        // so that no try takes the item it was woken for while it takes it.
+        // The items a getter without a turn leaves alone: those owed to woken getters,
+        // wherever they are (the lane's count against them first). Read by the buffer once
+        // it sees an item, so it sees every turn granted before that item was published.
+        let owed = || if turn { 0 } else { self.owed_to_woken() as u64 };
+        if self.lane.may_hold() && self.lane.serves_next() {
+            if let Some(returned) = self.take_returned(turn) {
+                return Ok(self.hand_out_returned(returned, turn, wrap, delivered));
+            }
+        }
+        let taken = match self.buffer.take(owed) {
+            Ok(taken) => taken,
+            Err(nothing) => return self.nothing_buffered(nothing, turn, wrap, delivered),
+        };
+        let handout = Handout {
+            id: taken.id,
+            attempt: 1,
+        };
+        if taken.is_quiet() && delivered.is_none() && !turn {
+            crate::events::delivered(handout.id, 1);
+            // Nothing runs before the caller has the delivery: built in place, not built
+            // first and then moved past the calls below.
+            return Ok(wrap(handout, taken.item));
+        }
+        self.hand_out_taken(taken, turn, wrap, delivered)
+    }
+
+    /// Hands out a fresh item whose take asks more of the caller: wakes a putter for the
+    /// slot it freed, tells the getters the end came, tells an observed queue's journal,
+    /// redeems the caller's turn. Everything runs after the delivery exists.
+    #[inline(never)]
+    fn hand_out_taken<D>(
+        &self,
+        taken: buffer::Taken<T>,
+        turn: bool,
+        wrap: impl FnOnce(Handout, T) -> D,
+        delivered: Option<impl FnOnce(Handout)>,
+    ) -> Result<D, TryGetError> {
+        let handout = Handout {
+            id: taken.id,
+            attempt: 1,
+        };
+        let (putters, last) = (taken.putters, taken.last);
+        // The item first goes into its delivery; only then does anything run that could
+        // panic or call back: wakers, the journal.
+        crate::events::delivered(handout.id, 1);
+        let delivery = wrap(handout, taken.item);
+        if let Some(delivered) = delivered {
+            delivered(handout);
+        }
+        if turn {
+            self.getter_turn_used();
+        }
+        self.after_wakes(putters, last, Ok(delivery))
+    }
+
+    /// Wakes a putter for the slot a take freed, and the getters if it was the end; then
+    /// gives back `answer`.
+    fn after_wakes<D>(&self, putters: Wake, last: bool, answer: D) -> D {
+        if putters != Wake::No {
+            self.putters().notify_for(putters, 1);
+        }
+        if last {
+            self.wake_getters_at_end();
+        }
+        answer
+    }
+
+    /// The items a getter without a turn leaves alone in the buffer: the turns owed to
+    /// woken getters, less the returned items waiting for them. None once the queue is
+    /// shut down: then the buffer only drains, and a getter held back could sleep through
+    /// the end (a shutdown wakes only the getters waiting when it comes).
+    #[inline]
+    fn owed_to_woken(&self) -> usize {
+        match self.getters().turns().owed() {
+            0 => 0,
+            _ if self.is_shut_down() => 0,
+            owed => owed.saturating_sub(self.lane.len()),
+        }
+    }
+
+    /// The oldest returned item, unless the getter has no turn and every item waiting is
+    /// owed to a woken getter.
+    #[inline]
+    fn take_returned(&self, turn: bool) -> Option<Returned<T>> {
+        // As `owed_to_woken`, against everything waiting (the lane and the buffer).
+        if !turn && !self.getters().turns().lets_pass(|| self.len()) && !self.is_shut_down() {
+            return None;
+        }
+        self.lane.pop()
+    }
+
+    /// Hands out a returned item. It held no slot of its own in the buffer, so none is
+    /// freed.
+    #[cold]
+    fn hand_out_returned<D>(
+        &self,
+        returned: Returned<T>,
+        turn: bool,
+        wrap: impl FnOnce(Handout, T) -> D,
+        delivered: Option<impl FnOnce(Handout)>,
+    ) -> D {
+        let handout = Handout {
+            id: returned.id,
+            attempt: returned.attempt,
+        };
+        crate::events::delivered(handout.id, handout.attempt);
+        let delivery = wrap(handout, returned.item);
+        if let Some(delivered) = delivered {
+            delivered(handout);
+        }
+        if turn {
+            self.getter_turn_used();
+        }
+        delivery
+    }
+
+    /// A woken getter took its item: its turn is redeemed. A try refused while the turn
+    /// was counted may have gone to sleep with an item left over; if any is, a getter is
+    /// told (only one with no notification coming: see `waiters.rs`).
+    #[cold]
+    fn getter_turn_used(&self) {
+        let getters = self.getters();
+        getters.turns().redeem();
+        if self.len() > getters.turns().owed() {
+            getters.notify_additional(1);
+        }
+    }
+
+    /// A woken putter placed its item: as [`getter_turn_used`](RawQueue::getter_turn_used),
+    /// for a slot left over.
+    #[cold]
+    fn putter_turn_used(&self) {
+        let putters = self.putters();
+        putters.turns().redeem();
+        if self.room() > putters.turns().owed() {
+            putters.notify_additional(1);
+        }
+    }
+
+    /// Free slots (a snapshot; `usize::MAX` without a limit).
+    fn room(&self) -> usize {
+        match self.buffer.limit() {
+            Limit::None => usize::MAX,
+            Limit::Buffered(n) => n.saturating_sub(self.buffer.len()),
+            Limit::Unfinished(n) => n.saturating_sub(self.unfinished() as usize),
+        }
+    }
+
+    /// The buffer had nothing: a returned item, if there is one. Shut down and empty, the
+    /// answer is final only if nothing can come back: the lane is empty and closed, or
+    /// nothing is unfinished.
+    #[cold]
+    fn nothing_buffered<D>(
+        &self,
+        nothing: Nothing,
+        turn: bool,
+        wrap: impl FnOnce(Handout, T) -> D,
+        delivered: Option<impl FnOnce(Handout)>,
+    ) -> Result<D, TryGetError> {
+        // Looked at after the buffer: an item returned before this look is in the lane, or
+        // was taken; a pop after seeing the lane closed is final.
+        let closed = self.lane.is_closed();
+        if let Some(returned) = self.take_returned(turn) {
+            return Ok(self.hand_out_returned(returned, turn, wrap, delivered));
+        }
+        match nothing {
+            Nothing::Closed if closed || !self.returns_after_shutdown || self.is_settled() => {
+                if turn {
+                    self.getters().turns().redeem();
+                }
+                Err(TryGetError::ShutDown)
+            }
+            // Nothing to take (a try that raced the grant took the item): the turn is gone
+            // with the item; the getter waits again like any other.
+            // If an item came meanwhile that this turn kept a try from taking, the
+            // redemption tells a getter.
+            Nothing::Empty | Nothing::Closed => {
+                if turn {
+                    self.getter_turn_used();
+                }
+                Err(TryGetError::Empty)
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------------- returns
+
+    /// Puts an item taken out back for another delivery, numbered `attempt`, at the back
+    /// of the lane, and wakes a getter for it. Hands the item back if the lane is closed
+    /// (an immediate shutdown, or a graceful one when no return may come after it).
+    pub(crate) fn give_back(&self, id: JobId, attempt: u32, item: T) -> Result<(), T> {
+        let returned = Returned { id, attempt, item };
+        match self.lane.push(returned) {
+            Ok(()) => {
+                // Hand-off: one more item for one more getter.
+                self.getters().notify_additional(1);
+                Ok(())
+            }
+            Err(returned) => Err(returned.item),
+        }
+    }
+
+    // --------------------------------------------------------------------- endings
+
+    /// Records the end of an in-flight item (`None`: abandoned). The ledger and the slot
+    /// are settled before any waker runs, so a panicking waker leaks neither.
+    #[inline]
+    pub(crate) fn end(&self, outcome: Option<Outcome>) {
+        self.tally.resolve(outcome);
+        self.ended(1);
+    }
+
+    /// Records `n` in-flight or buffered items discarded (handed back by a drain, or kept
+    /// as dead letters).
+    pub(crate) fn discard(&self, n: usize) {
+        if n != 0 {
+            self.tally.discard(n as u64);
+            self.ended(n as u64);
+        }
+    }
+
+    /// Counts `n` items ended (their outcomes already counted), and wakes whoever that
+    /// concerns: putters if it freed slots, the joiners if it settled the queue.
+    #[inline]
+    fn ended(&self, n: u64) {
+        // Settling concerns the getters only while returns can come after a shutdown
+        // (see `getters_at_end`).
+        let ended = self.buffer.end(n, self.returns_after_shutdown);
+        if ended.wakes_anyone() {
+            self.wake_for_ended(ended, n as usize);
+        }
+    }
+
+    /// The waking half of [`ended`](RawQueue::ended), out of line: most endings concern
+    /// nobody.
+    #[inline(never)]
+    fn wake_for_ended(&self, ended: buffer::Ended, n: usize) {
+        let putters = ended.putters != Wake::No && self.putters().signal_for(ended.putters, n);
+        let joiners = ended.joiners != Wake::No && self.joiners().signal_all_for(ended.joiners);
+        let getters = ended.settled && self.getters_at_end();
+        if putters | joiners | getters {
+            self.wake_signalled();
+        }
+    }
+
+    /// Gets on a shut-down, empty queue that wait for returns are told once nothing can
+    /// come back (the queue settled). Marks them.
+    #[inline]
+    fn getters_at_end(&self) -> bool {
+        self.returns_after_shutdown && self.is_shut_down() && self.getters().signal_all()
+    }
+
+    /// Tells every waiting getter to look again: the buffer's last item was taken, or a
+    /// put found the buffer drained. Rare: only after a shutdown.
+    #[cold]
+    fn wake_getters_at_end(&self) {
+        self.getters().notify_all();
+    }
+
+    // --------------------------------------------------------------------- shutdown
+
+    /// Refuses puts from now on, and wakes every waiting put (to refuse) and get (to
+    /// drain, then refuse). Returns whether this call shut the queue down.
+    pub(crate) fn shut_down(&self) -> bool {
+        let first = self.lifecycle.shut_down();
+        if !self.returns_after_shutdown {
+            self.lane.close();
+        }
+        // Closing the buffer is what makes it final: a put that passed the lifecycle check
+        // before this line either drew its id before the close or is refused with its item.
+        self.buffer.close();
+        // Both classes are signalled before any waker runs, so a panicking putter waker
+        // cannot leave the getters asleep.
+        let putters = self.putters().signal_all();
+        let getters = self.getters().signal_all();
+        if putters | getters {
+            self.wake_signalled();
+        }
+        first
+    }
+
+    /// Shuts down, closes the lane, and takes every buffered and returned item, in that
+    /// order. The items are not counted ended yet: the caller records them, then
+    /// [`discard`](RawQueue::discard)s them.
+    pub(crate) fn drain(&self) -> Vec<(JobId, T)> {
+        // Closed before the shutdown wakes the getters, so a getter woken by it sees that
+        // nothing can come back any more.
+        self.lane.close();
+        self.shut_down();
+        let mut drained = self.buffer.drain(|| {
+            // A read-modify-write of the getters' word between marking the buffer drained
+            // and its first pop (see `growable.rs`).
+            self.getters().signal_all();
+        });
+        drained.extend(self.lane.drain().into_iter().map(|r| (r.id, r.item)));
+        // Getters that waited for a put on its way in look again, and the wakers of every
+        // waiter signalled above run.
+        self.getters().signal_all();
+        self.wake_signalled();
+        drained
+    }
+
+    // -------------------------------------------------------------- roles
+
+    pub(crate) fn register_worker(&self) {
+        self.lifecycle.register_worker();
+    }
+
+    /// A worker left; if it was the last, the waiting puts are told (to refuse).
+    pub(crate) fn unregister_worker(&self) {
+        if self.lifecycle.unregister_worker() {
+            crate::events::last_worker_left();
+            // Terminal for the waiting puts: wake them all to refuse.
+            self.putters().notify_all();
+        }
+    }
+
+    pub(crate) fn workers(&self) -> usize {
+        self.lifecycle.workers()
+    }
+
+    pub(crate) fn register_producer(&self) {
+        self.producers.register();
+    }
+
+    /// A producer left; returns whether it was the last.
+    pub(crate) fn unregister_producer(&self) -> bool {
+        self.producers.unregister()
+    }
+
+    pub(crate) fn producers(&self) -> usize {
+        self.producers.live()
+    }
+
+    // ---------------------------------------------------------------- observation
+
+    /// A snapshot of the counts (see `tally.rs` for what it promises).
+    pub(crate) fn ledger(&self) -> Ledger {
+        let (counts, (outcomes, lane)) = self.buffer.counts(|ended| {
+            let outcomes = self.tally.outcomes(ended);
+            (outcomes, self.lane.len() as u64)
+        });
+        tally::ledger(outcomes, lane, counts.taken, counts.accepted)
+    }
+
+    pub(crate) fn unfinished(&self) -> u64 {
+        self.buffer.unfinished()
+    }
+
+    #[inline]
+    pub(crate) fn is_settled(&self) -> bool {
+        self.buffer.unfinished() == 0
+    }
+
+    /// Items buffered or returned.
+    #[inline]
+    pub(crate) fn len(&self) -> usize {
+        self.buffer.len() + self.lane.len()
+    }
+
+    pub(crate) fn is_shut_down(&self) -> bool {
+        self.lifecycle.is_shut_down()
+    }
+
+    // --------------------------------------------------------------------- waiters
+
+    #[inline]
+    pub(crate) fn getters(&self) -> Class<'_> {
+        self.getters.counted_in(self.buffer.counted(Kind::Getters))
+    }
+
+    #[inline]
+    pub(crate) fn putters(&self) -> Class<'_> {
+        self.putters.counted_in(self.buffer.counted(Kind::Putters))
+    }
+
+    #[inline]
+    pub(crate) fn joiners(&self) -> Class<'_> {
+        self.joiners.counted_in(self.buffer.counted(Kind::Joiners))
+    }
+
+    /// Runs the wakers of every async wait signalled so far, of any class, outside every
+    /// lock (see `relay.rs`). A panicking waker does not stop the others.
+    #[inline]
+    pub(crate) fn wake_signalled(&self) {
+        // The classes share one list: draining it through any of them drains all.
+        self.getters().wake_deferred();
+    }
+}
+
+/// The error for a put the lifecycle refuses.
+#[cold]
+fn refused<T>(refusal: Refusal, item: T) -> PutError<T> {
+    match refusal {
+        Refusal::ShutDown => PutError::ShutDown(item),
+        Refusal::NoWorkers => PutError::NoWorkers(item),
+    }
+}

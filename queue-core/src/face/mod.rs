@@ -1,0 +1,20 @@
+//! The faces: each public verb family of [`Queue`](crate::Queue), as an `impl Queue` block
+//! with its named future, one family per file. A face only calls down, into the fate
+//! layer (`fate/`) or the raw queue's observers and waiter classes (`engine/`).
+//!
+//! - `put.rs`: `put`, `try_put`, `put_blocking`, ... and [`Put`](put::Put);
+//! - `get.rs`: `get`, `try_get`, `get_owned`, ... and [`Get`](get::Get),
+//!   [`GetOwned`](get::GetOwned);
+//! - `join.rs`: `join`, ... and [`Join`](join::Join);
+//! - `stream.rs`: `deliveries` and the [`Deliveries`](stream::Deliveries) streams;
+//! - `shutdown.rs`: `shutdown`, `shutdown_now`, `abort`, `cancel_in_flight`;
+//! - `shutdown_until.rs`: the drain-or-abort policy [`ShutdownUntil`](shutdown_until::ShutdownUntil);
+//! - `dead_letters.rs`: `take_dead_letters` and the redelivery count.
+
+pub(crate) mod dead_letters;
+pub(crate) mod get;
+pub(crate) mod join;
+pub(crate) mod put;
+pub(crate) mod shutdown;
+pub(crate) mod shutdown_until;
+pub(crate) mod stream;

@@ -1,0 +1,432 @@
+//! The fate layer: what becomes of each job, between the faces and the raw queue.
+//!
+//! The [`Steward`] holds the raw queue (`engine/`) and decides, by policy, where an item
+//! goes when its delivery does not end by itself: back into the raw queue's lane for
+//! another attempt, or into the dead letters. It tells the journal of every event in causal
+//! order, and keeps the cancellation request. It never reaches into the buffer: every move
+//! of an item is one call of the raw queue, and every event is noted before the move that
+//! makes it visible to someone else.
+//!
+//! - `policy.rs`: [`AbandonPolicy`](crate::AbandonPolicy), the public choice;
+//! - `dead_letter.rs`: [`DeadLetter`](crate::DeadLetter) and the list that keeps them;
+//! - `journal.rs`: [`Journal`](crate::Journal), [`JobEvent`](crate::JobEvent) and the
+//!   guard that calls it;
+//! - `record.rs` (std): [`Record`](crate::Record), a ready journal;
+//! - `cancel.rs`: the cancellation request and its waiters.
+//!
+//! # Attempts
+//!
+//! An item's attempt counts its deliveries and never goes back: every way a delivery comes
+//! back (a [`retry`](crate::Delivery::retry), a drop, a panic) hands the next delivery the
+//! next number. Under [`AbandonPolicy::Redeliver`](crate::AbandonPolicy::Redeliver),
+//! `max_attempts` bounds them all: a retry of the last allowed delivery is refused, and an
+//! abandonment of it makes a dead letter, so a job that keeps failing reaches the dead
+//! letters within `max_attempts` deliveries.
+
+pub(crate) mod cancel;
+pub(crate) mod dead_letter;
+pub(crate) mod gate;
+pub(crate) mod journal;
+pub(crate) mod policy;
+#[cfg(feature = "std")]
+pub(crate) mod record;
+
+use alloc::vec::Vec;
+
+use self::cancel::Cancellation;
+use self::dead_letter::{DeadLetter, DeadLetters, DeadReason};
+use self::gate::{InMotion, ReportGate};
+use self::journal::{JobEvent, Journaled};
+use self::policy::AbandonPolicy;
+use crate::engine::buffer::slots::Limit;
+use crate::engine::{Handout, RawQueue};
+use crate::error::{TryGetError, TryPutError};
+use crate::job_id::JobId;
+use crate::ledger::Ledger;
+use crate::outcome::Outcome;
+use crate::sync::{AtomicU64, Ordering};
+
+/// Whatever keeps a queue's steward alive for a handle: a borrow, or an `Arc` of the
+/// queue (for `'static` handles).
+pub(crate) trait Owner<T> {
+    fn steward(&self) -> &Steward<T>;
+}
+
+impl<T> Owner<T> for &Steward<T> {
+    #[inline(always)]
+    fn steward(&self) -> &Steward<T> {
+        self
+    }
+}
+
+/// The fate layer over a raw queue; see the module docs.
+pub(crate) struct Steward<T> {
+    raw: RawQueue<T>,
+    policy: AbandonPolicy,
+    dead: DeadLetters<T>,
+    /// Redeliveries so far; kept outside the ledger, whose identity counts ids, not
+    /// deliveries.
+    redelivered: AtomicU64,
+    /// The observer of every job event, if one was installed.
+    journal: Option<Journaled>,
+    /// Whether in-flight work was asked to stop, and the deliveries waiting to hear it.
+    cancellation: Cancellation,
+    /// Lets a shutdown report read the journal's ids and the ledger at one instant.
+    gate: ReportGate,
+}
+
+impl<T> Steward<T> {
+    pub(crate) fn new(limit: Limit) -> Self {
+        let raw = RawQueue::new(limit);
+        let cancellation = Cancellation::new(raw.new_waiters());
+        Steward {
+            raw,
+            policy: AbandonPolicy::Abandon,
+            dead: DeadLetters::new(),
+            redelivered: AtomicU64::new(0),
+            journal: None,
+            cancellation,
+            gate: ReportGate::new(),
+        }
+    }
+
+    /// The raw queue, for what the faces only read or count (observers, roles, waiters).
+    #[inline(always)]
+    pub(crate) fn raw(&self) -> &RawQueue<T> {
+        &self.raw
+    }
+
+    // -------------------------------------------------------------- configuration
+
+    /// Installs `journal`. Only for a queue not shared yet; every item stays where it is.
+    pub(crate) fn set_journal(&mut self, journal: Journaled) {
+        self.journal = Some(journal);
+        self.raw.observe();
+    }
+
+    /// Installs `policy`. Only for a queue not shared yet; every item stays where it is
+    /// (returned items stay in the lane, dead letters stay kept).
+    pub(crate) fn set_policy(&mut self, policy: AbandonPolicy) {
+        self.policy = policy;
+        self.raw
+            .set_returns_after_shutdown(matches!(policy, AbandonPolicy::Redeliver { .. }));
+    }
+
+    pub(crate) fn policy(&self) -> AbandonPolicy {
+        self.policy
+    }
+
+    pub(crate) fn journal(&self) -> Option<&Journaled> {
+        self.journal.as_ref()
+    }
+
+    /// Enters a move of a job in or out of flight (see `gate.rs`): a step for the reports
+    /// when the journal keeps ids, nothing otherwise.
+    #[inline]
+    fn transition(&self) -> InMotion<'_> {
+        self.gate
+            .enter(self.journal.as_ref().is_some_and(Journaled::keeps_ids))
+    }
+
+    /// Records an event in the journal, if one is installed. The event is built only then.
+    #[inline(always)]
+    pub(crate) fn note(&self, event: impl FnOnce() -> JobEvent) {
+        if let Some(journal) = &self.journal {
+            journal.record(event());
+        }
+    }
+
+    // ----------------------------------------------------------------- put and take
+
+    /// One put attempt (see [`RawQueue::put`]): the journal hears of the acceptance
+    /// before the item can be taken, and an item that landed after an immediate shutdown's
+    /// drain becomes a dead letter.
+    #[inline]
+    pub(crate) fn put(&self, turn: bool, item: T) -> Result<JobId, TryPutError<T>> {
+        self.raw.put(
+            turn,
+            item,
+            |id| self.note(|| JobEvent::Accepted(id)),
+            |id, item| self.bury_late(id, item),
+        )
+    }
+
+    /// A put that raced an immediate shutdown's drain landed after it: its item is kept
+    /// as a dead letter, discarded, as a redelivery would be.
+    #[cold]
+    fn bury_late(&self, id: JobId, item: T) {
+        crate::events::discarded(id);
+        self.note(|| JobEvent::Discarded(id));
+        self.note(|| JobEvent::DeadLettered { id, attempts: 0 });
+        self.dead.bury(DeadLetter {
+            id,
+            attempts: 0,
+            reason: DeadReason::ShutDownNow,
+            item,
+        });
+        self.raw.discard(1);
+    }
+
+    /// One get attempt (see [`RawQueue::take`]); the journal hears of the delivery once it
+    /// exists.
+    #[inline(always)]
+    pub(crate) fn take<D>(
+        &self,
+        turn: bool,
+        wrap: impl FnOnce(Handout, T) -> D,
+    ) -> Result<D, TryGetError> {
+        let Some(journal) = &self.journal else {
+            return self.raw.take(turn, wrap, None::<fn(Handout)>);
+        };
+        let _motion = self.transition();
+        let delivered = |handout: Handout| {
+            journal.record(JobEvent::Delivered {
+                id: handout.id,
+                attempt: handout.attempt,
+            });
+        };
+        self.raw.take(turn, wrap, Some(delivered))
+    }
+
+    // -------------------------------------------------------------------- endings
+
+    /// A delivery of `id` ends with `outcome`: the journal hears of it while the item is
+    /// still in the delivery (`take_item` takes it out afterwards) and before the ledger
+    /// counts it, so a join that returns has it recorded.
+    #[inline(always)]
+    pub(crate) fn resolve<I>(
+        &self,
+        id: JobId,
+        outcome: Outcome,
+        take_item: impl FnOnce() -> I,
+    ) -> I {
+        let item = match &self.journal {
+            None => take_item(),
+            Some(journal) => {
+                let _motion = self.transition();
+                journal.record(JobEvent::Ended { id, outcome });
+                let item = take_item();
+                self.count_ended(id, outcome);
+                return item;
+            }
+        };
+        self.count_ended(id, outcome);
+        item
+    }
+
+    /// Counts a delivery of `id` ended with `outcome`, once the journal heard of it.
+    #[inline(always)]
+    fn count_ended(&self, id: JobId, outcome: Outcome) {
+        crate::events::ended(id, outcome);
+        self.raw.end(Some(outcome));
+    }
+
+    /// Delivery number `attempt` of `id` was dropped unresolved. Decides by policy where
+    /// the item goes (back for another attempt, or into the dead letters) and puts it
+    /// there before any waker runs; otherwise hands it back to be dropped, after the
+    /// ledger counted the ending.
+    #[cold]
+    pub(crate) fn abandon(&self, id: JobId, attempt: u32, item: T, panicking: bool) -> Option<T> {
+        let _motion = self.transition();
+        crate::events::abandoned(id, panicking);
+        self.note(|| JobEvent::Abandoned { id, panicking });
+        match self.policy {
+            AbandonPolicy::Abandon => {
+                self.raw.end(None);
+                Some(item)
+            }
+            AbandonPolicy::Uncertain => {
+                // Recorded abandoned (above), then ended: one final event, before the
+                // ledger counts it, as a resolve does.
+                let outcome = Outcome::Uncertain;
+                self.note(|| JobEvent::Ended { id, outcome });
+                self.count_ended(id, outcome);
+                Some(item)
+            }
+            AbandonPolicy::Redeliver { max_attempts } => {
+                if attempt >= max_attempts.get() {
+                    self.exhausted(id, attempt, item, DeadReason::Exhausted { panicking });
+                    return None;
+                }
+                let next = attempt.saturating_add(1);
+                // Before the return: once in the lane, another getter may record its
+                // delivery.
+                self.note(|| JobEvent::Redelivered { id, attempt: next });
+                match self.raw.give_back(id, next, item) {
+                    Ok(()) => {
+                        crate::events::redelivered(id, next);
+                        // Relaxed: a statistic.
+                        self.redelivered.fetch_add(1, Ordering::Relaxed);
+                    }
+                    // The lane was closed by an immediate shutdown.
+                    Err(item) => self.discarded_late(id, attempt, item),
+                }
+                None
+            }
+        }
+    }
+
+    /// The last allowed delivery was abandoned: a dead letter, counted abandoned.
+    fn exhausted(&self, id: JobId, attempts: u32, item: T, reason: DeadReason) {
+        crate::events::dead_lettered(id, attempts);
+        self.note(|| JobEvent::DeadLettered { id, attempts });
+        self.dead.bury(DeadLetter {
+            id,
+            attempts,
+            reason,
+            item,
+        });
+        self.raw.end(None);
+    }
+
+    /// An abandoned delivery came back after an immediate shutdown drained the queue: a
+    /// dead letter, counted discarded.
+    fn discarded_late(&self, id: JobId, attempts: u32, item: T) {
+        crate::events::discarded(id);
+        crate::events::dead_lettered(id, attempts);
+        self.note(|| JobEvent::Discarded(id));
+        self.note(|| JobEvent::DeadLettered { id, attempts });
+        self.dead.bury(DeadLetter {
+            id,
+            attempts,
+            reason: DeadReason::ShutDownNow,
+            item,
+        });
+        self.raw.discard(1);
+    }
+
+    /// Whether delivery number `attempt` may be retried: under the redelivery policy, only
+    /// below `max_attempts`.
+    #[inline]
+    pub(crate) fn may_retry(&self, attempt: u32) -> bool {
+        match self.policy {
+            AbandonPolicy::Redeliver { max_attempts } => attempt < max_attempts.get(),
+            AbandonPolicy::Abandon | AbandonPolicy::Uncertain => true,
+        }
+    }
+
+    /// Puts delivery number `attempt` of `id` back for attempt `attempt + 1`: the journal
+    /// hears of it while the item is still in the delivery (`take_item` takes it out
+    /// afterwards). If the queue takes no returns any more, `put_back` puts the item back
+    /// into the delivery before the journal hears of the refusal, and this returns
+    /// `false`.
+    pub(crate) fn retry(
+        &self,
+        id: JobId,
+        attempt: u32,
+        take_item: impl FnOnce() -> T,
+        put_back: impl FnOnce(T),
+    ) -> bool {
+        let _motion = self.transition();
+        self.note(|| JobEvent::Retried(id));
+        match self
+            .raw
+            .give_back(id, attempt.saturating_add(1), take_item())
+        {
+            Ok(()) => {
+                crate::events::retried(id);
+                true
+            }
+            Err(item) => {
+                put_back(item);
+                self.note(|| JobEvent::RetryRefused(id));
+                false
+            }
+        }
+    }
+
+    // --------------------------------------------------------------------- shutdown
+
+    /// Refuses puts from now on. Returns whether this call shut the queue down.
+    pub(crate) fn shutdown(&self) -> bool {
+        let first = self.raw.shut_down();
+        if first {
+            crate::events::shut_down(self.raw.unfinished());
+        }
+        first
+    }
+
+    /// Shuts down and drains the buffer and the lane; the drained items come back with
+    /// their ids, counted discarded.
+    pub(crate) fn shutdown_now(&self) -> Vec<(JobId, T)> {
+        let first = !self.raw.is_shut_down();
+        let drained = self.raw.drain();
+        if first {
+            crate::events::shut_down(self.raw.unfinished());
+        }
+        // Before the endings count: a join that returns has them recorded.
+        if self.journal.is_some() {
+            for (id, _) in &drained {
+                self.note(|| JobEvent::Discarded(*id));
+            }
+        }
+        self.raw.discard(drained.len());
+        for (id, _) in &drained {
+            crate::events::discarded(*id);
+        }
+        crate::events::drained(drained.len());
+        drained
+    }
+
+    /// Asks the work in flight to stop. Returns whether this was the first request.
+    pub(crate) fn cancel_in_flight(&self) -> bool {
+        let (first, signalled) = self.cancellation.request();
+        if signalled {
+            self.raw.wake_signalled();
+        }
+        first
+    }
+
+    pub(crate) fn cancellation(&self) -> &Cancellation {
+        &self.cancellation
+    }
+
+    // ---------------------------------------------------------------- observation
+
+    pub(crate) fn ledger(&self) -> Ledger {
+        self.raw.ledger()
+    }
+
+    /// The ledger with the ids in flight, as of one instant: the ids agree with the
+    /// ledger's `in_flight` (see `gate.rs`). `None` for the ids (unless nothing is in
+    /// flight) if the journal keeps none, or none is installed, or the report could not
+    /// get its instant.
+    pub(crate) fn report(&self) -> (Ledger, Option<Vec<JobId>>) {
+        let unknown = |ledger: Ledger| {
+            let ids = (ledger.in_flight == 0).then(Vec::new);
+            (ledger, ids)
+        };
+        match &self.journal {
+            Some(journal) if journal.keeps_ids() => {
+                let read = || (self.ledger(), journal.in_flight_ids());
+                match self.gate.hold(read) {
+                    Some((ledger, Some(ids))) if ids.len() as u64 == ledger.in_flight => {
+                        (ledger, Some(ids))
+                    }
+                    // The journal stopped answering, or disagrees with the queue's counts
+                    // (it missed events: its `record` panicked), or transitions kept going.
+                    _ => unknown(self.ledger()),
+                }
+            }
+            _ => unknown(self.ledger()),
+        }
+    }
+
+    /// The ids in flight, from the journal.
+    pub(crate) fn in_flight_ids(&self) -> Option<Vec<JobId>> {
+        self.journal.as_ref().and_then(Journaled::in_flight_ids)
+    }
+
+    pub(crate) fn take_dead_letters(&self) -> Vec<DeadLetter<T>> {
+        self.dead.take()
+    }
+
+    pub(crate) fn dead_letters(&self) -> usize {
+        self.dead.len()
+    }
+
+    pub(crate) fn redeliveries(&self) -> u64 {
+        // Relaxed: a statistic.
+        self.redelivered.load(Ordering::Relaxed)
+    }
+}

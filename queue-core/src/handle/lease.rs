@@ -1,0 +1,132 @@
+//! The state both delivery types share: the item, its id and attempt, and whatever keeps
+//! the queue alive. A lease ends exactly once, by a resolve, a retry, or its drop.
+
+use crate::engine::Handout;
+use crate::fate::journal::JobEvent;
+use crate::fate::{Owner, Steward};
+use crate::job_id::JobId;
+use crate::outcome::Outcome;
+
+/// `item` is `Some` until the delivery ends; `Drop` hands an unresolved delivery to the
+/// steward as abandoned. The methods that end it take `item` out first, so `Drop` then
+/// does nothing.
+pub(crate) struct Lease<T, O: Owner<T>> {
+    owner: O,
+    id: JobId,
+    /// Which delivery of this id this is, from 1 (see `Delivery::attempt`): a `u32`, kept
+    /// as a word so that no part of the lease is written narrower than it is later read
+    /// (a move of the lease reads it a word or more at a time).
+    attempt: u64,
+    item: Option<T>,
+}
+
+impl<T, O: Owner<T>> Lease<T, O> {
+    #[inline]
+    pub(crate) fn new(owner: O, handout: Handout, item: T) -> Self {
+        Lease {
+            owner,
+            id: handout.id,
+            attempt: u64::from(handout.attempt),
+            item: Some(item),
+        }
+    }
+
+    #[inline]
+    pub(crate) fn steward(&self) -> &Steward<T> {
+        self.owner.steward()
+    }
+
+    #[inline]
+    pub(crate) fn owner(&self) -> &O {
+        &self.owner
+    }
+
+    #[inline]
+    pub(crate) fn id(&self) -> JobId {
+        self.id
+    }
+
+    #[inline]
+    pub(crate) fn attempt(&self) -> u32 {
+        // Lossless: the word was made from a `u32`.
+        self.attempt as u32
+    }
+
+    #[inline]
+    pub(crate) fn item(&self) -> &T {
+        self.item
+            .as_ref()
+            .expect("a delivery holds its item until it is consumed")
+    }
+
+    #[inline]
+    pub(crate) fn item_mut(&mut self) -> &mut T {
+        self.item
+            .as_mut()
+            .expect("a delivery holds its item until it is consumed")
+    }
+
+    // Always: on the hot path.
+    #[inline(always)]
+    pub(crate) fn resolve(mut self, outcome: Outcome) -> T {
+        let id = self.id;
+        let item = &mut self.item;
+        self.owner.steward().resolve(id, outcome, || {
+            item.take()
+                .expect("a delivery holds its item until it is consumed")
+        })
+    }
+
+    /// Puts the item back for its next attempt; refused (the lease comes back, still in
+    /// flight) when the policy allows no further attempt or the queue takes no returns.
+    pub(crate) fn retry(mut self) -> Result<JobId, Self> {
+        let (id, attempt) = (self.id, self.attempt());
+        let steward = self.owner.steward();
+        if !steward.may_retry(attempt) {
+            steward.note(|| JobEvent::RetryRefused(id));
+            return Err(self);
+        }
+        // The journal hears of the retry before the item goes back (once back, a getter
+        // may record the next delivery), while the item is still in this delivery.
+        let slot = core::cell::Cell::new(self.item.take());
+        let returned = steward.retry(
+            id,
+            attempt,
+            || {
+                slot.take()
+                    .expect("a delivery holds its item until it is consumed")
+            },
+            |item| slot.set(Some(item)),
+        );
+        if returned {
+            Ok(id)
+        } else {
+            self.item = slot.take();
+            Err(self)
+        }
+    }
+
+    #[cold]
+    fn abandoned(&mut self) {
+        #[cfg(feature = "std")]
+        let panicking = std::thread::panicking();
+        #[cfg(not(feature = "std"))]
+        let panicking = false;
+        let item = self.item.take().expect("the drop checked it");
+        let left = self
+            .owner
+            .steward()
+            .abandon(self.id, self.attempt(), item, panicking);
+        // An item nobody keeps is dropped after the ledger counted its ending.
+        drop(left);
+    }
+}
+
+impl<T, O: Owner<T>> Drop for Lease<T, O> {
+    #[inline]
+    fn drop(&mut self) {
+        if self.item.is_some() {
+            self.abandoned();
+        }
+    }
+}

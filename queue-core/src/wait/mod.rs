@@ -1,0 +1,26 @@
+//! Waiting: the classes of waiters, their counts and turns, the relays that carry a
+//! task's waker, the registration every waiting future polls through, and deadlines.
+//!
+//! - `counted.rs`: a class's `waiting` and `pending` fields, in a word of its own or of the
+//!   ring;
+//! - `waiters.rs`: a class of waiters (an event-listener `Event`, its count, its turns);
+//! - `turns.rs`: the hand-offs a class is owed, so that a woken waiter keeps its item;
+//! - `relay.rs`: the relays that run user wakers outside every lock;
+//! - `registration.rs`: the poll loop every wait runs ([`Wait`](registration::Wait));
+//! - `deadline.rs`: [`Until`](deadline::Until), an operation raced against any deadline
+//!   future, and the trait the faces implement for it;
+//! - `park.rs` (std): timed blocking on the calling thread.
+//!
+//! Nothing here knows a queue: the faces and the engine call in.
+
+pub(crate) mod counted;
+#[cfg(all(test, feature = "std", not(loom)))]
+pub(crate) mod counting_waker;
+pub(crate) mod deadline;
+#[cfg(feature = "std")]
+pub(crate) mod park;
+pub(crate) mod registration;
+#[cfg(target_has_atomic = "ptr")]
+pub(crate) mod relay;
+pub(crate) mod turns;
+pub(crate) mod waiters;

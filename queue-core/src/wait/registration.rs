@@ -1,0 +1,289 @@
+//! The one wait loop every future in this crate runs, and the registration it keeps.
+
+use core::future::Future;
+use core::mem::ManuallyDrop;
+use core::task::{Context, Poll};
+
+use event_listener::{EventListener, Listener};
+
+#[cfg(target_has_atomic = "ptr")]
+use super::relay::RelaySlot;
+use super::waiters::Class;
+
+/// How a wait sleeps between attempts.
+pub(crate) enum Sleep<'a, 'b> {
+    /// Returns `Pending`; the task is woken through a relay (see `relay.rs`).
+    Task(&'a mut Context<'b>),
+    /// Parks the thread until notified.
+    #[cfg(feature = "std")]
+    Thread,
+}
+
+/// One wait: nothing until its first attempt fails, then a [`Registration`].
+///
+/// Invariant, for every future built on it: once the future has returned `Ready`, or its
+/// deadline has been handled, it holds no registration, so no listener (no notification is
+/// kept from the waiters behind it), no turn and no waker.
+///
+/// The common case, a first attempt that succeeds, touches nothing but the `None` here;
+/// dropping the future then costs one check.
+#[derive(Default)]
+pub(crate) struct Wait {
+    /// `ManuallyDrop` only so that the compiler writes no drop of its own for the field:
+    /// that drop stayed out of line, a call per future. `Drop for Wait` takes the
+    /// registration out (safe code, through `DerefMut`), which leaves nothing to drop.
+    registration: ManuallyDrop<Option<Registration>>,
+}
+
+impl Wait {
+    /// As [`Registration::poll`]; the first attempt is made before anything is set up.
+    #[inline]
+    pub(crate) fn poll<R>(
+        &mut self,
+        waiters: Class<'_>,
+        sleep: &mut Sleep<'_, '_>,
+        mut attempt: impl FnMut(bool) -> Option<R>,
+    ) -> Poll<R> {
+        if self.is_new() {
+            if let Some(ready) = attempt(false) {
+                return Poll::Ready(ready);
+            }
+        }
+        self.poll_registered(waiters, sleep, attempt)
+    }
+
+    /// Whether the wait holds no registration (none of its attempts has failed yet, or it
+    /// is done, see the invariant above): its next poll starts with an attempt made before
+    /// anything is set up, and it has nothing to release.
+    ///
+    /// A hot caller makes that first attempt itself, through a function it inlines, and
+    /// calls [`poll_registered`](Wait::poll_registered) only if it fails: the common case
+    /// then builds its result where the caller returns it, instead of in a closure's frame
+    /// the caller copies it out of.
+    #[inline(always)]
+    pub(crate) fn is_new(&self) -> bool {
+        self.registration.is_none()
+    }
+
+    /// As [`poll`](Wait::poll), for a wait that is not [new](Wait::is_new) or whose first
+    /// attempt has just failed.
+    pub(crate) fn poll_registered<R>(
+        &mut self,
+        waiters: Class<'_>,
+        sleep: &mut Sleep<'_, '_>,
+        attempt: impl FnMut(bool) -> Option<R>,
+    ) -> Poll<R> {
+        // A wait with no registration yet is here because its first attempt failed.
+        let failed = self.registration.is_none();
+        let registration = self.registration.get_or_insert_with(Registration::default);
+        let poll = registration.poll(waiters, sleep, failed, attempt);
+        if poll.is_ready() {
+            self.release(|| waiters);
+        }
+        poll
+    }
+
+    /// As [`Registration::last_try`]; afterwards the wait holds nothing.
+    pub(crate) fn last_try<R>(
+        &mut self,
+        waiters: Class<'_>,
+        attempt: impl FnOnce(bool) -> Option<R>,
+    ) -> Option<R> {
+        match self.registration.take() {
+            Some(mut registration) => registration.last_try(waiters, attempt),
+            None => attempt(false),
+        }
+    }
+
+    /// Gives the registration up, if there is one (see [`Registration::release`]). The
+    /// class is asked for only then: a wait that holds none (never polled, served at its
+    /// first attempt, or done) costs its future's drop one check.
+    #[inline]
+    pub(crate) fn release<'a>(&mut self, waiters: impl FnOnce() -> Class<'a>) {
+        // Checked before the take, so the common drop only reads; taken before the release,
+        // so a waker that panics inside it cannot leave the turns to be passed on twice.
+        if self.registration.is_some() {
+            if let Some(mut registration) = self.registration.take() {
+                registration.release(waiters());
+            }
+        }
+    }
+}
+
+impl Drop for Wait {
+    /// The futures [release](Wait::release) their registration in their own drops, so
+    /// one is rarely left here; one that is left is dropped out of line.
+    #[inline]
+    fn drop(&mut self) {
+        if let Some(registration) = self.registration.take() {
+            discard(registration);
+        }
+    }
+}
+
+/// Drops a registration that was never released (its future's drop gives it up first).
+#[inline(never)]
+fn discard(registration: Registration) {
+    drop(registration);
+}
+
+/// A wait's registration with a class of [`Waiters`]: the listener, if one is registered,
+/// the turns it holds, and the relay waker event-listener holds for it.
+#[derive(Default)]
+struct Registration {
+    listener: Option<EventListener>,
+    /// Turns this waiter was woken for and has not used (see `turns.rs`): while it holds
+    /// one, its attempts may take what is owed to woken waiters.
+    held: usize,
+    #[cfg(target_has_atomic = "ptr")]
+    relay: RelaySlot,
+}
+
+impl Registration {
+    /// Tries `attempt`; while it has nothing, waits on `waiters` and tries again. `failed`:
+    /// the caller's own first attempt has just failed, so the first step is to register.
+    ///
+    /// No wake-up can be lost: a listener is registered *before* the attempt that decides
+    /// to wait (the first attempt only skips the registration when it succeeds), and every
+    /// notifier publishes its state before notifying, so either the notifier sees this
+    /// listener, or this attempt sees the state the notifier published (see [`Waiters`] for
+    /// why a skipped notification keeps this true). A notification that arrives between
+    /// the attempt and the wait is stored in the listener and ends the wait at once.
+    ///
+    /// A listener that fired is looked at *before* the next attempt, so that the attempt
+    /// holds the turn the notification granted: an attempt made without it could take an
+    /// item it was not owed and leave the turn to be passed on, a wake-up for nothing.
+    ///
+    /// The listener is counted out of `waiters` whenever it leaves the list here: consumed
+    /// by a wake-up or discarded on success. A future dropped while it holds one must call
+    /// [`release`](Wait::release).
+    ///
+    /// Waiters are served in arrival order. A waiter that succeeds consumes its
+    /// notification (the listener is discarded, not dropped): passed on, it would wake the
+    /// next waiter for nothing, and that waiter would re-register behind every younger one.
+    /// A hand-off notification (`notify_additional(1)`) held by a future that is dropped
+    /// instead is passed on by event-listener to the next listener, so a cancelled waiter
+    /// does not swallow the wake-up another one needed.
+    ///
+    /// Level-triggered: a wake-up only means "try again"; the loop returns only when
+    /// `attempt` returns a value.
+    fn poll<R>(
+        &mut self,
+        waiters: Class<'_>,
+        sleep: &mut Sleep<'_, '_>,
+        failed: bool,
+        mut attempt: impl FnMut(bool) -> Option<R>,
+    ) -> Poll<R> {
+        if failed && self.listener.is_none() {
+            self.listener = Some(waiters.listen());
+        }
+        match sleep {
+            Sleep::Task(context) => loop {
+                // Polled first: a notification that came is this attempt's turn; one that
+                // has not leaves the task's waker registered for it, before the attempt.
+                let mut waiting = self.listener.is_some();
+                if waiting && self.poll_listener(waiters, context).is_ready() {
+                    self.woken(waiters);
+                    waiting = false;
+                }
+                if let Some(ready) = self.attempt(&mut attempt) {
+                    return Poll::Ready(ready);
+                }
+                if waiting {
+                    return Poll::Pending;
+                }
+                // Registered, the next round's attempt is the re-check.
+                self.listener = Some(waiters.listen());
+            },
+            #[cfg(feature = "std")]
+            Sleep::Thread => loop {
+                if let Some(ready) = self.attempt(&mut attempt) {
+                    return Poll::Ready(ready);
+                }
+                match self.listener.take() {
+                    // Registered, the next attempt is the re-check.
+                    None => self.listener = Some(waiters.listen()),
+                    Some(registered) => {
+                        registered.wait();
+                        self.woken(waiters);
+                    }
+                }
+            },
+        }
+    }
+
+    /// One attempt, with a turn if the waiter holds one; an attempt made with a turn used
+    /// it up, whatever it found (the attempt redeemed it).
+    #[inline]
+    fn attempt<R>(&mut self, attempt: &mut impl FnMut(bool) -> Option<R>) -> Option<R> {
+        let turn = self.held != 0;
+        let done = attempt(turn);
+        self.held -= usize::from(turn);
+        done
+    }
+
+    /// The listener fired and has left the event's list: the waiter holds the turn its
+    /// notification granted, for its next attempt. If that attempt finds nothing (a try
+    /// that raced the grant took the item), the turn is gone with the item, and the waiter
+    /// waits again like any other.
+    #[inline]
+    fn woken(&mut self, waiters: Class<'_>) {
+        self.listener = None;
+        self.held += 1;
+        waiters.left(true);
+    }
+
+    /// Polls the registered listener with a relay for the task's waker.
+    #[inline]
+    fn poll_listener(&mut self, waiters: Class<'_>, context: &mut Context<'_>) -> Poll<()> {
+        let listener = self.listener.as_mut().expect("a listener is registered");
+        #[cfg(target_has_atomic = "ptr")]
+        {
+            let (relay, stale) = self.relay.waker_for(waiters.deferred(), context.waker());
+            let poll = core::pin::Pin::new(listener).poll(&mut Context::from_waker(relay));
+            // Dropped only now, after event-listener swapped it out under its lock.
+            drop(stale);
+            poll
+        }
+        #[cfg(not(target_has_atomic = "ptr"))]
+        {
+            // No `Arc` on this target, so no relay: event-listener holds the task's own
+            // waker (see the crate docs for what a waker may do there).
+            let _ = waiters;
+            core::pin::Pin::new(listener).poll(context)
+        }
+    }
+
+    /// One last attempt, for a wait whose deadline has fired; the registration is then
+    /// given up whatever the attempt returned.
+    fn last_try<R>(
+        &mut self,
+        waiters: Class<'_>,
+        attempt: impl FnOnce(bool) -> Option<R>,
+    ) -> Option<R> {
+        // A notification that arrived since the last poll grants its turn to this try.
+        if let Some(registered) = self.listener.take() {
+            let notified = registered.discard();
+            self.held += usize::from(notified);
+            waiters.left(notified);
+        }
+        let turn = self.held != 0;
+        let done = attempt(turn);
+        // An attempt made with a turn used it up, whatever it found.
+        self.held -= usize::from(turn);
+        self.release(waiters);
+        done
+    }
+
+    /// Gives the registration up: the turns it holds, and a notification its listener
+    /// holds, pass to the next waiters, and the waker is dropped.
+    #[cold]
+    fn release(&mut self, waiters: Class<'_>) {
+        if self.listener.is_some() || self.held != 0 {
+            waiters.settle(&mut self.listener, self.held);
+            self.held = 0;
+        }
+        #[cfg(target_has_atomic = "ptr")]
+        self.relay.clear();
+    }
+}

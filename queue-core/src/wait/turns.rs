@@ -1,0 +1,143 @@
+//! Hand-off reservations: a woken waiter's item (or slot) is kept for it.
+
+use crate::sync::{AtomicUsize, Ordering};
+
+/// The hand-offs one class of waiters is owed: items (for getters) or slots (for putters)
+/// made available *for* a waiter that was woken and has not taken its turn yet.
+///
+/// The protocol, for either class:
+///
+/// - Every notification that reaches a listener [`grant`](Turns::grant)s it a turn: a
+///   hand-off (a put for the getters, a freed slot for the putters) and a terminal wake-up
+///   (shutdown, the last worker leaving) alike, counted right after event-listener says
+///   how many listeners it reached.
+/// - A waiter whose listener fired holds that turn for its next attempt, which may take
+///   any available item or slot. The attempt [`redeem`](Turns::redeem)s the turn whatever
+///   it finds, and only *after* it has taken what it takes, so no try can take the item it
+///   is taking. A try refused meanwhile may have gone to sleep with an item left over once
+///   the turn is gone: the redeeming waiter then tells one more waiter if more items
+///   (slots) are left than turns owed. An attempt that finds nothing (a try took the item
+///   an instant before the grant) uses the turn up all the same: a turn kept by a waiter
+///   that sleeps again would hold back the next item from everyone but that waiter, which
+///   the next hand-off may not reach. A waiter that finishes or is dropped with turns left
+///   passes them to the next listeners and [`revoke`](Turns::revoke)s those that reached
+///   nobody.
+/// - Everyone else (`try_get`, `try_put`, the first try of a new `get` or `put`, a waiter
+///   not yet woken) may take only what is not owed: [`lets_pass`](Turns::lets_pass), or
+///   the buffers' own checks, made once they see an item and before they claim it, so
+///   that they see every turn granted before that item was published.
+///
+/// So a try or a newcomer cannot take the item a woken waiter was woken for, and that
+/// waiter cannot lose it to them, however often they try. The check is not a lock: a try
+/// that sees an item published an instant before the grant of the turn it was published
+/// for can take that one item, and no more: the next item's hand-off is counted before
+/// that item is published. The woken waiter then waits again for the next hand-off.
+///
+/// The count is exact at rest: each grant is matched by one redeem or revoke. It can read
+/// one low per notification in progress: a woken thread may take its item and redeem its
+/// turn before its notifier has counted the grant (blocking waits are woken inside the
+/// notification), so the count is signed and that instant reads as "nothing owed", never
+/// as a turn owed to nobody.
+///
+/// Cost: a load on the paths that take; read-modify-writes only for notifications that
+/// reach a listener, none while nobody waits or every waiter is already woken.
+#[derive(Debug)]
+pub(crate) struct Turns {
+    /// Turns granted minus turns redeemed or revoked, as a wrapping `isize`.
+    owed: AtomicUsize,
+}
+
+impl Turns {
+    pub(crate) fn new() -> Self {
+        Turns {
+            owed: AtomicUsize::new(0),
+        }
+    }
+
+    /// Whether someone without a turn may try to take one of `available()` items: always
+    /// when nothing is owed (then `available` is not called), otherwise only if more are
+    /// available than owed. Nothing available with turns owed is a refusal too: an item
+    /// put after that read would be owed to the woken waiter, and the try must not take it.
+    #[inline]
+    pub(crate) fn lets_pass(&self, available: impl FnOnce() -> usize) -> bool {
+        let owed = self.owed();
+        owed == 0 || available() > owed
+    }
+
+    /// The turns owed, reading an instant's negative count as none.
+    #[inline]
+    pub(crate) fn owed(&self) -> usize {
+        // Relaxed: advisory (see the type's documentation); the item or slot itself is
+        // claimed through the buffer or the slot counter, which carry the ordering.
+        let owed = self.owed.load(Ordering::Relaxed) as isize;
+        owed.max(0) as usize
+    }
+
+    /// `n` notifications reached a listener.
+    #[inline]
+    pub(crate) fn grant(&self, n: usize) {
+        if n != 0 {
+            // Relaxed: advisory, as above.
+            self.owed.fetch_add(n, Ordering::Relaxed);
+        }
+    }
+
+    /// `n` held turns were passed on and reached nobody.
+    #[inline]
+    pub(crate) fn revoke(&self, n: usize) {
+        if n != 0 {
+            // Relaxed: advisory, as above. Wrapping: see the type's documentation.
+            self.owed.fetch_sub(n, Ordering::Relaxed);
+        }
+    }
+
+    /// A woken waiter used its turn.
+    #[inline]
+    pub(crate) fn redeem(&self) {
+        self.revoke(1);
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::Turns;
+
+    #[test]
+    fn nothing_owed_lets_everyone_pass_without_counting() {
+        let turns = Turns::new();
+        assert!(turns.lets_pass(|| unreachable!("not asked when nothing is owed")));
+    }
+
+    #[test]
+    fn owed_turns_hold_back_only_what_they_cover() {
+        let turns = Turns::new();
+        turns.grant(2);
+        assert!(
+            !turns.lets_pass(|| 0),
+            "nothing to take now: an item put next is owed"
+        );
+        assert!(!turns.lets_pass(|| 1));
+        assert!(!turns.lets_pass(|| 2));
+        assert!(turns.lets_pass(|| 3));
+        turns.redeem();
+        assert!(turns.lets_pass(|| 2));
+        turns.revoke(1);
+        assert_eq!(turns.owed(), 0);
+    }
+
+    /// A waiter that redeems before its notifier counted the grant makes the count dip
+    /// below zero for an instant; that reads as nothing owed, and the grant restores zero.
+    #[test]
+    fn a_redeem_ahead_of_its_grant_reads_as_nothing_owed() {
+        let turns = Turns::new();
+        turns.redeem();
+        assert_eq!(turns.owed(), 0);
+        assert!(turns.lets_pass(|| unreachable!()));
+        turns.grant(1);
+        assert_eq!(turns.owed(), 0);
+        turns.grant(1);
+        assert_eq!(turns.owed(), 1);
+        turns.revoke(0);
+        assert_eq!(turns.owed(), 1);
+    }
+}

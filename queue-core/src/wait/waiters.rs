@@ -1,0 +1,722 @@
+//! One class of waiters (getters, putters or joiners): an event, and a count of the
+//! listeners registered on it so that a notification with nobody to wake costs one atomic
+//! read-modify-write instead of event-listener's fence and list lock, or nothing at all
+//! when the count sits in the ring word the notifier changes anyway. The count sits beside
+//! a count of the notifications on their way, so a hand-off for a waiter that already has
+//! one coming is skipped too.
+
+#[cfg(target_has_atomic = "ptr")]
+use alloc::sync::Arc;
+
+use event_listener::{Event, EventListener, IntoNotification, Listener};
+
+use super::counted::Counted;
+#[cfg(target_has_atomic = "ptr")]
+use super::relay::Deferred;
+use super::turns::Turns;
+use crate::sync::AtomicU64;
+
+/// An [`Event`] that knows whether anyone listens.
+///
+/// The class's waiters are counted in a word of waiter fields ([`Counted`]): a `waiting`
+/// count and a `pending` count of notifications on their way. The word is the class's own
+/// (`word`), or, on a queue whose buffer is the ring, a ring word (see below).
+///
+/// `waiting` is never below the number of listeners in the event's list: a waiter counts
+/// itself in before it inserts its listener, and out only after the listener has left the
+/// list (consumed by a wake-up, discarded, or dropped with its future).
+///
+/// No wake-up is lost by skipping a notification. Every access to the word is a
+/// read-modify-write, so a notifier's check reads the latest count in its modification
+/// order. If it reads no waiter, every waiter that counts itself in later has its
+/// increment after the check in that order; the increment (`AcqRel`) then reads from the
+/// release sequence headed by the check (`AcqRel`), so the state the notifier published
+/// before checking is visible to the attempt the waiter makes after registering. If the
+/// check reads a waiter, the notification goes through event-listener, whose fences order
+/// it against the registration exactly as without the count.
+///
+/// Notifying is two steps: `signal_*` marks listeners in event-listener (which runs no
+/// user code: async waits register a [`Relay`](super::relay::Relay), see `relay.rs`), and
+/// [`wake_deferred`](Waiters::wake_deferred) then runs the user wakers, outside every lock.
+/// The `notify_*` methods do both. A caller that changes several things (a shutdown, an
+/// ending) signals every class first and wakes once at the end, so a panicking waker can
+/// neither skip a class nor interrupt a state change.
+///
+/// Hand-offs are fair: a hand-off grants the woken waiter its turn ([`Turns`]), which
+/// tries and newcomers cannot take from it.
+///
+/// On a queue whose buffer is the ring, the count of getters, putters (buffered limit) and
+/// joiners is a field of the ring word that every put, get or ending changes: that step
+/// reads the count in the same instruction, so the notifier needs no check of its own
+/// ([`Wake::Counted`]); a retry's ending reads none, and needs none, since it never
+/// settles the ring. The argument is the one above, with the claim or ending itself as the
+/// check: if it read no waiter, a waiter counted in later reads the claimed ticket (or the
+/// ending) and its re-check sees it. The operations live on [`Class`], which pairs the
+/// event with wherever its count is.
+///
+/// A hand-off of one item or slot is skipped while every counted waiter already has a
+/// notification coming: a ring claim counts the notification it asks for as pending in the
+/// same instruction ([`Wake::Reserved`]), and a notifier whose change was not a ring claim
+/// does the same in the class's word after its change ([`Counted::claim`], the check
+/// above). A waiter whose listener left notified counts one pending notification out with
+/// itself, and a pending notification that reached nobody is withdrawn and replaced by one
+/// counted only as it reaches a listener (see [`signal_reserved`](Class::signal_reserved)
+/// for why no wake-up is lost). Joiners are all woken at once and keep [`Wake::Counted`].
+pub(crate) struct Waiters {
+    event: Event,
+    /// The class's waiter fields where it is not counted in a ring word (see
+    /// [`Counted::own`]).
+    word: AtomicU64,
+    turns: Turns,
+    #[cfg(target_has_atomic = "ptr")]
+    deferred: Arc<Deferred>,
+}
+
+/// Whether a change must wake waiters of a class, as the change itself found out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Wake {
+    /// Nobody: nothing became available, or the change read no waiter counted.
+    No,
+    /// The change read the class's count in its own read-modify-write and found waiters:
+    /// notify without checking again.
+    Counted,
+    /// As [`Wake::Counted`], and the change also counted the notification it asks for as
+    /// pending (a ring claim, see `ring.rs`): notify one waiter; if that reaches nobody,
+    /// withdraw the pending count and notify once more, counted only as it reaches a
+    /// listener.
+    Reserved,
+    /// Something became available; check the count first.
+    Check,
+}
+
+impl Wake {
+    /// [`Wake::Counted`] if the change read waiters in its own read-modify-write.
+    #[inline]
+    pub(crate) fn counted_if(waiting: bool) -> Wake {
+        if waiting {
+            Wake::Counted
+        } else {
+            Wake::No
+        }
+    }
+
+    /// [`Wake::Reserved`] if the change counted a pending notification in its own
+    /// read-modify-write.
+    #[inline]
+    pub(crate) fn reserved_if(notify: bool) -> Wake {
+        if notify {
+            Wake::Reserved
+        } else {
+            Wake::No
+        }
+    }
+
+    /// [`Wake::Check`] if something became available, for waiters the change did not
+    /// count.
+    #[inline]
+    pub(crate) fn check_if(available: bool) -> Wake {
+        if available {
+            Wake::Check
+        } else {
+            Wake::No
+        }
+    }
+}
+
+impl Waiters {
+    #[cfg(target_has_atomic = "ptr")]
+    pub(crate) fn new(deferred: &Arc<Deferred>) -> Self {
+        Waiters {
+            event: Event::new(),
+            word: AtomicU64::new(0),
+            turns: Turns::new(),
+            deferred: Arc::clone(deferred),
+        }
+    }
+
+    #[cfg(not(target_has_atomic = "ptr"))]
+    pub(crate) fn new() -> Self {
+        Waiters {
+            event: Event::new(),
+            word: AtomicU64::new(0),
+            turns: Turns::new(),
+        }
+    }
+
+    /// The class, counted in its own word.
+    #[inline]
+    pub(crate) fn own(&self) -> Class<'_> {
+        self.counted_in(None)
+    }
+
+    /// The class, counted in a ring word if `counted` is given, else in its own word.
+    #[inline]
+    pub(crate) fn counted_in<'a>(&'a self, counted: Option<Counted<'a>>) -> Class<'a> {
+        Class {
+            waiters: self,
+            counted: counted.unwrap_or(Counted::own(&self.word)),
+        }
+    }
+}
+
+/// One class of waiters with wherever its count is (see [`Waiters`]).
+#[derive(Clone, Copy)]
+pub(crate) struct Class<'a> {
+    waiters: &'a Waiters,
+    counted: Counted<'a>,
+}
+
+impl<'a> Class<'a> {
+    /// The list of relays this class's async waits queue themselves on.
+    #[cfg(target_has_atomic = "ptr")]
+    #[inline]
+    pub(crate) fn deferred(self) -> &'a Arc<Deferred> {
+        &self.waiters.deferred
+    }
+
+    /// Counts a waiter in, then registers its listener.
+    #[inline]
+    pub(crate) fn listen(self) -> EventListener {
+        self.counted.count_in();
+        self.waiters.event.listen()
+    }
+
+    /// Counts out a waiter whose listener has already left the event's list, `notified`
+    /// or not.
+    #[inline]
+    pub(crate) fn left(self, notified: bool) {
+        if notified {
+            self.counted.count_out_notified();
+        } else {
+            self.counted.count_out();
+        }
+    }
+
+    /// The turns owed to this class's woken waiters (see [`Turns`]).
+    #[inline]
+    pub(crate) fn turns(self) -> &'a Turns {
+        &self.waiters.turns
+    }
+
+    /// Ends a waiter's registration: removes its listener, if any, and passes on the turns
+    /// it still holds, `held` plus one if the listener had been notified, to the next
+    /// listeners (so a dropped or finished waiter does not swallow a hand-off another one
+    /// needs), then wakes whoever that woke. A turn the waiter used was already redeemed
+    /// by the take that used it.
+    #[inline]
+    pub(crate) fn settle(self, listener: &mut Option<EventListener>, held: usize) {
+        let mut turns = held;
+        if let Some(registered) = listener.take() {
+            // Discarded, not dropped: a dropped listener would pass its notification on
+            // itself, and drop it if nobody listens, losing the turn it carries.
+            let notified = registered.discard();
+            turns += usize::from(notified);
+            self.left(notified);
+        }
+        if turns != 0 && self.pass_on(turns) {
+            self.wake_deferred();
+        }
+    }
+
+    /// Hands `n` held turns to as many listeners not yet notified. Returns whether anyone
+    /// was notified.
+    ///
+    /// The turns are revoked first and granted again to each listener reached, so that the
+    /// read-modify-write of `anyone` publishes the revocation: a waiter counted in after
+    /// it, whom the notification below may miss, then re-checks without counting these
+    /// turns as owed. Revoked after the notification, they could still read as owed to that
+    /// waiter's re-check, which would leave an item alone for a turn nobody holds and
+    /// sleep beside it.
+    #[cold]
+    fn pass_on(self, n: usize) -> bool {
+        self.waiters.turns.revoke(n);
+        self.anyone() && self.signal(n)
+    }
+
+    /// Whether a listener may be registered, ordered after everything this thread
+    /// published before the call.
+    #[inline]
+    fn anyone(self) -> bool {
+        self.counted.anyone()
+    }
+
+    /// Hands `n` items or slots to as many waiters not yet notified, granting each one
+    /// reached its turn, without running any user code. Returns whether any was reached.
+    #[inline]
+    pub(crate) fn signal_additional(self, n: usize) -> bool {
+        if n == 1 {
+            // One item or slot: claimed in the count as a ring claim would, so a waiter
+            // that already has a notification coming is not notified again.
+            return self.counted.claim() && self.signal_reserved(1);
+        }
+        self.anyone() && self.signal(n)
+    }
+
+    /// As [`signal_additional`](Class::signal_additional), for a change that says
+    /// itself whether to (see [`Wake`]).
+    #[inline]
+    pub(crate) fn signal_for(self, wake: Wake, n: usize) -> bool {
+        match wake {
+            Wake::No => false,
+            Wake::Counted => self.signal(n),
+            Wake::Reserved => self.signal_reserved(n),
+            Wake::Check => self.signal_additional(n),
+        }
+    }
+
+    /// As [`signal`](Class::signal), for `n` notifications a ring claim counted as
+    /// pending.
+    ///
+    /// A pending count that no notification stands for would let later claims skip theirs
+    /// while a waiter sleeps, so one that reached nobody (every listener was notified
+    /// already, or the waiter it counted is between counting itself in and inserting its
+    /// listener, or has just left) is withdrawn at once. While it was counted, other
+    /// claims may have skipped their notifications because of it: the notification after
+    /// the withdrawal stands in for them. It is counted only as it reaches a listener
+    /// ([`Counted::raise`]), never ahead of one, so it cannot repeat: if it reaches nobody
+    /// either, no listener is waiting un-notified, and a waiter that counted itself in and
+    /// has not inserted its listener yet re-checks after inserting it, and then sees every
+    /// claim made before the withdrawal: event-listener takes its list lock for every
+    /// notification and every insertion, so the insertion comes after this notification,
+    /// which comes after the withdrawal, a read-modify-write of the word those claims
+    /// wrote earlier in its modification order. (Without `std` it is not counted at all,
+    /// see [`notify_uncounted`](Class::notify_uncounted).)
+    #[inline]
+    fn signal_reserved(self, n: usize) -> bool {
+        let reached = self.waiters.event.notify(n.additional());
+        if reached == n {
+            self.waiters.turns.grant(reached);
+            return true;
+        }
+        self.withdrawn(n - reached, reached)
+    }
+
+    /// `missed` pending notifications reached nobody: withdraws them and stands in for
+    /// them with as many uncounted ones (see [`signal_reserved`](Class::signal_reserved)).
+    #[cold]
+    fn withdrawn(self, missed: usize, reached: usize) -> bool {
+        for _ in 0..missed {
+            self.counted.withdraw();
+        }
+        let again = self.notify_uncounted(missed);
+        self.waiters.turns.grant(reached + again);
+        reached + again != 0
+    }
+
+    /// Notifies up to `n` listeners not yet notified, with notifications no claim counted
+    /// pending. On a counting ring, each listener reached is counted pending as it is
+    /// reached ([`Counted::raise`], in event-listener's per-listener tag closure), so the
+    /// woken waiter's count-out takes down its own count, not one a claim counted for
+    /// another waiter. Returns how many were reached.
+    ///
+    /// Without `std`, event-listener has no tag closure: those waiters then count out a
+    /// pending notification they were not counted for, and `pending` reads low until the
+    /// waiters it counted leave. That costs notifications, never a wake-up.
+    #[inline]
+    fn notify_uncounted(self, n: usize) -> usize {
+        #[cfg(feature = "std")]
+        {
+            let counted = self.counted;
+            self.waiters
+                .event
+                .notify(n.additional().tag_with(move || counted.raise()))
+        }
+        #[cfg(not(feature = "std"))]
+        self.waiters.event.notify(n.additional())
+    }
+
+    /// Notifies up to `n` listeners not yet notified and grants each one reached a turn.
+    #[inline]
+    fn signal(self, n: usize) -> bool {
+        let reached = self.notify_uncounted(n);
+        self.waiters.turns.grant(reached);
+        reached != 0
+    }
+
+    /// Marks every listener notified, without running any user code. Returns whether any
+    /// was.
+    ///
+    /// An additional notification of `usize::MAX`: it reaches every listener not yet
+    /// notified whatever event-listener's notified count says (a plain `notify(usize::MAX)`
+    /// subtracts that count first, and wakes nobody if it is wrong).
+    #[inline]
+    pub(crate) fn signal_all(self) -> bool {
+        self.anyone() && self.signal(usize::MAX)
+    }
+
+    /// As [`signal_all`](Class::signal_all), for a change that says itself whether to.
+    #[inline]
+    pub(crate) fn signal_all_for(self, wake: Wake) -> bool {
+        match wake {
+            Wake::No => false,
+            Wake::Counted => self.signal(usize::MAX),
+            // The one pending notification the change counted stands for any listener
+            // reached; if none was, it is withdrawn, as for a hand-off.
+            Wake::Reserved => self.signal(usize::MAX) || self.withdrawn(1, 0),
+            Wake::Check => self.signal_all(),
+        }
+    }
+
+    /// Runs the user wakers of every async wait signalled so far, outside every lock, even
+    /// if some of them panic (the first panic then reaches the caller).
+    #[inline]
+    pub(crate) fn wake_deferred(self) {
+        #[cfg(target_has_atomic = "ptr")]
+        self.waiters.deferred.wake_all();
+    }
+
+    /// Wakes `n` more listeners (hand-off: one per item or slot made available).
+    #[inline]
+    pub(crate) fn notify_additional(self, n: usize) {
+        self.notify_for(Wake::Check, n);
+    }
+
+    /// As [`notify_additional`](Class::notify_additional), for a change that says itself
+    /// whether to.
+    #[inline]
+    pub(crate) fn notify_for(self, wake: Wake, n: usize) {
+        if self.signal_for(wake, n) {
+            self.wake_deferred();
+        }
+    }
+
+    /// Wakes every listener.
+    #[inline]
+    pub(crate) fn notify_all(self) {
+        if self.signal_all() {
+            self.wake_deferred();
+        }
+    }
+
+    /// The waiters counted in now (a snapshot for tests).
+    #[cfg(all(test, not(loom), feature = "std"))]
+    fn registered(self) -> usize {
+        self.counted.count() as usize
+    }
+
+    /// The notifications counted as on their way now (a snapshot for tests).
+    #[cfg(all(test, not(loom), feature = "std"))]
+    fn pending(self) -> usize {
+        self.counted.pending() as usize
+    }
+}
+
+// A relay signalled but never drained (its notifier unwound between the two steps) would
+// keep the shared list alive through its own reference to it. No wait can be left by then:
+// every wait borrows the queue or holds it.
+#[cfg(target_has_atomic = "ptr")]
+impl Drop for Waiters {
+    fn drop(&mut self) {
+        self.deferred.discard();
+    }
+}
+
+#[cfg(all(test, not(loom), feature = "std"))]
+mod tests {
+    use core::future::Future;
+    use core::pin::pin;
+    use core::task::{Context, Poll, Waker};
+
+    use crate::Queue;
+
+    fn counts<T>(queue: &Queue<T>) -> [usize; 3] {
+        // Relaxed: read on the only thread.
+        [
+            queue.steward.raw().getters(),
+            queue.steward.raw().putters(),
+            queue.steward.raw().joiners(),
+        ]
+        .map(|class| class.registered())
+    }
+
+    /// Every way a listener leaves (woken, cancelled, succeeding after a wake-up) counts
+    /// its waiter out, so an idle queue skips every notification.
+    #[test]
+    fn every_waiter_is_counted_out() {
+        let queue = Queue::<u8>::bounded(1).unwrap();
+        let mut context = Context::from_waker(Waker::noop());
+
+        let mut get = pin!(queue.get());
+        assert!(get.as_mut().poll(&mut context).is_pending());
+        assert_eq!(counts(&queue), [1, 0, 0]);
+        queue.try_put(1).unwrap();
+        let Poll::Ready(Ok(first)) = get.as_mut().poll(&mut context) else {
+            panic!("a woken get must take the item");
+        };
+        assert_eq!(counts(&queue), [0, 0, 0]);
+
+        {
+            let mut cancelled = pin!(queue.get());
+            assert!(cancelled.as_mut().poll(&mut context).is_pending());
+            assert_eq!(counts(&queue), [1, 0, 0]);
+        }
+        assert_eq!(counts(&queue), [0, 0, 0]);
+
+        queue.try_put(2).unwrap();
+        let mut put = pin!(queue.put(3));
+        assert!(put.as_mut().poll(&mut context).is_pending());
+        let mut join = pin!(queue.join());
+        assert!(join.as_mut().poll(&mut context).is_pending());
+        assert_eq!(counts(&queue), [0, 1, 1]);
+
+        first.succeed();
+        let second = queue.try_get().unwrap();
+        assert!(put.as_mut().poll(&mut context).is_ready());
+        assert_eq!(counts(&queue), [0, 0, 1]);
+        second.succeed();
+        queue.try_get().unwrap().succeed();
+        let Poll::Ready(ledger) = join.as_mut().poll(&mut context) else {
+            panic!("every job has ended");
+        };
+        assert_eq!(ledger.succeeded, 3);
+        assert_eq!(counts(&queue), [0, 0, 0]);
+    }
+
+    /// A burst of puts for one sleeping get notifies it once: the first put counts its
+    /// notification as pending, the others see the getter covered. With a second getter
+    /// asleep, the next put notifies again; at rest nothing is pending.
+    #[test]
+    fn a_burst_of_puts_notifies_a_sleeping_get_once() {
+        burst_of_puts_notifies_a_sleeping_get_once(Queue::bounded(8).unwrap());
+    }
+
+    /// As [`a_burst_of_puts_notifies_a_sleeping_get_once`], on the growable buffer, whose
+    /// getters are counted in their class's own word: each put claims its notification
+    /// there after pushing its item.
+    #[test]
+    fn a_burst_of_puts_notifies_a_sleeping_get_once_in_its_own_word() {
+        burst_of_puts_notifies_a_sleeping_get_once(Queue::unbounded());
+    }
+
+    fn burst_of_puts_notifies_a_sleeping_get_once(queue: Queue<u8>) {
+        use crate::wait::counting_waker::CountingWaker;
+
+        let (first_task, first_waker) = CountingWaker::new();
+        let (second_task, second_waker) = CountingWaker::new();
+        let mut first_context = Context::from_waker(&first_waker);
+        let mut second_context = Context::from_waker(&second_waker);
+
+        let mut first = pin!(queue.get());
+        assert!(first.as_mut().poll(&mut first_context).is_pending());
+        for item in 0..3 {
+            queue.try_put(item).unwrap();
+        }
+        assert_eq!(first_task.wakes(), 1, "one wake-up for the burst");
+        assert_eq!(
+            (
+                queue.steward.raw().getters().registered(),
+                queue.steward.raw().getters().pending()
+            ),
+            (1, 1)
+        );
+
+        let mut second = pin!(queue.get());
+        // Three items buffered, one owed to the first get: the second takes one at once.
+        let Poll::Ready(Ok(taken)) = second.as_mut().poll(&mut second_context) else {
+            panic!("an item not owed is free for a new get");
+        };
+        taken.succeed();
+        let Poll::Ready(Ok(taken)) = first.as_mut().poll(&mut first_context) else {
+            panic!("a woken get must take its item");
+        };
+        taken.succeed();
+        assert_eq!(
+            (
+                queue.steward.raw().getters().registered(),
+                queue.steward.raw().getters().pending()
+            ),
+            (0, 0)
+        );
+
+        queue.try_get().unwrap().succeed();
+        let mut first = pin!(queue.get());
+        let mut second = pin!(queue.get());
+        assert!(first.as_mut().poll(&mut first_context).is_pending());
+        assert!(second.as_mut().poll(&mut second_context).is_pending());
+        queue.try_put(3).unwrap();
+        queue.try_put(4).unwrap();
+        assert_eq!(
+            (first_task.wakes(), second_task.wakes()),
+            (2, 1),
+            "one each"
+        );
+        assert_eq!(
+            (
+                queue.steward.raw().getters().registered(),
+                queue.steward.raw().getters().pending()
+            ),
+            (2, 2)
+        );
+        queue.try_put(5).unwrap();
+        assert_eq!(
+            (first_task.wakes(), second_task.wakes()),
+            (2, 1),
+            "both covered"
+        );
+        for get in [first.as_mut(), second.as_mut()] {
+            let Poll::Ready(Ok(taken)) = get.poll(&mut Context::from_waker(Waker::noop())) else {
+                panic!("a woken get must take its item");
+            };
+            taken.succeed();
+        }
+        assert_eq!(
+            (
+                queue.steward.raw().getters().registered(),
+                queue.steward.raw().getters().pending()
+            ),
+            (0, 0)
+        );
+    }
+
+    /// Putters of an unfinished-limit queue are counted in their class's own word (an
+    /// ending frees their slot): the first ending claims a notification for a sleeping
+    /// put, and the next ones, seeing it covered, send none.
+    #[test]
+    fn a_burst_of_endings_notifies_a_sleeping_put_once() {
+        use crate::wait::counting_waker::CountingWaker;
+
+        let queue = Queue::<u8>::with_unfinished_limit(3).unwrap();
+        for item in 0..3 {
+            queue.try_put(item).unwrap();
+        }
+        let held: [_; 3] = core::array::from_fn(|_| queue.try_get().unwrap());
+        let (task, waker) = CountingWaker::new();
+        let mut context = Context::from_waker(&waker);
+        let mut put = pin!(queue.put(3));
+        assert!(put.as_mut().poll(&mut context).is_pending());
+        let counts = || {
+            (
+                queue.steward.raw().putters().registered(),
+                queue.steward.raw().putters().pending(),
+            )
+        };
+        assert_eq!(counts(), (1, 0));
+        for delivery in held {
+            delivery.succeed();
+        }
+        assert_eq!(task.wakes(), 1, "one wake-up for the burst");
+        assert_eq!(counts(), (1, 1));
+        assert!(put.as_mut().poll(&mut context).is_ready());
+        assert_eq!(counts(), (0, 0));
+    }
+
+    /// A notification no claim counted (here the turn a dropped, woken get passes on)
+    /// is counted pending as it reaches its listener, so the waiter it wakes does not
+    /// take down the count of a notification another waiter is owed: `pending` keeps
+    /// matching the notified waiters, and a put that finds them all covered sends nothing.
+    #[test]
+    fn a_passed_on_notification_is_counted_pending() {
+        use crate::wait::counting_waker::CountingWaker;
+        use alloc::boxed::Box;
+        use alloc::vec::Vec;
+
+        let queue = Queue::<u8>::bounded(8).unwrap();
+        let tasks: Vec<_> = (0..3).map(|_| CountingWaker::new()).collect();
+        let mut gets: Vec<_> = (0..3).map(|_| Box::pin(queue.get())).collect();
+        for (get, (_, waker)) in gets.iter_mut().zip(&tasks) {
+            assert!(get
+                .as_mut()
+                .poll(&mut Context::from_waker(waker))
+                .is_pending());
+        }
+        let counts = || {
+            (
+                queue.steward.raw().getters().registered(),
+                queue.steward.raw().getters().pending(),
+            )
+        };
+        queue.try_put(1).unwrap();
+        assert_eq!(counts(), (3, 1), "the put counted its notification");
+        assert_eq!(tasks[0].0.wakes(), 1);
+
+        // The woken first get is dropped: its turn passes to the second, uncounted by any
+        // claim, and is counted as it reaches it.
+        drop(gets.remove(0));
+        assert_eq!(tasks[1].0.wakes(), 1, "the turn was passed on");
+        assert_eq!(counts(), (2, 1), "the passed-on notification is counted");
+
+        queue.try_put(2).unwrap();
+        assert_eq!(tasks[2].0.wakes(), 1);
+        assert_eq!(counts(), (2, 2));
+        queue.try_put(3).unwrap();
+        assert_eq!(
+            counts(),
+            (2, 2),
+            "both covered: the third put notifies nobody"
+        );
+
+        for (get, (_, waker)) in gets.iter_mut().zip(&tasks[1..]) {
+            let Poll::Ready(Ok(taken)) = get.as_mut().poll(&mut Context::from_waker(waker)) else {
+                panic!("a woken get must take its item");
+            };
+            taken.succeed();
+        }
+        assert_eq!(counts(), (0, 0));
+        assert_eq!(queue.try_get().map(|taken| taken.succeed()).ok(), Some(3));
+    }
+
+    /// A queue dropped with relays signalled but not yet drained frees them, and with
+    /// them its task wakers: a queued relay holds the list it sits on, so nothing else
+    /// would.
+    #[test]
+    fn a_queue_dropped_before_its_relays_are_drained_frees_them() {
+        use alloc::sync::Arc;
+        use alloc::task::Wake;
+
+        struct Task;
+        impl Wake for Task {
+            fn wake(self: Arc<Self>) {}
+        }
+
+        let task = Arc::new(Task);
+        let waker = Waker::from(Arc::clone(&task));
+        let mut context = Context::from_waker(&waker);
+        {
+            let queue = Queue::<u8>::unbounded();
+            {
+                let mut get = pin!(queue.get());
+                assert!(get.as_mut().poll(&mut context).is_pending());
+                // Signalled, never drained: the relay now sits on the deferred list.
+                assert!(queue.steward.raw().getters().signal_all());
+            }
+        }
+        drop(waker);
+        assert_eq!(Arc::strong_count(&task), 1, "the task waker leaked");
+    }
+
+    /// Every deadline form that has returned `Ready` holds no listener, while the future
+    /// itself is still alive (pinned in this scope): the counts are back to zero.
+    #[test]
+    fn finished_deadline_waits_hold_no_listener() {
+        use alloc::sync::Arc;
+        use core::future::{pending, ready};
+
+        let mut context = Context::from_waker(Waker::noop());
+        let queue = Arc::new(Queue::<u8>::bounded(1).unwrap());
+
+        let mut get = pin!(queue.get_until(ready(())));
+        assert!(get.as_mut().poll(&mut context).is_ready());
+        let mut owned = pin!(queue.get_owned_until(ready(())));
+        assert!(owned.as_mut().poll(&mut context).is_ready());
+        assert_eq!(counts(&queue), [0, 0, 0]);
+
+        queue.try_put(1).unwrap();
+        let mut put = pin!(queue.put_until(2, ready(())));
+        assert!(put.as_mut().poll(&mut context).is_ready());
+        assert_eq!(counts(&queue), [0, 0, 0]);
+
+        let mut join = pin!(queue.join_until(ready(())));
+        assert!(join.as_mut().poll(&mut context).is_ready());
+        assert_eq!(counts(&queue), [0, 0, 0]);
+
+        // A wait still pending does hold one, so the counts above could have shown it.
+        let mut waiting = pin!(queue.join_until(pending::<()>()));
+        assert!(waiting.as_mut().poll(&mut context).is_pending());
+        assert_eq!(counts(&queue), [0, 0, 1]);
+
+        let mut closing = pin!(queue.shutdown_until(ready(())));
+        assert!(closing.as_mut().poll(&mut context).is_ready());
+        assert!(waiting.as_mut().poll(&mut context).is_ready());
+        assert_eq!(counts(&queue), [0, 0, 0]);
+    }
+}
