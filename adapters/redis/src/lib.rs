@@ -79,44 +79,32 @@
 
 extern crate alloc;
 
-mod background;
 mod codec;
-mod conn;
-mod delivery;
-mod drained;
-mod error;
-mod inner;
-mod journal;
-mod keys;
 mod latch;
-mod options;
 mod queue;
-mod record;
-mod reply;
-mod scripts;
-mod status;
-mod worker;
+mod server;
 
 #[cfg(feature = "json")]
 pub use crate::codec::Json;
 pub use crate::codec::{Bytes, Codec, CodecError};
-pub use crate::delivery::Delivery;
-pub use crate::drained::Drained;
-pub use crate::error::{
-    Error, GetError, JoinError, KeepAliveError, OpenError, PutError, ResolveError, RetryError,
-    ShutdownNowError, TryGetError,
-};
+pub use crate::latch::counter::error::ReportError;
 pub use crate::latch::counter::Counter;
-pub use crate::latch::error::{ClaimError, CreateError, LatchWaitError, Reason, ReportError};
+pub use crate::latch::error::{ClaimError, CreateError, LatchWaitError};
 pub use crate::latch::event::{EventKind, LatchEvent};
 pub use crate::latch::options::{LatchOptions, OnExpiry};
+pub use crate::latch::reason::Reason;
 pub use crate::latch::snapshot::{CounterState, LatchState, Snapshot};
-pub use crate::latch::tracking::TrackingLatch;
-pub use crate::options::Options;
+pub use crate::latch::TrackingLatch;
+pub use crate::queue::delivery::error::{KeepAliveError, ResolveError, RetryError};
+pub use crate::queue::delivery::Delivery;
+pub use crate::queue::drained::{Drained, ShutdownNowError};
+pub use crate::queue::error::{GetError, JoinError, OpenError, PutError, TryGetError};
+pub use crate::queue::options::Options;
+pub use crate::queue::record::{Record, Records};
+pub use crate::queue::status::{State, Status};
+pub use crate::queue::worker::Worker;
 pub use crate::queue::Queue;
-pub use crate::record::{Record, Records};
-pub use crate::status::{State, Status};
-pub use crate::worker::Worker;
+pub use crate::server::error::Error;
 pub use redis;
 pub use tally_queue::AbandonPolicy;
 

@@ -1,4 +1,16 @@
-//! The queue across processes.
+//! The queue across processes: the face ([`Queue`]) over its engine
+//! ([`engine`](crate::queue::engine)), with the types its verbs hand out.
+
+pub(crate) mod delivery;
+pub(crate) mod drained;
+pub(crate) mod engine;
+pub(crate) mod error;
+pub(crate) mod journal;
+pub(crate) mod keys;
+pub(crate) mod options;
+pub(crate) mod record;
+pub(crate) mod status;
+pub(crate) mod worker;
 
 use alloc::string::ToString;
 use alloc::sync::Arc;
@@ -13,17 +25,17 @@ use futures_lite::future;
 use tally_queue::{JobEvent, JobId, Journal, Ledger};
 
 use crate::codec::{Codec, CodecError};
-use crate::delivery::Delivery;
-use crate::drained::Drained;
-use crate::error::{
-    Error, GetError, JoinError, OpenError, PutError, ShutdownNowError, TryGetError,
-};
-use crate::inner::{Found, How, Inner, Resolved};
-use crate::keys::name_problem;
-use crate::options::Options;
-use crate::record::{Record, Records};
-use crate::status::Status;
-use crate::worker::Worker;
+use crate::queue::delivery::Delivery;
+use crate::queue::drained::Drained;
+use crate::queue::drained::ShutdownNowError;
+use crate::queue::engine::{Found, How, Inner, Resolved};
+use crate::queue::error::{GetError, JoinError, OpenError, PutError, TryGetError};
+use crate::queue::options::Options;
+use crate::queue::record::{Record, Records};
+use crate::queue::status::Status;
+use crate::queue::worker::Worker;
+use crate::server::error::Error;
+use crate::server::names::name_problem;
 use tally_queue::AbandonPolicy;
 
 /// The acknowledgement-counting work queue, shared by many processes through one Redis
@@ -933,7 +945,7 @@ impl<C: Codec> Queue<C> {
         S: Future,
     {
         let inner = &self.inner;
-        crate::background::every_third_of_a_lease(
+        crate::server::maintenance::every_third_of_a_lease(
             inner.options.lease,
             &inner.wake,
             || {

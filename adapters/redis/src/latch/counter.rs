@@ -1,12 +1,14 @@
 //! A claimed counter: the across-processes form of [`tally_latch::Counter`].
 
+pub(crate) mod error;
+
 use alloc::boxed::Box;
 use alloc::string::String;
 use alloc::sync::Arc;
 use core::fmt;
 
-use crate::latch::error::ReportError;
-use crate::latch::inner::{Dropped, LatchInner, Outcome};
+use crate::latch::counter::error::ReportError;
+use crate::latch::engine::{Dropped, LatchInner, Outcome};
 
 /// One counter of a [`TrackingLatch`](crate::TrackingLatch), claimed by this process on a
 /// lease, from [`TrackingLatch::claim`](crate::TrackingLatch::claim).

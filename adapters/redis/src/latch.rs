@@ -1,4 +1,14 @@
-//! The tracking latch across processes.
+//! The tracking latch across processes: the face ([`TrackingLatch`]) over its engine
+//! ([`engine`](crate::latch::engine)), with the types its verbs hand out.
+
+pub(crate) mod counter;
+pub(crate) mod engine;
+pub(crate) mod error;
+pub(crate) mod event;
+mod keys;
+pub(crate) mod options;
+pub(crate) mod reason;
+pub(crate) mod snapshot;
 
 use alloc::string::{String, ToString};
 use alloc::sync::Arc;
@@ -11,14 +21,14 @@ use core::time::Duration;
 use futures_lite::future;
 use tally_latch::{NameError, StillPending};
 
-use crate::error::Error;
-use crate::keys::name_problem;
 use crate::latch::counter::Counter;
+use crate::latch::engine::{holder_id, Claimed, LatchInner, Outcome};
 use crate::latch::error::{ClaimError, CreateError, LatchWaitError};
 use crate::latch::event::LatchEvent;
-use crate::latch::inner::{holder_id, Claimed, LatchInner, Outcome};
 use crate::latch::options::LatchOptions;
 use crate::latch::snapshot::{LatchState, Snapshot};
+use crate::server::error::Error;
+use crate::server::names::name_problem;
 
 /// [`tally_latch::TrackingLatch`] across processes: a latch of named counters on one Redis
 /// server, that any process can claim counters of, report to, and wait on.
@@ -547,7 +557,7 @@ impl TrackingLatch {
         S: Future,
     {
         let inner = &self.inner;
-        crate::background::every_third_of_a_lease(
+        crate::server::maintenance::every_third_of_a_lease(
             inner.options.lease,
             &inner.wake,
             || !inner.local().dropped.is_empty(),

@@ -1,5 +1,7 @@
 //! A delivered item on lease, resolved once, fenced by its attempt.
 
+pub(crate) mod error;
+
 use alloc::boxed::Box;
 use alloc::string::String;
 use alloc::sync::Arc;
@@ -9,8 +11,8 @@ use core::ops::Deref;
 use tally_queue::{JobEvent, JobId, Outcome};
 
 use crate::codec::Codec;
-use crate::error::{KeepAliveError, ResolveError, RetryError};
-use crate::inner::{Dropped, How, Inner, Resolved, Retried};
+use crate::queue::delivery::error::{KeepAliveError, ResolveError, RetryError};
+use crate::queue::engine::{Dropped, How, Inner, Resolved, Retried};
 
 /// One delivered item, held on a lease by this process: the across-processes form of
 /// [`tally_queue::Delivery`].

@@ -12,16 +12,17 @@ use redis::Value;
 use tally_queue::{JobEvent, JobId, Ledger};
 
 use crate::codec::Codec;
-use crate::conn::{args, Conn};
-use crate::drained::Drained;
-use crate::error::{Error, PutError};
-use crate::journal::Journaled;
-use crate::keys::Keys;
-use crate::options::Options;
-use crate::record::{Record, Records};
-use crate::reply::{self, Reply};
-use crate::scripts::Scripts;
-use crate::status::{State, Status};
+use crate::queue::drained::Drained;
+use crate::queue::error::PutError;
+use crate::queue::journal::Journaled;
+use crate::queue::keys::Keys;
+use crate::queue::options::Options;
+use crate::queue::record::{Record, Records};
+use crate::queue::status::{State, Status};
+use crate::server::conn::{args, Conn};
+use crate::server::error::Error;
+use crate::server::reply::{self, Reply};
+use crate::server::scripts::QueueScripts;
 
 /// How many `XAUTOCLAIM` steps one get may spend on expired leases.
 const RECLAIM_BUDGET: u64 = 4;
@@ -114,7 +115,7 @@ pub(crate) struct Inner<C: Codec> {
     pub(crate) options: Options,
     pub(crate) consumer: String,
     pub(crate) conn: Conn,
-    pub(crate) scripts: Scripts,
+    pub(crate) scripts: QueueScripts,
     pub(crate) local: Mutex<Local>,
     /// Serializes this handle's gets, so orphan recovery cannot race a get in progress.
     pub(crate) getting: async_lock::Mutex<()>,
@@ -146,7 +147,7 @@ impl<C: Codec> Inner<C> {
             consumer: consumer_name(),
             conn: Conn::new(client, options.response_timeout, options.poll),
             options,
-            scripts: Scripts::new(),
+            scripts: QueueScripts::new(),
             local: Mutex::new(Local::default()),
             getting: async_lock::Mutex::new(()),
             wake: event_listener::Event::new(),

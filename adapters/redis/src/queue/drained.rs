@@ -3,6 +3,7 @@
 use core::fmt;
 
 use crate::codec::CodecError;
+use crate::server::error::Error;
 
 /// One item taken out by [`Queue::shutdown_now`](crate::Queue::shutdown_now): decoded, or
 /// its bytes if the codec could not decode them (nothing is dropped).
@@ -59,3 +60,46 @@ impl<T> fmt::Debug for Drained<T> {
         }
     }
 }
+
+/// A [`Queue::shutdown_now`](crate::Queue::shutdown_now) that failed part way; the items
+/// it had already taken out come back inside.
+///
+/// The queue is closed (if the first step ran). Items moved out but not yet returned stay
+/// on the server, and the next `shutdown_now` returns them.
+///
+/// # Examples
+///
+/// ```
+/// use tally_redis::{Error, ShutdownNowError};
+///
+/// let error: ShutdownNowError<u8> = ShutdownNowError { drained: Vec::new(), error: Error::Gone };
+/// assert!(error.to_string().starts_with("shutdown_now stopped after 0 items: "));
+/// ```
+pub struct ShutdownNowError<T> {
+    /// The items taken out so far, with their ids.
+    pub drained: alloc::vec::Vec<(tally_queue::JobId, crate::queue::drained::Drained<T>)>,
+    /// Why it stopped.
+    pub error: Error,
+}
+
+impl<T> fmt::Debug for ShutdownNowError<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ShutdownNowError")
+            .field("drained", &self.drained.len())
+            .field("error", &self.error)
+            .finish()
+    }
+}
+
+impl<T> fmt::Display for ShutdownNowError<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "shutdown_now stopped after {} items: {}",
+            self.drained.len(),
+            self.error
+        )
+    }
+}
+
+impl<T> core::error::Error for ShutdownNowError<T> {}

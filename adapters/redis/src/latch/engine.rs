@@ -10,15 +10,15 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use redis::Value;
 
-use crate::conn::{args, Conn};
-use crate::error::Error;
-use crate::latch::error::Reason;
 use crate::latch::event::LatchEvent;
 use crate::latch::keys::LatchKeys;
 use crate::latch::options::LatchOptions;
-use crate::latch::scripts::LatchScripts;
+use crate::latch::reason::Reason;
 use crate::latch::snapshot::{failure_of, Snapshot};
-use crate::reply::{self, Reply};
+use crate::server::conn::{args, Conn};
+use crate::server::error::Error;
+use crate::server::reply::{self, Reply};
+use crate::server::scripts::LatchScripts;
 use tally_latch::Failure;
 
 /// A counter handle dropped unreported, waiting for the maintenance future to fail the

@@ -6,7 +6,7 @@ use alloc::vec::Vec;
 
 use redis::Value;
 
-use crate::error::Error;
+use crate::server::error::Error;
 
 /// A script reply: an array whose first element is a status word.
 #[derive(Debug)]

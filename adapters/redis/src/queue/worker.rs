@@ -5,8 +5,8 @@ use alloc::sync::Arc;
 use core::fmt;
 
 use crate::codec::Codec;
-use crate::error::Error;
-use crate::inner::Inner;
+use crate::queue::engine::Inner;
+use crate::server::error::Error;
 
 /// A worker registration, from [`Queue::worker`](crate::Queue::worker): the
 /// across-processes form of [`tally_queue::Worker`].

@@ -9,7 +9,7 @@ use std::sync::Mutex;
 use redis::aio::MultiplexedConnection;
 use redis::{AsyncConnectionConfig, Client, RedisError, Script, Value};
 
-use crate::error::Error;
+use crate::server::error::Error;
 
 #[derive(Debug)]
 pub(crate) struct Conn {

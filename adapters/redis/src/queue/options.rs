@@ -4,7 +4,7 @@ use core::time::Duration;
 
 use tally_queue::AbandonPolicy;
 
-use crate::error::OpenError;
+use crate::queue::error::OpenError;
 
 /// A queue's settings. Capacity, lease and redelivery policy are stored with the queue at
 /// creation, and every later [`Queue::open`](crate::Queue::open) must ask for the same;
