@@ -22,7 +22,7 @@ use futures_lite::future;
 use tally_latch::{NameError, StillPending};
 
 use crate::latch::counter::Counter;
-use crate::latch::engine::{holder_id, Claimed, LatchInner, Outcome};
+use crate::latch::engine::{holder_id, Claimed, LatchEngine, Outcome};
 use crate::latch::error::{ClaimError, CreateError, LatchWaitError};
 use crate::latch::event::LatchEvent;
 use crate::latch::options::LatchOptions;
@@ -84,7 +84,7 @@ use crate::server::names::name_problem;
 /// ```
 #[derive(Clone)]
 pub struct TrackingLatch {
-    inner: Arc<LatchInner>,
+    inner: Arc<LatchEngine>,
 }
 
 impl fmt::Debug for TrackingLatch {
@@ -157,7 +157,7 @@ impl TrackingLatch {
             return Err(CreateError::Name(NameError::Duplicate(pair[0].clone())));
         }
         options.check()?;
-        let inner = LatchInner::new(client, name, names, options);
+        let inner = LatchEngine::new(client, name, names, options);
         let mut reply = inner.create().await?;
         match reply.status.as_str() {
             "created" | "ok" => {}

@@ -28,7 +28,7 @@ use crate::codec::{Codec, CodecError};
 use crate::queue::delivery::Delivery;
 use crate::queue::drained::Drained;
 use crate::queue::drained::ShutdownNowError;
-use crate::queue::engine::{Found, How, Inner, Resolved};
+use crate::queue::engine::{Engine, Found, How, Resolved};
 use crate::queue::error::{GetError, JoinError, OpenError, PutError, TryGetError};
 use crate::queue::options::Options;
 use crate::queue::record::{Record, Records};
@@ -69,7 +69,7 @@ use tally_queue::AbandonPolicy;
 /// # Ok(()) }
 /// ```
 pub struct Queue<C: Codec> {
-    inner: Arc<Inner<C>>,
+    inner: Arc<Engine<C>>,
 }
 
 impl<C: Codec> Clone for Queue<C> {
@@ -92,12 +92,12 @@ impl<C: Codec> fmt::Debug for Queue<C> {
 /// Sets the orphan flag if a get is cancelled (or its reply lost) after its command may
 /// have handed an entry to this consumer.
 struct OrphanGuard<'a, C: Codec> {
-    inner: &'a Inner<C>,
+    inner: &'a Engine<C>,
     armed: bool,
 }
 
 impl<'a, C: Codec> OrphanGuard<'a, C> {
-    fn new(inner: &'a Inner<C>) -> Self {
+    fn new(inner: &'a Engine<C>) -> Self {
         OrphanGuard { inner, armed: true }
     }
 
@@ -153,7 +153,7 @@ impl<C: Codec> Queue<C> {
             });
         }
         let stored = options.check()?;
-        let inner = Inner::new(client, name, codec, options);
+        let inner = Engine::new(client, name, codec, options);
         inner.open(stored).await?;
         Ok(Queue {
             inner: Arc::new(inner),

@@ -8,7 +8,7 @@ use alloc::sync::Arc;
 use core::fmt;
 
 use crate::latch::counter::error::ReportError;
-use crate::latch::engine::{Dropped, LatchInner, Outcome};
+use crate::latch::engine::{Dropped, LatchEngine, Outcome};
 
 /// One counter of a [`TrackingLatch`](crate::TrackingLatch), claimed by this process on a
 /// lease, from [`TrackingLatch::claim`](crate::TrackingLatch::claim).
@@ -38,7 +38,7 @@ use crate::latch::engine::{Dropped, LatchInner, Outcome};
 /// ```
 #[must_use = "a counter dropped without reporting fails the latch"]
 pub struct Counter {
-    pub(crate) inner: Arc<LatchInner>,
+    pub(crate) inner: Arc<LatchEngine>,
     pub(crate) name: String,
     pub(crate) holder: String,
     /// Cleared once the handle reported, failed, or handed itself back inside an error.

@@ -62,7 +62,7 @@ pub(crate) enum Outcome {
 }
 
 #[derive(Debug)]
-pub(crate) struct LatchInner {
+pub(crate) struct LatchEngine {
     pub(crate) name: String,
     pub(crate) names: Vec<String>,
     pub(crate) keys: LatchKeys,
@@ -86,14 +86,14 @@ pub(crate) fn holder_id() -> String {
     format!("h{}-{:x}-{n}", std::process::id(), nanos)
 }
 
-impl LatchInner {
+impl LatchEngine {
     pub(crate) fn new(
         client: redis::Client,
         name: &str,
         names: Vec<String>,
         options: LatchOptions,
     ) -> Self {
-        LatchInner {
+        LatchEngine {
             name: name.to_string(),
             names,
             keys: LatchKeys::new(name),

@@ -12,7 +12,7 @@ use tally_queue::{JobEvent, JobId, Outcome};
 
 use crate::codec::Codec;
 use crate::queue::delivery::error::{KeepAliveError, ResolveError, RetryError};
-use crate::queue::engine::{Dropped, How, Inner, Resolved, Retried};
+use crate::queue::engine::{Dropped, Engine, How, Resolved, Retried};
 
 /// One delivered item, held on a lease by this process: the across-processes form of
 /// [`tally_queue::Delivery`].
@@ -40,7 +40,7 @@ use crate::queue::engine::{Dropped, How, Inner, Resolved, Retried};
 /// # Ok(()) }
 /// ```
 pub struct Delivery<C: Codec> {
-    pub(crate) inner: Arc<Inner<C>>,
+    pub(crate) inner: Arc<Engine<C>>,
     pub(crate) entry: String,
     pub(crate) id: JobId,
     pub(crate) attempt: u64,

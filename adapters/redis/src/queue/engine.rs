@@ -108,7 +108,7 @@ pub(crate) enum Retried {
 }
 
 #[derive(Debug)]
-pub(crate) struct Inner<C: Codec> {
+pub(crate) struct Engine<C: Codec> {
     pub(crate) codec: C,
     pub(crate) name: String,
     pub(crate) keys: Keys,
@@ -138,9 +138,9 @@ fn consumer_name() -> String {
     format!("c{}-{:x}-{n}", std::process::id(), nanos)
 }
 
-impl<C: Codec> Inner<C> {
+impl<C: Codec> Engine<C> {
     pub(crate) fn new(client: redis::Client, name: &str, codec: C, options: Options) -> Self {
-        Inner {
+        Engine {
             codec,
             name: name.to_string(),
             keys: Keys::new(name),

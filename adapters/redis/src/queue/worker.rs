@@ -5,7 +5,7 @@ use alloc::sync::Arc;
 use core::fmt;
 
 use crate::codec::Codec;
-use crate::queue::engine::Inner;
+use crate::queue::engine::Engine;
 use crate::server::error::Error;
 
 /// A worker registration, from [`Queue::worker`](crate::Queue::worker): the
@@ -30,7 +30,7 @@ use crate::server::error::Error;
 /// # Ok(()) }
 /// ```
 pub struct Worker<C: Codec> {
-    pub(crate) inner: Arc<Inner<C>>,
+    pub(crate) inner: Arc<Engine<C>>,
     pub(crate) member: String,
 }
 
