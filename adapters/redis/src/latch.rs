@@ -84,14 +84,14 @@ use crate::server::names::name_problem;
 /// ```
 #[derive(Clone)]
 pub struct TrackingLatch {
-    inner: Arc<LatchEngine>,
+    engine: Arc<LatchEngine>,
 }
 
 impl fmt::Debug for TrackingLatch {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("TrackingLatch")
-            .field("name", &self.inner.name)
-            .field("names", &self.inner.names)
+            .field("name", &self.engine.name)
+            .field("names", &self.engine.names)
             .finish_non_exhaustive()
     }
 }
@@ -189,7 +189,7 @@ impl TrackingLatch {
             _ => return Err(reply.unexpected().into()),
         }
         Ok(TrackingLatch {
-            inner: Arc::new(inner),
+            engine: Arc::new(inner),
         })
     }
 
@@ -203,7 +203,7 @@ impl TrackingLatch {
     /// # }
     /// ```
     pub fn name(&self) -> &str {
-        &self.inner.name
+        &self.engine.name
     }
 
     /// The counter names, in the order this handle was opened with.
@@ -216,7 +216,7 @@ impl TrackingLatch {
     /// # }
     /// ```
     pub fn names(&self) -> &[String] {
-        &self.inner.names
+        &self.engine.names
     }
 
     /// The options this handle was opened with.
@@ -229,13 +229,16 @@ impl TrackingLatch {
     /// # }
     /// ```
     pub fn options(&self) -> &LatchOptions {
-        &self.inner.options
+        &self.engine.options
     }
 
     /// Claims the counter `name` for this process, on a lease that
     /// [`maintain`](TrackingLatch::maintain) renews. Sweeps expired leases first. A lost
     /// reply or a failed connection is tried again (three tries in all, recognized as a
     /// repeat on the server), so the answer is exact unless the server stays unreachable.
+    /// Then the claim may still land later: the next `claim` of the same name on this
+    /// handle recognizes it as its own, and otherwise the maintenance pass gives it up
+    /// (so it cannot hold the counter until its lease fails the latch).
     ///
     /// # Errors
     ///
@@ -253,16 +256,26 @@ impl TrackingLatch {
     /// # }
     /// ```
     pub async fn claim(&self, name: &str) -> Result<Counter, ClaimError> {
-        let holder = holder_id();
+        // A claim of this name on this handle whose reply was lost is made again under
+        // its holder id: if it landed late, the server recognizes it as the same claim.
+        let holder = {
+            let mut local = self.engine.local();
+            match local.unknown.iter().position(|(n, _)| n == name) {
+                Some(at) => local.unknown.remove(at).1,
+                None => holder_id(),
+            }
+        };
         // A repeat with the same holder id is recognized, so a lost reply or a failed
         // connection is tried again here (three tries in all).
         let mut tries = 0;
         let claimed = loop {
-            match self.inner.claim(name, &holder).await {
+            match self.engine.claim(name, &holder).await {
                 Ok(claimed) => break claimed,
                 Err(error @ (Error::Unknown(_) | Error::Unavailable(_))) => {
                     tries += 1;
                     if tries >= 3 {
+                        self.engine.local().unknown.push((name.to_string(), holder));
+                        self.engine.wake.notify(1);
                         return Err(ClaimError::Redis(error));
                     }
                 }
@@ -271,7 +284,7 @@ impl TrackingLatch {
         };
         match claimed {
             Claimed::Ok => Ok(Counter {
-                inner: Arc::clone(&self.inner),
+                engine: Arc::clone(&self.engine),
                 name: name.to_string(),
                 holder,
                 armed: true,
@@ -280,6 +293,9 @@ impl TrackingLatch {
             Claimed::Held => Err(ClaimError::Name(NameError::Claimed(name.to_string()))),
             Claimed::Reported => Err(ClaimError::Name(NameError::Reported(name.to_string()))),
             Claimed::Failed(failure) => Err(ClaimError::Failed(failure)),
+            Claimed::Void => Err(ClaimError::Redis(Error::Protocol(
+                "a claim under a holder id this handle gave up".into(),
+            ))),
         }
     }
 
@@ -300,7 +316,7 @@ impl TrackingLatch {
     /// # }
     /// ```
     pub async fn fail(&self, message: &str) -> Result<bool, Error> {
-        match self.inner.fail("", "", "error", message, false).await? {
+        match self.engine.fail("", "", "error", message, false).await? {
             Outcome::Counted(_) => Ok(true),
             _ => Ok(false),
         }
@@ -322,7 +338,7 @@ impl TrackingLatch {
     /// # }
     /// ```
     pub async fn snapshot(&self) -> Result<Snapshot, Error> {
-        self.inner.state().await
+        self.engine.state().await
     }
 
     /// The counters that have not reported, in the order the latch was created with.
@@ -339,7 +355,7 @@ impl TrackingLatch {
     /// # }
     /// ```
     pub async fn pending(&self) -> Result<Vec<String>, Error> {
-        let snapshot = self.inner.state().await?;
+        let snapshot = self.engine.state().await?;
         Ok(snapshot.pending().into_iter().map(String::from).collect())
     }
 
@@ -358,7 +374,7 @@ impl TrackingLatch {
     /// # }
     /// ```
     pub async fn time_to_open(&self) -> Result<Option<Duration>, Error> {
-        Ok(self.inner.state().await?.time_to_open())
+        Ok(self.engine.state().await?.time_to_open())
     }
 
     /// The count-down events after `after` (an event id; `None`: from the start), oldest
@@ -389,7 +405,7 @@ impl TrackingLatch {
         after: Option<&str>,
         count: usize,
     ) -> Result<Vec<LatchEvent>, Error> {
-        self.inner.events(after, count).await
+        self.engine.events(after, count).await
     }
 
     /// The verdict of a snapshot: `Some` once the latch opened or failed.
@@ -434,12 +450,12 @@ impl TrackingLatch {
     /// ```
     pub async fn wait(&self) -> Result<(), LatchWaitError> {
         loop {
-            let snapshot = self.inner.state().await?;
+            let snapshot = self.engine.state().await?;
             let last = snapshot.last_event.clone();
             if Self::settled(snapshot)?.is_some() {
                 return Ok(());
             }
-            self.inner.wait_for_event(&last).await?;
+            self.engine.wait_for_event(&last).await?;
         }
     }
 
@@ -471,7 +487,7 @@ impl TrackingLatch {
         if let Some(result) = waited {
             return result;
         }
-        let snapshot = self.inner.state().await?;
+        let snapshot = self.engine.state().await?;
         let pending: Vec<String> = snapshot.pending().into_iter().map(String::from).collect();
         match Self::settled(snapshot)? {
             Some(()) => Ok(()),
@@ -479,8 +495,9 @@ impl TrackingLatch {
         }
     }
 
-    /// One pass of background work: renews the leases of this handle's live counters,
-    /// fails the latch for each counter dropped unreported (naming it, as
+    /// One pass of background work: gives up the claims whose replies were lost and that
+    /// were not made again, renews the leases of this handle's live counters, fails the
+    /// latch for each counter dropped unreported (naming it, as
     /// [`Failure::Abandoned`](tally_latch::Failure::Abandoned)), and sweeps expired leases.
     /// Work that failed is kept for the next pass.
     ///
@@ -496,12 +513,29 @@ impl TrackingLatch {
     /// # }
     /// ```
     pub async fn maintain_once(&self) -> Result<(), Error> {
-        let inner = &self.inner;
-        let (held, dropped) = {
+        let inner = &self.engine;
+        let (held, dropped, unknown) = {
             let mut local = inner.local();
-            (local.held.clone(), core::mem::take(&mut local.dropped))
+            (
+                local.held.clone(),
+                core::mem::take(&mut local.dropped),
+                core::mem::take(&mut local.unknown),
+            )
         };
         let mut first_error = None;
+        // Claims whose replies were lost and that the application has not made again:
+        // given up, so that one that landed does not hold its counter until its lease
+        // fails the latch.
+        let mut unknown = unknown.into_iter();
+        while let Some((name, holder)) = unknown.next() {
+            if let Err(error) = inner.release_unknown(&name, &holder).await {
+                let mut local = inner.local();
+                local.unknown.push((name, holder));
+                local.unknown.extend(unknown);
+                first_error.get_or_insert(error);
+                break;
+            }
+        }
         match inner.heartbeat(&held).await {
             Ok(lost) => {
                 // A lost lease stays lost: its handle's report will be refused as stale.
@@ -538,8 +572,8 @@ impl TrackingLatch {
     }
 
     /// The background work, forever: [`maintain_once`](TrackingLatch::maintain_once)
-    /// every third of a lease, and at once when a counter is dropped unreported. The crate
-    /// spawns nothing: run this future on the runtime of your choice, with its sleep
+    /// every third of a lease, and at once when a counter is dropped unreported. It always
+    /// sleeps between passes, and backs off after a failed one. The crate spawns nothing: run this future on the runtime of your choice, with its sleep
     /// (`sleep(d)` must complete after `d`). Without it, leases are not renewed: a claimed
     /// counter's lease expires and its latch fails (or the counter is released).
     ///
@@ -556,14 +590,15 @@ impl TrackingLatch {
         F: FnMut(Duration) -> S,
         S: Future,
     {
-        let inner = &self.inner;
+        let inner = &self.engine;
         crate::server::maintenance::every_third_of_a_lease(
             inner.options.lease,
             &inner.wake,
-            || !inner.local().dropped.is_empty(),
-            || async {
-                self.maintain_once().await.ok();
+            || {
+                let local = inner.local();
+                !local.dropped.is_empty() || !local.unknown.is_empty()
             },
+            || async { self.maintain_once().await.is_ok() },
             sleep,
         )
         .await

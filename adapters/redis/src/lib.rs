@@ -95,7 +95,9 @@ pub use crate::latch::options::{LatchOptions, OnExpiry};
 pub use crate::latch::reason::Reason;
 pub use crate::latch::snapshot::{CounterState, LatchState, Snapshot};
 pub use crate::latch::TrackingLatch;
-pub use crate::queue::delivery::error::{KeepAliveError, ResolveError, RetryError};
+pub use crate::queue::delivery::error::{
+    KeepAliveError, ResolveError, ResolveManyError, RetryError,
+};
 pub use crate::queue::delivery::Delivery;
 pub use crate::queue::drained::{Drained, ShutdownNowError};
 pub use crate::queue::error::{GetError, JoinError, OpenError, PutError, TryGetError};

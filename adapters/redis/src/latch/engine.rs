@@ -7,6 +7,7 @@ use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::Instant;
 
 use redis::Value;
 
@@ -15,10 +16,11 @@ use crate::latch::keys::LatchKeys;
 use crate::latch::options::LatchOptions;
 use crate::latch::reason::Reason;
 use crate::latch::snapshot::{failure_of, Snapshot};
-use crate::server::conn::{args, Conn};
+use crate::server::conn::{args, Conn, Hello};
 use crate::server::error::Error;
 use crate::server::reply::{self, Reply};
 use crate::server::scripts::LatchScripts;
+use crate::server::waits::Waits;
 use tally_latch::Failure;
 
 /// A counter handle dropped unreported, waiting for the maintenance future to fail the
@@ -36,6 +38,10 @@ pub(crate) struct Local {
     /// Counters held by live handles: (name, holder), renewed by the maintenance future.
     pub(crate) held: Vec<(String, String)>,
     pub(crate) dropped: Vec<Dropped>,
+    /// Claims whose replies were lost: (name, holder). The next claim of the name on this
+    /// handle uses the holder id again (so a claim that landed late is recognized as its
+    /// own); the maintenance future gives up the others.
+    pub(crate) unknown: Vec<(String, String)>,
 }
 
 /// The answer of the CLAIM script.
@@ -45,6 +51,8 @@ pub(crate) enum Claimed {
     Failed(Failure<Reason>),
     Reported,
     Held,
+    /// This holder id was given up by its handle (a claim that landed after that).
+    Void,
 }
 
 /// The answer of the REPORT and FAIL scripts.
@@ -68,10 +76,15 @@ pub(crate) struct LatchEngine {
     pub(crate) keys: LatchKeys,
     pub(crate) options: LatchOptions,
     pub(crate) conn: Conn,
+    waits: Waits,
     scripts: LatchScripts,
     local: Mutex<Local>,
     /// Wakes the maintenance future when a handle is dropped unreported.
     pub(crate) wake: event_listener::Event,
+    /// This handle's id in the clock samples.
+    id: String,
+    /// The origin of this handle's monotonic clock, as the server's scripts see it.
+    origin: Instant,
 }
 
 /// A holder id unique to one claim: process id, clock, and a per-process counter.
@@ -86,6 +99,18 @@ pub(crate) fn holder_id() -> String {
     format!("h{}-{:x}-{n}", std::process::id(), nanos)
 }
 
+/// An id unique to one latch handle.
+fn handle_id() -> String {
+    static HANDLES: AtomicU64 = AtomicU64::new(0);
+    // Relaxed: only uniqueness matters.
+    let n = HANDLES.fetch_add(1, Ordering::Relaxed);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    format!("l{}-{:x}-{n}", std::process::id(), nanos)
+}
+
 impl LatchEngine {
     pub(crate) fn new(
         client: redis::Client,
@@ -93,15 +118,23 @@ impl LatchEngine {
         names: Vec<String>,
         options: LatchOptions,
     ) -> Self {
+        let keys = LatchKeys::new(name);
+        let hello = Hello {
+            key: keys.spec.clone(),
+            best_effort: options.best_effort,
+        };
         LatchEngine {
             name: name.to_string(),
             names,
-            keys: LatchKeys::new(name),
-            conn: Conn::new(client, options.response_timeout, options.poll),
+            conn: Conn::new(client, options.response_timeout, options.poll, hello),
+            waits: Waits::new(),
+            keys,
             options,
             scripts: LatchScripts::new(),
             local: Mutex::new(Local::default()),
             wake: event_listener::Event::new(),
+            id: handle_id(),
+            origin: Instant::now(),
         }
     }
 
@@ -115,17 +148,22 @@ impl LatchEngine {
     }
 
     async fn run(&self, script: &redis::Script, args: Vec<Vec<u8>>) -> Result<Reply, Error> {
-        let mut all = args![self.keys.lease_prefix];
+        let mono = self.origin.elapsed().as_millis() as u64;
+        let mut all = args![self.keys.lease_prefix, self.id, mono];
         all.extend(args);
-        let value = self
-            .conn
-            .script_with(script, &[&self.keys.spec, &self.keys.events], &all)
-            .await?;
+        let keys = [
+            self.keys.spec.as_str(),
+            &self.keys.events,
+            &self.keys.clock,
+            &self.keys.void,
+        ];
+        let value = self.conn.script(script, &keys, &all).await?;
         Reply::parse(value)
     }
 
     /// CREATE: makes the latch, or checks the stored one. The reply status and the rest.
     pub(crate) async fn create(&self) -> Result<Reply, Error> {
+        self.conn.connect().await?;
         let mut sorted = self.names.clone();
         sorted.sort_unstable();
         let args = args![
@@ -133,7 +171,8 @@ impl LatchEngine {
             sorted.join(","),
             self.lease_ms(),
             self.options.on_expiry.word(),
-            self.names.len()
+            self.names.len(),
+            self.conn.run_id()
         ];
         self.run(&self.scripts.create, args).await
     }
@@ -152,8 +191,19 @@ impl LatchEngine {
             "failed" => Claimed::Failed(failure_of(&mut reply)?),
             "reported" => Claimed::Reported,
             "claimed" => Claimed::Held,
+            "void" => Claimed::Void,
             _ => return Err(reply.unexpected()),
         })
+    }
+
+    /// RELEASE: gives up a claim whose reply was lost; whether it had landed.
+    pub(crate) async fn release_unknown(&self, name: &str, holder: &str) -> Result<bool, Error> {
+        let reply = self.run(&self.scripts.release, args![name, holder]).await?;
+        match reply.status.as_str() {
+            "released" => Ok(true),
+            "ok" => Ok(false),
+            _ => Err(reply.unexpected()),
+        }
     }
 
     /// Forgets a held counter (reported, failed, stale or dropped).
@@ -226,18 +276,13 @@ impl LatchEngine {
         Snapshot::parse(reply)
     }
 
-    /// Blocks on the event stream after `last` for up to one poll interval. Whatever
-    /// wakes it, the caller re-reads the state: the stream is a wake-up, not the truth.
+    /// Blocks on the event stream after `last` for up to one poll interval (shared with
+    /// this handle's other waits). Whatever wakes it, the caller re-reads the state: the
+    /// stream is a wake-up, not the truth.
     pub(crate) async fn wait_for_event(&self, last: &str) -> Result<(), Error> {
-        let mut cmd = redis::cmd("XREAD");
-        cmd.arg("COUNT")
-            .arg(1)
-            .arg("BLOCK")
-            .arg(self.options.poll.as_millis() as u64)
-            .arg("STREAMS")
-            .arg(&self.keys.events)
-            .arg(last);
-        self.conn.blocking(&cmd).await.map(drop)
+        self.waits
+            .wait_after(&self.conn, &self.keys.events, last)
+            .await
     }
 
     /// Events after `after` (exclusive; `None`: from the start), at most `count`.

@@ -12,7 +12,8 @@ use tally_queue::{JobEvent, JobId, Outcome};
 
 use crate::codec::Codec;
 use crate::queue::delivery::error::{KeepAliveError, ResolveError, RetryError};
-use crate::queue::engine::{Dropped, Engine, How, Resolved, Retried};
+use crate::queue::engine::{Dropped, Engine, How, Resolve, Resolved, Retried};
+use crate::server::error::Error;
 
 /// One delivered item, held on a lease by this process: the across-processes form of
 /// [`tally_queue::Delivery`].
@@ -40,7 +41,7 @@ use crate::queue::engine::{Dropped, Engine, How, Resolved, Retried};
 /// # Ok(()) }
 /// ```
 pub struct Delivery<C: Codec> {
-    pub(crate) inner: Arc<Engine<C>>,
+    pub(crate) engine: Arc<Engine<C>>,
     pub(crate) entry: String,
     pub(crate) id: JobId,
     pub(crate) attempt: u64,
@@ -167,24 +168,41 @@ impl<C: Codec> Delivery<C> {
     /// # }
     /// ```
     pub async fn resolve(mut self, outcome: Outcome) -> Result<C::Item, ResolveError<C>> {
-        let how = match outcome {
-            Outcome::Succeeded => How::Succeeded,
-            Outcome::Rejected => How::Rejected,
-            Outcome::Uncertain => How::Uncertain,
+        let how = How::of(outcome);
+        let resolve = Resolve {
+            entry: &self.entry,
+            attempt: self.attempt,
+            how,
+            reason: how.word(),
         };
-        let result = self
-            .inner
-            .resolve(&self.entry, self.attempt, how, how.word())
-            .await;
+        let result = self.engine.step(core::slice::from_ref(&resolve), 0).await;
         match result {
-            Ok(Resolved::Counted) => Ok(self.ended(outcome)),
-            // The first call counted; its reply was lost.
-            Ok(Resolved::Repeat(word)) if word == how.word() => Ok(self.ended(outcome)),
-            Ok(Resolved::Repeat(_) | Resolved::Stale) => Err(ResolveError::Stale(self.take())),
+            Ok((mut resolved, _, _)) => match resolved.pop() {
+                Some(resolved) => self.answer(outcome, resolved),
+                None => Err(ResolveError::Redis {
+                    error: Error::Protocol("no answer to a resolve".into()),
+                    delivery: Box::new(self),
+                }),
+            },
+            Err(Error::Gone) => Err(ResolveError::Gone(self.take())),
             Err(error) => Err(ResolveError::Redis {
                 delivery: Box::new(self),
                 error,
             }),
+        }
+    }
+
+    /// The delivery's end by the server's answer to its resolve.
+    pub(crate) fn answer(
+        mut self,
+        outcome: Outcome,
+        resolved: Resolved,
+    ) -> Result<C::Item, ResolveError<C>> {
+        match resolved {
+            Resolved::Counted => Ok(self.ended(outcome)),
+            // The first call counted; its reply was lost.
+            Resolved::Repeat(word) if word == How::of(outcome).word() => Ok(self.ended(outcome)),
+            Resolved::Repeat(_) | Resolved::Stale => Err(ResolveError::Stale(self.take())),
         }
     }
 
@@ -216,11 +234,11 @@ impl<C: Codec> Delivery<C> {
     /// # }
     /// ```
     pub async fn retry(mut self) -> Result<JobId, RetryError<C>> {
-        match self.inner.retry(&self.entry, self.attempt).await {
+        match self.engine.retry(&self.entry, self.attempt).await {
             Ok(Retried::Done) => {
                 drop(self.take());
                 let id = self.id;
-                self.inner.journal.note(|| JobEvent::Retried(id));
+                self.engine.journal.note(|| JobEvent::Retried(id));
                 Ok(id)
             }
             Ok(Retried::Stale) => Err(RetryError::Stale(self.take())),
@@ -232,6 +250,7 @@ impl<C: Codec> Delivery<C> {
                 self.refused();
                 Err(RetryError::Full(Box::new(self)))
             }
+            Err(Error::Gone) => Err(RetryError::Gone(self.take())),
             Err(error) => Err(RetryError::Redis {
                 delivery: Box::new(self),
                 error,
@@ -257,7 +276,7 @@ impl<C: Codec> Delivery<C> {
     /// # }
     /// ```
     pub async fn keep_alive(&self) -> Result<(), KeepAliveError> {
-        match self.inner.hold(&self.entry, self.attempt, true).await {
+        match self.engine.hold(&self.entry, self.attempt, true).await {
             Ok(true) => Ok(()),
             Ok(false) => Err(KeepAliveError::Stale),
             Err(error) => Err(KeepAliveError::Redis(error)),
@@ -265,19 +284,19 @@ impl<C: Codec> Delivery<C> {
     }
 
     /// The item of a delivery whose ending counted, recorded in the journal.
-    fn ended(&mut self, outcome: Outcome) -> C::Item {
+    pub(crate) fn ended(&mut self, outcome: Outcome) -> C::Item {
         let id = self.id;
-        self.inner.journal.note(|| JobEvent::Ended { id, outcome });
+        self.engine.journal.note(|| JobEvent::Ended { id, outcome });
         self.take()
     }
 
     /// A refused retry, recorded in the journal: the delivery is still in flight.
     fn refused(&self) {
         let id = self.id;
-        self.inner.journal.note(|| JobEvent::RetryRefused(id));
+        self.engine.journal.note(|| JobEvent::RetryRefused(id));
     }
 
-    fn take(&mut self) -> C::Item {
+    pub(crate) fn take(&mut self) -> C::Item {
         match self.item.take() {
             Some(item) => item,
             None => unreachable!("a live delivery holds its item"),
@@ -297,15 +316,15 @@ impl<C: Codec> Drop for Delivery<C> {
     fn drop(&mut self) {
         if self.item.is_some() {
             let (id, panicking) = (self.id, std::thread::panicking());
-            self.inner
+            self.engine
                 .journal
                 .note(|| JobEvent::Abandoned { id, panicking });
-            self.inner.local().dropped.push(Dropped {
+            self.engine.local().dropped.push(Dropped {
                 entry: core::mem::take(&mut self.entry),
                 id,
                 attempt: self.attempt,
             });
-            self.inner.wake.notify(1);
+            self.engine.wake.notify(1);
         }
     }
 }

@@ -1,5 +1,24 @@
-//! The machinery behind [`Queue`](crate::Queue): one handle's connection, identity and
+//! The machinery behind [`Queue`](crate::Queue): one handle's connections, identity and
 //! local bookkeeping, and the calls that run each script.
+//!
+//! # Gets that land late
+//!
+//! Every call that may hand entries out carries a token, a number of this handle's own.
+//! When its reply is lost (or its future dropped after it was sent), the token is kept.
+//! Before the next get, the handle voids the kept tokens on the server and lists its own
+//! pending entries: one that no delivery of the handle holds was handed out by a lost
+//! call that landed before the voiding, and is delivered now (same attempt); a lost call
+//! that lands after it finds its token void and hands nothing out. Every get of a handle
+//! runs under `getting`, so no get is between the server and `held` while this runs.
+//!
+//! # Resolve records
+//!
+//! A resolve leaves a record (entry → attempt and outcome) in this consumer's hash, so
+//! that a repeat after a lost reply is recognized and not counted twice. Only this handle
+//! can repeat it, and only until it has the reply: so each later call carries the entries
+//! whose replies came back, and the script forgets them. What stays on the server per
+//! finished job is nothing; per handle, at most the records of its last call (and,
+//! after a lost reply, those of that call for the repeat window).
 
 use alloc::collections::BTreeSet;
 use alloc::format;
@@ -7,6 +26,7 @@ use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::Instant;
 
 use redis::Value;
 use tally_queue::{JobEvent, JobId, Ledger};
@@ -19,17 +39,20 @@ use crate::queue::keys::Keys;
 use crate::queue::options::Options;
 use crate::queue::record::{Record, Records};
 use crate::queue::status::{State, Status};
-use crate::server::conn::{args, Conn};
+use crate::server::conn::{args, Conn, Hello};
 use crate::server::error::Error;
 use crate::server::reply::{self, Reply};
 use crate::server::scripts::QueueScripts;
+use crate::server::waits::Waits;
 
-/// How many `XAUTOCLAIM` steps one get may spend on expired leases.
-const RECLAIM_BUDGET: u64 = 4;
-/// Entries moved per `shutdown_now` step.
-const DRAIN_CHUNK: u64 = 256;
-/// Expired deliveries ended per sweep step.
+/// Bytes one `shutdown_now` step hands back, at most (one item of any size at least).
+const DRAIN_BYTES: u64 = 1 << 20;
+/// Items one `shutdown_now` step hands back, at most.
+const DRAIN_COUNT: u64 = 1000;
+/// Expired deliveries ended per sweep.
 const SWEEP_CHUNK: u64 = 64;
+/// Resolves sent in one script, at most (a longer batch is split).
+pub(crate) const RESOLVE_CHUNK: usize = 1000;
 
 /// A delivery dropped unresolved, waiting for the maintenance future.
 #[derive(Debug)]
@@ -43,27 +66,39 @@ pub(crate) struct Dropped {
 #[derive(Debug, Default)]
 pub(crate) struct Local {
     /// Entries held by live `Delivery` values of this handle (or dropped and not yet
-    /// released): never handed out twice by orphan recovery.
+    /// released): never handed out twice by the recovery of lost gets.
     pub(crate) held: BTreeSet<String>,
     pub(crate) dropped: Vec<Dropped>,
     pub(crate) workers: Vec<String>,
     pub(crate) retired: Vec<String>,
-    /// A get was cancelled after its command may have run: an entry may sit in this
-    /// consumer's pending list with no `Delivery`.
-    pub(crate) orphans: bool,
-    /// The last entry a `shutdown_now` returned, not yet confirmed to the server.
-    pub(crate) drain_confirm: Option<String>,
+    /// Tokens of gets whose replies were lost (see the module docs).
+    lost: Vec<u64>,
+    /// Resolved entries whose replies came back: their records can go.
+    forget: Vec<String>,
+    /// The entries the last `shutdown_now` step returned, not yet confirmed.
+    drain_confirm: Vec<String>,
+    /// The highest id this handle saw accepted: a later put given one not above it means
+    /// the server went back.
+    max_id: Option<u64>,
 }
 
-/// What a get step found.
-pub(crate) enum Found<T> {
-    Item {
-        entry: String,
-        id: JobId,
-        attempt: u64,
-        item: T,
-    },
-    Empty,
+/// An entry handed to this consumer.
+#[derive(Debug)]
+pub(crate) struct Found<T> {
+    pub(crate) entry: String,
+    pub(crate) id: JobId,
+    pub(crate) attempt: u64,
+    pub(crate) item: T,
+}
+
+/// What a get step found besides items.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Then {
+    /// Items (or resolves only).
+    Items,
+    /// Nothing to hand out: wait for the stream past this id.
+    Empty(String),
+    /// Shut down, and nothing left to deliver.
     ShutDown,
 }
 
@@ -85,9 +120,28 @@ impl How {
             How::Abandoned => "abandoned",
         }
     }
+
+    pub(crate) fn of(outcome: tally_queue::Outcome) -> How {
+        match outcome {
+            tally_queue::Outcome::Succeeded => How::Succeeded,
+            tally_queue::Outcome::Rejected => How::Rejected,
+            tally_queue::Outcome::Uncertain => How::Uncertain,
+        }
+    }
 }
 
-/// The answer of the RESOLVE script.
+/// One resolve to send.
+#[derive(Debug)]
+pub(crate) struct Resolve<'a> {
+    pub(crate) entry: &'a str,
+    pub(crate) attempt: u64,
+    pub(crate) how: How,
+    /// The reason kept in a record (uncertain and abandoned endings).
+    pub(crate) reason: &'a str,
+}
+
+/// The answer to one resolve.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Resolved {
     Counted,
     /// A repeat: this attempt was already resolved, with this word.
@@ -114,16 +168,22 @@ pub(crate) struct Engine<C: Codec> {
     pub(crate) keys: Keys,
     pub(crate) options: Options,
     pub(crate) consumer: String,
+    /// The consumer that holds what this handle's `shutdown_now` takes out.
+    drainer: String,
     pub(crate) conn: Conn,
-    pub(crate) scripts: QueueScripts,
-    pub(crate) local: Mutex<Local>,
-    /// Serializes this handle's gets, so orphan recovery cannot race a get in progress.
+    waits: Waits,
+    scripts: QueueScripts,
+    local: Mutex<Local>,
+    /// Serializes this handle's gets (see the module docs).
     pub(crate) getting: async_lock::Mutex<()>,
     /// Wakes the maintenance future when a delivery or worker is dropped.
     pub(crate) wake: event_listener::Event,
     /// The journal of this handle and its clones, if one was installed.
     pub(crate) journal: Journaled,
     next_worker: AtomicU64,
+    next_token: AtomicU64,
+    /// The origin of this handle's monotonic clock, as the server's scripts see it.
+    origin: Instant,
 }
 
 /// A consumer name unique to this handle: process id, clock, and a per-process counter.
@@ -138,14 +198,45 @@ fn consumer_name() -> String {
     format!("c{}-{:x}-{n}", std::process::id(), nanos)
 }
 
+/// Keeps a get's token as lost unless the call's outcome is known: a reply came back, or
+/// the call failed before anything was sent.
+struct LostGuard<'a, C: Codec> {
+    engine: &'a Engine<C>,
+    token: Option<u64>,
+}
+
+impl<C: Codec> LostGuard<'_, C> {
+    fn settle<T>(mut self, result: &Result<T, Error>) {
+        if !matches!(result, Err(error) if error.is_unknown()) {
+            self.token = None;
+        }
+    }
+}
+
+impl<C: Codec> Drop for LostGuard<'_, C> {
+    fn drop(&mut self) {
+        if let Some(token) = self.token {
+            self.engine.local().lost.push(token);
+        }
+    }
+}
+
 impl<C: Codec> Engine<C> {
     pub(crate) fn new(client: redis::Client, name: &str, codec: C, options: Options) -> Self {
+        let consumer = consumer_name();
+        let keys = Keys::new(name, &consumer);
+        let hello = Hello {
+            key: keys.meta().to_string(),
+            best_effort: options.best_effort,
+        };
         Engine {
             codec,
             name: name.to_string(),
-            keys: Keys::new(name),
-            consumer: consumer_name(),
-            conn: Conn::new(client, options.response_timeout, options.poll),
+            drainer: format!("{consumer}/drain"),
+            conn: Conn::new(client, options.response_timeout, options.poll, hello),
+            waits: Waits::new(),
+            keys,
+            consumer,
             options,
             scripts: QueueScripts::new(),
             local: Mutex::new(Local::default()),
@@ -153,6 +244,8 @@ impl<C: Codec> Engine<C> {
             wake: event_listener::Event::new(),
             journal: Journaled::default(),
             next_worker: AtomicU64::new(0),
+            next_token: AtomicU64::new(0),
+            origin: Instant::now(),
         }
     }
 
@@ -165,18 +258,36 @@ impl<C: Codec> Engine<C> {
         self.options.lease.as_millis() as u64
     }
 
-    /// OPEN: creates the group and meta, or checks the stored settings.
-    pub(crate) async fn open(&self, stored: [i64; 3]) -> Result<(), crate::OpenError> {
-        let value = self
-            .conn
-            .script(
-                &self.scripts.open,
-                &self.keys.fixed,
-                None,
-                &args![stored[0], stored[1], stored[2]],
-            )
-            .await?;
-        let mut reply = Reply::parse(value)?;
+    /// This handle's monotonic clock, in ms.
+    fn mono_ms(&self) -> u64 {
+        self.origin.elapsed().as_millis() as u64
+    }
+
+    async fn run(
+        &self,
+        script: &redis::Script,
+        extra: &[&str],
+        args: &[Vec<u8>],
+    ) -> Result<Reply, Error> {
+        let mut keys: Vec<&str> = self.keys.all().to_vec();
+        keys.extend_from_slice(extra);
+        let value = self.conn.script(script, &keys, args).await?;
+        Reply::parse(value)
+    }
+
+    /// OPEN: creates the queue, or checks the stored settings.
+    pub(crate) async fn open(&self, stored: [i64; 4]) -> Result<(), crate::OpenError> {
+        self.conn.connect().await?;
+        let args = args![
+            stored[0],
+            stored[1],
+            stored[2],
+            stored[3],
+            self.conn.run_id(),
+            self.consumer,
+            self.mono_ms()
+        ];
+        let mut reply = self.run(&self.scripts.open, &[], &args).await?;
         match reply.status.as_str() {
             "created" | "ok" => Ok(()),
             "mismatch" => {
@@ -186,7 +297,8 @@ impl<C: Codec> Engine<C> {
                     "cap" => stored[0].to_string(),
                     "lease_ms" => stored[1].to_string(),
                     "max_att" => stored[2].to_string(),
-                    _ => "1".to_string(),
+                    "repeat_ms" => stored[3].to_string(),
+                    _ => "2".to_string(),
                 };
                 Err(crate::OpenError::Mismatch {
                     field,
@@ -198,236 +310,300 @@ impl<C: Codec> Engine<C> {
         }
     }
 
-    /// PUT once: accepted, or refused with the item back.
-    pub(crate) async fn put_once(
+    /// PUT a batch once: every item accepted (ids in order), or all refused with the
+    /// items back. `keys`, if given, holds one idempotency key per item.
+    pub(crate) async fn put_batch(
         &self,
-        item: C::Item,
-        key: Option<&str>,
-    ) -> Result<JobId, PutError<C::Item>> {
-        let bytes = match self.codec.encode(&item) {
-            Ok(bytes) => bytes,
-            Err(error) => return Err(PutError::Encode { item, error }),
-        };
-        if bytes.len() > self.options.max_item_bytes {
-            return Err(PutError::TooLarge {
-                item,
-                size: bytes.len(),
-                limit: self.options.max_item_bytes,
-            });
+        items: Vec<C::Item>,
+        keys: Option<&[String]>,
+    ) -> Result<Vec<JobId>, PutError<Vec<C::Item>>> {
+        let mut args = Vec::with_capacity(items.len() + 1);
+        args.push(if keys.is_some() {
+            b"1".to_vec()
+        } else {
+            b"0".to_vec()
+        });
+        for item in &items {
+            let bytes = match self.codec.encode(item) {
+                Ok(bytes) => bytes,
+                Err(error) => return Err(PutError::Encode { item: items, error }),
+            };
+            if bytes.len() > self.options.max_item_bytes {
+                let size = bytes.len();
+                let limit = self.options.max_item_bytes;
+                return Err(PutError::TooLarge {
+                    item: items,
+                    size,
+                    limit,
+                });
+            }
+            args.push(bytes);
         }
-        let key = key.map(|key| self.keys.idempotency(key));
-        let window = self.options.repeat_window.as_millis() as u64;
-        let value = match self
-            .conn
-            .script(
-                &self.scripts.put,
-                &self.keys.fixed,
-                key.as_deref(),
-                &args![bytes, window],
-            )
-            .await
-        {
-            Ok(value) => value,
-            Err(error) => return Err(PutError::from_redis(item, error)),
-        };
-        let mut reply = match Reply::parse(value) {
+        let extra: Vec<String> = keys
+            .unwrap_or_default()
+            .iter()
+            .map(|key| self.keys.idempotency(key))
+            .collect();
+        let extra: Vec<&str> = extra.iter().map(String::as_str).collect();
+        let mut reply = match self.run(&self.scripts.put, &extra, &args).await {
             Ok(reply) => reply,
-            Err(error) => return Err(PutError::Failed { item, error }),
+            Err(error) => return Err(PutError::from_redis(items, error)),
         };
         match reply.status.as_str() {
-            "ok" => match reply.int() {
-                Ok(id) => {
-                    let id = JobId::from_raw(id);
-                    // 1: a keyed put the server had already accepted, under this id.
-                    if reply.int().map_or(true, |repeat| repeat == 0) {
-                        self.journal.note(|| JobEvent::Accepted(id));
-                    }
-                    Ok(id)
-                }
-                Err(error) => Err(PutError::Unknown { item, error }),
-            },
-            "shutdown" => Err(PutError::ShutDown(item)),
-            "noworkers" => Err(PutError::NoWorkers(item)),
-            "full" => Err(PutError::Full(item)),
+            "ok" => {}
+            "shutdown" => return Err(PutError::ShutDown(items)),
+            "noworkers" => return Err(PutError::NoWorkers(items)),
+            "full" => return Err(PutError::Full(items)),
             _ => {
                 let error = reply.unexpected();
-                Err(PutError::Failed { item, error })
+                return Err(PutError::Failed { item: items, error });
             }
         }
-    }
-
-    /// Turns an entry handed to this consumer into a found item, marking it held. An
-    /// entry the codec cannot decode is dead-lettered with its bytes and `None` returned.
-    async fn take(
-        &self,
-        entry: String,
-        id: JobId,
-        attempt: u64,
-        bytes: Vec<u8>,
-    ) -> Result<Option<Found<C::Item>>, Error> {
-        self.local().held.insert(entry.clone());
-        match self.codec.decode(&bytes) {
-            Ok(item) => Ok(Some(Found::Item {
-                entry,
-                id,
-                attempt,
-                item,
-            })),
-            Err(error) => {
-                let reason = format!("undecodable: {error}");
-                let result = self.resolve(&entry, attempt, How::Abandoned, &reason).await;
-                self.local().held.remove(&entry);
-                result.map(|_| None)
-            }
-        }
-    }
-
-    /// One non-blocking get step (reclaim, then read). Call with `getting` held.
-    pub(crate) async fn get_step(&self) -> Result<Found<C::Item>, Error> {
-        loop {
-            if self.local().orphans {
-                if let Some(found) = self.recover_orphan().await? {
-                    return Ok(found);
-                }
-            }
-            let value = self
-                .conn
-                .script(
-                    &self.scripts.get,
-                    &self.keys.fixed,
-                    None,
-                    &args![self.consumer, RECLAIM_BUDGET],
-                )
-                .await?;
-            let mut reply = Reply::parse(value)?;
-            match reply.status.as_str() {
-                "item" => {
-                    let entry = reply.text()?;
-                    let id = JobId::from_raw(reply.int()?);
-                    let attempt = reply.int()?;
-                    let bytes = reply.bytes()?;
-                    if let Some(found) = self.take(entry, id, attempt, bytes).await? {
-                        return Ok(found);
+        let mut ids = Vec::with_capacity(items.len());
+        let mut fresh = Vec::new();
+        for _ in 0..items.len() {
+            let parsed = reply.int().and_then(|id| Ok((id, reply.int()? == 1)));
+            match parsed {
+                Ok((id, repeat)) => {
+                    ids.push(JobId::from_raw(id));
+                    if !repeat {
+                        fresh.push(id);
                     }
                 }
-                "empty" => return Ok(Found::Empty),
-                "shutdown" => return Ok(Found::ShutDown),
-                _ => return Err(reply.unexpected()),
+                Err(error) => return Err(PutError::Unknown { item: items, error }),
             }
         }
-    }
-
-    /// Blocks on the stream for up to one poll interval for a new entry. Call with
-    /// `getting` held.
-    pub(crate) async fn get_blocking_step(&self) -> Result<Found<C::Item>, Error> {
-        let mut cmd = redis::cmd("XREADGROUP");
-        cmd.arg("GROUP")
-            .arg("g")
-            .arg(&self.consumer)
-            .arg("COUNT")
-            .arg(1)
-            .arg("BLOCK")
-            .arg(self.options.poll.as_millis() as u64)
-            .arg("STREAMS")
-            .arg(self.keys.stream())
-            .arg(">");
-        let value = self.conn.blocking(&cmd).await?;
-        for (entry, fields) in reply::read_reply(value)? {
-            let (id, bytes) = job_fields(fields)?;
-            if let Some(found) = self.take(entry, id, 1, bytes).await? {
-                return Ok(found);
+        // Ids only go up: one not above an id this handle saw means the server went back.
+        let rewound = {
+            let mut local = self.local();
+            let rewound = fresh
+                .iter()
+                .any(|id| local.max_id.is_some_and(|max| *id <= max));
+            if let Some(top) = fresh.iter().max() {
+                local.max_id = Some(local.max_id.map_or(*top, |max| max.max(*top)));
             }
-        }
-        Ok(Found::Empty)
-    }
-
-    /// Delivers an entry of this consumer's pending list that no `Delivery` holds (left by
-    /// a cancelled get). Call with `getting` held: then no get is between the server and
-    /// `held`, so such an entry is an orphan for sure.
-    async fn recover_orphan(&self) -> Result<Option<Found<C::Item>>, Error> {
-        let mut cmd = redis::cmd("XPENDING");
-        cmd.arg(self.keys.stream())
-            .arg("g")
-            .arg("-")
-            .arg("+")
-            .arg(1000)
-            .arg(&self.consumer);
-        let Value::Array(rows) = self.conn.command(&cmd).await? else {
-            return Err(Error::Protocol("XPENDING: expected an array".into()));
+            rewound
         };
-        for row in rows {
-            let Value::Array(cells) = row else { continue };
-            let mut cells = cells.into_iter();
-            let entry = reply::text(cells.next().unwrap_or_default())?;
-            let attempt = match cells.nth(2) {
-                Some(Value::Int(n)) if n > 0 => n as u64,
-                _ => continue,
-            };
-            if self.local().held.contains(&entry) {
-                continue;
+        if rewound {
+            self.conn.mark_rewound().await.ok();
+            return Err(PutError::Failed {
+                item: items,
+                error: Error::Gone,
+            });
+        }
+        for id in fresh {
+            self.journal
+                .note(|| JobEvent::Accepted(JobId::from_raw(id)));
+        }
+        Ok(ids)
+    }
+
+    /// One step: resolves `resolves`, then hands out up to `max` entries (0: none). Call
+    /// with `getting` held when `max` is not 0. Entries the codec cannot decode are ended
+    /// as abandoned (dead letters with their bytes) and not returned.
+    pub(crate) async fn step(
+        &self,
+        resolves: &[Resolve<'_>],
+        max: usize,
+    ) -> Result<(Vec<Resolved>, Vec<Found<C::Item>>, Then), Error> {
+        let mut found = Vec::new();
+        if max > 0 && !self.local().lost.is_empty() {
+            found = self.recover().await?;
+        }
+        let want = max.saturating_sub(found.len());
+        if want == 0 && resolves.is_empty() {
+            return Ok((Vec::new(), found, Then::Items));
+        }
+        let (resolved, mut more, then) = self.step_once(resolves, want).await?;
+        found.append(&mut more);
+        let then = if found.is_empty() { then } else { Then::Items };
+        Ok((resolved, found, then))
+    }
+
+    async fn step_once(
+        &self,
+        resolves: &[Resolve<'_>],
+        max: usize,
+    ) -> Result<(Vec<Resolved>, Vec<Found<C::Item>>, Then), Error> {
+        let token = if max > 0 {
+            // Relaxed: only uniqueness matters.
+            Some(self.next_token.fetch_add(1, Ordering::Relaxed))
+        } else {
+            None
+        };
+        let forget = core::mem::take(&mut self.local().forget);
+        let mut args = args![
+            self.consumer,
+            token.map_or(String::new(), |t| t.to_string()),
+            max,
+            self.mono_ms(),
+            resolves.len(),
+            forget.len()
+        ];
+        for resolve in resolves {
+            args.extend(args![
+                resolve.entry,
+                resolve.attempt,
+                resolve.how.word(),
+                resolve.reason
+            ]);
+        }
+        args.extend(forget.iter().map(|entry| entry.as_bytes().to_vec()));
+        let guard = LostGuard {
+            engine: self,
+            token,
+        };
+        let result = self.run(&self.scripts.step, &[], &args).await;
+        guard.settle(&result);
+        let mut reply = match result {
+            Ok(reply) => reply,
+            Err(error) => {
+                self.local().forget.extend(forget);
+                return Err(error);
             }
+        };
+        let after = reply.text()?;
+        let then = match reply.status.as_str() {
+            "ok" => Then::Items,
+            "empty" => Then::Empty(after),
+            "shutdown" => Then::ShutDown,
+            // Only a token this handle voided: a call that was lost once already.
+            "void" => Then::Empty("$".into()),
+            _ => return Err(reply.unexpected()),
+        };
+        let mut resolved = Vec::with_capacity(resolves.len());
+        for resolve in resolves {
+            let word = reply.text()?;
+            let answer = match word.as_str() {
+                "ok" => Resolved::Counted,
+                "stale" => Resolved::Stale,
+                repeat => match repeat.strip_prefix('=') {
+                    Some(word) => Resolved::Repeat(word.to_string()),
+                    None => return Err(Error::Protocol(format!("resolve: {word:?}"))),
+                },
+            };
+            let mut local = self.local();
+            local.held.remove(resolve.entry);
+            if answer != Resolved::Stale {
+                local.forget.push(resolve.entry.to_string());
+            }
+            drop(local);
+            resolved.push(answer);
+        }
+        let mut raw = Vec::with_capacity(reply.left() / 4);
+        while reply.left() >= 4 {
+            let entry = reply.text()?;
+            let id = JobId::from_raw(reply.int()?);
+            let attempt = reply.int()?;
+            let bytes = reply.bytes()?;
+            raw.push((entry, id, attempt, bytes));
+        }
+        let found = self.take(raw).await?;
+        Ok((resolved, found, then))
+    }
+
+    /// Turns entries handed to this consumer into found items, marking them held. An
+    /// entry the codec cannot decode is ended as abandoned (a dead letter with its bytes).
+    async fn take(
+        &self,
+        raw: Vec<(String, JobId, u64, Vec<u8>)>,
+    ) -> Result<Vec<Found<C::Item>>, Error> {
+        let mut found = Vec::with_capacity(raw.len());
+        let mut bad = Vec::new();
+        {
+            let mut local = self.local();
+            for (entry, id, attempt, bytes) in raw {
+                local.held.insert(entry.clone());
+                match self.codec.decode(&bytes) {
+                    Ok(item) => found.push(Found {
+                        entry,
+                        id,
+                        attempt,
+                        item,
+                    }),
+                    Err(error) => bad.push((entry, attempt, format!("undecodable: {error}"))),
+                }
+            }
+        }
+        if !bad.is_empty() {
+            let resolves: Vec<Resolve<'_>> = bad
+                .iter()
+                .map(|(entry, attempt, reason)| Resolve {
+                    entry,
+                    attempt: *attempt,
+                    how: How::Abandoned,
+                    reason,
+                })
+                .collect();
+            Box::pin(self.step_once(&resolves, 0)).await?;
+        }
+        Ok(found)
+    }
+
+    /// Voids the tokens of lost gets and delivers what they handed out before (see the
+    /// module docs). Call with `getting` held.
+    async fn recover(&self) -> Result<Vec<Found<C::Item>>, Error> {
+        let lost = self.local().lost.clone();
+        let mut args = args![self.consumer];
+        args.extend(lost.iter().map(|t| t.to_string().into_bytes()));
+        let mut reply = self.run(&self.scripts.recover, &[], &args).await?;
+        if reply.status != "ok" {
+            return Err(reply.unexpected());
+        }
+        self.local().lost.retain(|t| !lost.contains(t));
+        let mut orphans = Vec::new();
+        while reply.left() >= 2 {
+            let entry = reply.text()?;
+            let attempt = reply.int()?;
+            if !self.local().held.contains(&entry) {
+                orphans.push((entry, attempt));
+            }
+        }
+        let mut raw = Vec::with_capacity(orphans.len());
+        for (entry, attempt) in orphans {
             let mut range = redis::cmd("XRANGE");
             range.arg(self.keys.stream()).arg(&entry).arg(&entry);
             let Value::Array(entries) = self.conn.command(&range).await? else {
                 continue;
             };
-            let Some(found) = entries.into_iter().next() else {
+            let Some(value) = entries.into_iter().next() else {
                 continue;
             };
-            let (_, fields) = reply::entry(found)?;
-            let (id, bytes) = job_fields(fields)?;
-            if let Some(found) = self.take(entry, id, attempt, bytes).await? {
-                return Ok(Some(found));
+            let (_, fields) = reply::entry(value)?;
+            if let Some((id, bytes)) = job_fields(fields) {
+                raw.push((entry, id, attempt, bytes));
             }
         }
-        self.local().orphans = false;
-        Ok(None)
+        self.take(raw).await
     }
 
-    /// RESOLVE: fenced by (consumer, attempt); a repeat of a counted resolve is recognized.
-    pub(crate) async fn resolve(
-        &self,
-        entry: &str,
-        attempt: u64,
-        how: How,
-        reason: &str,
-    ) -> Result<Resolved, Error> {
-        let window = self.options.repeat_window.as_millis() as u64;
-        let done_key = self.keys.resolved(entry);
-        let value = self
-            .conn
-            .script(
-                &self.scripts.resolve,
-                &self.keys.fixed,
-                Some(&done_key),
-                &args![self.consumer, entry, attempt, how.word(), window, reason],
-            )
-            .await?;
-        let mut reply = Reply::parse(value)?;
-        let resolved = match reply.status.as_str() {
-            "ok" => Resolved::Counted,
-            "done" => Resolved::Repeat(reply.text()?),
-            "stale" => Resolved::Stale,
-            _ => return Err(reply.unexpected()),
-        };
-        self.local().held.remove(entry);
-        Ok(resolved)
+    /// Blocks until the stream may have an entry after `after`, for up to one poll
+    /// interval (shared with this handle's other waits).
+    pub(crate) async fn wait_for_entries(&self, after: &str) -> Result<(), Error> {
+        self.waits
+            .wait_after(&self.conn, self.keys.stream(), after)
+            .await
+    }
+
+    /// Blocks on the wake-up stream after `last` for up to one poll interval.
+    pub(crate) async fn wait_for_wake(&self, last: &str) -> Result<(), Error> {
+        self.waits
+            .wait_after(&self.conn, self.keys.ends(), last)
+            .await
     }
 
     /// RETRY: fenced as a resolve; puts the job back under its id as a new entry.
     pub(crate) async fn retry(&self, entry: &str, attempt: u64) -> Result<Retried, Error> {
-        let window = self.options.repeat_window.as_millis() as u64;
-        let done_key = self.keys.resolved(entry);
-        let value = self
-            .conn
-            .script(
-                &self.scripts.retry,
-                &self.keys.fixed,
-                Some(&done_key),
-                &args![self.consumer, entry, attempt, window],
-            )
-            .await?;
-        let mut reply = Reply::parse(value)?;
+        let forget = core::mem::take(&mut self.local().forget);
+        let mut args = args![self.consumer, entry, attempt];
+        args.extend(forget.iter().map(|e| e.as_bytes().to_vec()));
+        let mut reply = match self.run(&self.scripts.retry, &[], &args).await {
+            Ok(reply) => reply,
+            Err(error) => {
+                self.local().forget.extend(forget);
+                return Err(error);
+            }
+        };
         let status = core::mem::take(&mut reply.status);
         let retried = match status.as_str() {
             "ok" => Retried::Done,
@@ -440,7 +616,11 @@ impl<C: Codec> Engine<C> {
                 return Err(reply.unexpected());
             }
         };
-        self.local().held.remove(entry);
+        let mut local = self.local();
+        local.held.remove(entry);
+        if matches!(retried, Retried::Done) {
+            local.forget.push(entry.to_string());
+        }
         Ok(retried)
     }
 
@@ -448,16 +628,8 @@ impl<C: Codec> Engine<C> {
     /// if the fence refused (stale).
     pub(crate) async fn hold(&self, entry: &str, attempt: u64, keep: bool) -> Result<bool, Error> {
         let what = if keep { "keep" } else { "release" };
-        let value = self
-            .conn
-            .script(
-                &self.scripts.hold,
-                &self.keys.fixed,
-                None,
-                &args![self.consumer, entry, attempt, what],
-            )
-            .await?;
-        let reply = Reply::parse(value)?;
+        let args = args![self.consumer, entry, attempt, what, self.mono_ms()];
+        let reply = self.run(&self.scripts.hold, &[], &args).await?;
         match reply.status.as_str() {
             "ok" => Ok(true),
             "stale" => Ok(false),
@@ -467,12 +639,8 @@ impl<C: Codec> Engine<C> {
 
     /// LEDGER: one atomic snapshot, and the last wake-up id for a following block.
     pub(crate) async fn status(&self) -> Result<(Status, String), Error> {
-        let value = self
-            .conn
-            .script(&self.scripts.ledger, &self.keys.fixed, None, &[])
-            .await?;
-        let mut reply = Reply::parse(value)?;
-        if reply.status != "ok" || reply.left() < 14 {
+        let mut reply = self.run(&self.scripts.ledger, &[], &[]).await?;
+        if reply.status != "ok" || reply.left() < 16 {
             return Err(reply.unexpected());
         }
         let state = match reply.text()?.as_str() {
@@ -504,36 +672,19 @@ impl<C: Codec> Engine<C> {
             redelivered: next()?,
             stale: next()?,
             dead_lettered: next()?,
+            foreign: next()?,
+            clock_steps: next()?,
             workers,
         };
         Ok((status, last))
     }
 
-    /// Blocks on the wake-up stream after `last` for up to one poll interval.
-    pub(crate) async fn wait_for_wake(&self, last: &str) -> Result<(), Error> {
-        let mut cmd = redis::cmd("XREAD");
-        cmd.arg("COUNT")
-            .arg(1)
-            .arg("BLOCK")
-            .arg(self.options.poll.as_millis() as u64)
-            .arg("STREAMS")
-            .arg(self.keys.ends())
-            .arg(last);
-        self.conn.blocking(&cmd).await.map(drop)
-    }
-
-    /// SHUTDOWN graceful. Whether this call moved the queue from open to draining.
+    /// SHUTDOWN graceful. Whether this call moved the queue from open to draining (or
+    /// closed, if nothing was left).
     pub(crate) async fn shutdown(&self) -> Result<bool, Error> {
-        let value = self
-            .conn
-            .script(
-                &self.scripts.shutdown,
-                &self.keys.fixed,
-                None,
-                &args!["graceful", 0u64, ""],
-            )
+        let reply = self
+            .run(&self.scripts.shutdown, &[], &args!["graceful"])
             .await?;
-        let reply = Reply::parse(value)?;
         match reply.status.as_str() {
             "ok" => Ok(true),
             "already" => Ok(false),
@@ -541,27 +692,18 @@ impl<C: Codec> Engine<C> {
         }
     }
 
-    /// One SHUTDOWN now step: confirms what the last step returned, moves a chunk of
-    /// undelivered entries out, and returns them.
+    /// One SHUTDOWN now step: confirms what the last step returned (counted discarded
+    /// now), and returns the next items, bounded by bytes.
     pub(crate) async fn drain_step(&self) -> Result<Vec<(JobId, Drained<C::Item>)>, Error> {
-        let confirm = self.local().drain_confirm.clone().unwrap_or_default();
-        let mine = self.keys.drained(&self.consumer);
-        let value = self
-            .conn
-            .script(
-                &self.scripts.shutdown,
-                &self.keys.fixed,
-                Some(&mine),
-                &args!["now", DRAIN_CHUNK, confirm],
-            )
-            .await?;
-        let mut reply = Reply::parse(value)?;
+        let confirm = self.local().drain_confirm.clone();
+        let mut args = args!["now", self.drainer, DRAIN_BYTES, DRAIN_COUNT];
+        args.extend(confirm.iter().map(|entry| entry.as_bytes().to_vec()));
+        let mut reply = self.run(&self.scripts.shutdown, &[], &args).await?;
         if reply.status != "ok" {
             return Err(reply.unexpected());
         }
-        self.local().drain_confirm = None;
         let mut out = Vec::with_capacity(reply.left() / 3);
-        let mut last = None;
+        let mut taken = Vec::with_capacity(reply.left() / 3);
         while reply.left() >= 3 {
             let entry = reply.text()?;
             let id = JobId::from_raw(reply.int()?);
@@ -571,26 +713,21 @@ impl<C: Codec> Engine<C> {
                 Err(error) => Drained::Undecodable { bytes, error },
             };
             out.push((id, item));
-            last = Some(entry);
+            taken.push(entry);
         }
-        if last.is_some() {
-            self.local().drain_confirm = last;
-        }
+        self.local().drain_confirm = taken;
         Ok(out)
     }
 
     /// SWEEP: ends expired deliveries that will not be delivered again. How many it ended.
     pub(crate) async fn sweep(&self) -> Result<u64, Error> {
-        let value = self
-            .conn
-            .script(
-                &self.scripts.sweep,
-                &self.keys.fixed,
-                None,
-                &args![self.consumer, SWEEP_CHUNK, 2 * self.lease_ms()],
-            )
-            .await?;
-        let mut reply = Reply::parse(value)?;
+        let args = args![
+            self.consumer,
+            SWEEP_CHUNK,
+            2 * self.lease_ms(),
+            self.mono_ms()
+        ];
+        let mut reply = self.run(&self.scripts.sweep, &[], &args).await?;
         if reply.status != "ok" {
             return Err(reply.unexpected());
         }
@@ -610,14 +747,9 @@ impl<C: Codec> Engine<C> {
             return Ok(());
         }
         let what = if add { "add" } else { "remove" };
-        let lease = self.lease_ms();
-        let mut args = args![what, lease];
+        let mut args = args![what, self.lease_ms()];
         args.extend(members.iter().map(|member| member.as_bytes().to_vec()));
-        let value = self
-            .conn
-            .script(&self.scripts.worker, &self.keys.fixed, None, &args)
-            .await?;
-        let reply = Reply::parse(value)?;
+        let reply = self.run(&self.scripts.worker, &[], &args).await?;
         if reply.status != "ok" {
             return Err(reply.unexpected());
         }
@@ -644,33 +776,10 @@ impl<C: Codec> Engine<C> {
         let Value::Array(entries) = self.conn.command(&cmd).await? else {
             return Err(Error::Protocol("XRANGE: expected an array".into()));
         };
-        let mut out = Vec::with_capacity(entries.len());
-        for entry in entries {
-            let (key, fields) = reply::entry(entry)?;
-            let mut record = Record {
-                key,
-                job: JobId::from_raw(0),
-                attempt: 0,
-                consumer: String::new(),
-                reason: String::new(),
-                at_ms: 0,
-                bytes: Vec::new(),
-            };
-            for (name, value) in fields {
-                let text = || String::from_utf8_lossy(&value).into_owned();
-                match name.as_str() {
-                    "j" => record.job = JobId::from_raw(text().parse().unwrap_or(0)),
-                    "a" => record.attempt = text().parse().unwrap_or(0),
-                    "c" => record.consumer = text(),
-                    "why" => record.reason = text(),
-                    "t" => record.at_ms = text().parse().unwrap_or(0),
-                    "p" => record.bytes = value,
-                    _ => {}
-                }
-            }
-            out.push(record);
-        }
-        Ok(out)
+        entries
+            .into_iter()
+            .map(|entry| Ok(Record::from_fields(reply::entry(entry)?)))
+            .collect()
     }
 
     /// Removes one record; whether it was there.
@@ -688,8 +797,8 @@ impl<C: Codec> Engine<C> {
     }
 }
 
-/// The job id and payload of an entry's fields.
-fn job_fields(fields: Vec<(String, Vec<u8>)>) -> Result<(JobId, Vec<u8>), Error> {
+/// The job id and payload of an entry's fields, if it is one this crate wrote.
+fn job_fields(fields: Vec<(String, Vec<u8>)>) -> Option<(JobId, Vec<u8>)> {
     let mut id = None;
     let mut bytes = None;
     for (name, value) in fields {
@@ -703,10 +812,5 @@ fn job_fields(fields: Vec<(String, Vec<u8>)>) -> Result<(JobId, Vec<u8>), Error>
             _ => {}
         }
     }
-    match (id, bytes) {
-        (Some(id), Some(bytes)) => Ok((JobId::from_raw(id), bytes)),
-        _ => Err(Error::Protocol(
-            "a stream entry without a job id or payload".into(),
-        )),
-    }
+    Some((JobId::from_raw(id?), bytes?))
 }

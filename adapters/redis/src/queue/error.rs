@@ -201,6 +201,33 @@ impl<T> PutError<T> {
         matches!(self, PutError::Unknown { .. })
     }
 
+    /// The same refusal, with the item (or items) mapped.
+    pub(crate) fn map<U>(self, f: impl FnOnce(T) -> U) -> PutError<U> {
+        match self {
+            PutError::Full(item) => PutError::Full(f(item)),
+            PutError::ShutDown(item) => PutError::ShutDown(f(item)),
+            PutError::NoWorkers(item) => PutError::NoWorkers(f(item)),
+            PutError::TimedOut(item) => PutError::TimedOut(f(item)),
+            PutError::Encode { item, error } => PutError::Encode {
+                item: f(item),
+                error,
+            },
+            PutError::TooLarge { item, size, limit } => PutError::TooLarge {
+                item: f(item),
+                size,
+                limit,
+            },
+            PutError::Failed { item, error } => PutError::Failed {
+                item: f(item),
+                error,
+            },
+            PutError::Unknown { item, error } => PutError::Unknown {
+                item: f(item),
+                error,
+            },
+        }
+    }
+
     pub(crate) fn from_redis(item: T, error: Error) -> Self {
         if error.is_unknown() {
             PutError::Unknown { item, error }

@@ -1,19 +1,21 @@
-//! Key names of one queue.
+//! Key names of one queue, as one handle (consumer) sees them.
 
 use alloc::format;
 use alloc::string::String;
 
-/// Every key of one queue, all under the hash tag `{name}`.
+/// Every key of one queue, all under the hash tag `{name}` (one cluster slot).
 #[derive(Clone, Debug)]
 pub(crate) struct Keys {
     pub(crate) tag: String,
-    /// stream, meta, ledger, workers, ends, dead, uncertain: the order of KEYS[1..=7].
-    pub(crate) fixed: [String; 7],
+    /// stream, meta, ledger, workers, ends, dead, uncertain, clock, void, and this
+    /// consumer's resolve records: the order of every script's KEYS[1..=10].
+    pub(crate) fixed: [String; 10],
 }
 
 impl Keys {
-    pub(crate) fn new(name: &str) -> Self {
+    pub(crate) fn new(name: &str, consumer: &str) -> Self {
         let tag = format!("{{{name}}}");
+        let done = format!("done:{consumer}");
         let fixed = [
             "s",
             "meta",
@@ -22,6 +24,9 @@ impl Keys {
             "ends",
             "dead",
             "uncertain",
+            "clock",
+            "void",
+            done.as_str(),
         ]
         .map(|suffix| format!("{tag}:{suffix}"));
         Keys { tag, fixed }
@@ -29,6 +34,10 @@ impl Keys {
 
     pub(crate) fn stream(&self) -> &str {
         &self.fixed[0]
+    }
+
+    pub(crate) fn meta(&self) -> &str {
+        &self.fixed[1]
     }
 
     pub(crate) fn ends(&self) -> &str {
@@ -43,19 +52,17 @@ impl Keys {
         &self.fixed[6]
     }
 
-    /// The key remembering how an entry was resolved, for idempotent repeats.
-    pub(crate) fn resolved(&self, entry: &str) -> String {
-        format!("{}:r:{entry}", self.tag)
-    }
-
-    /// The list a `shutdown_now` caller's drained items wait in until it confirms them.
-    pub(crate) fn drained(&self, consumer: &str) -> String {
-        format!("{}:drained:{consumer}", self.tag)
-    }
-
     /// The key of a put's idempotency key.
     pub(crate) fn idempotency(&self, key: &str) -> String {
         format!("{}:k:{key}", self.tag)
+    }
+
+    /// The fixed keys, as a script's KEYS.
+    pub(crate) fn all(&self) -> [&str; 10] {
+        let f = &self.fixed;
+        [
+            &f[0], &f[1], &f[2], &f[3], &f[4], &f[5], &f[6], &f[7], &f[8], &f[9],
+        ]
     }
 }
 
@@ -65,10 +72,10 @@ mod tests {
 
     #[test]
     fn keys_share_one_hash_tag() {
-        let keys = Keys::new("jobs");
+        let keys = Keys::new("jobs", "c1");
         assert_eq!(keys.stream(), "{jobs}:s");
         assert!(keys.fixed.iter().all(|key| key.starts_with("{jobs}:")));
-        assert_eq!(keys.resolved("1-0"), "{jobs}:r:1-0");
+        assert_eq!(keys.fixed[9], "{jobs}:done:c1");
         assert_eq!(keys.idempotency("k"), "{jobs}:k:k");
     }
 }

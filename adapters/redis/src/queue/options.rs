@@ -6,9 +6,9 @@ use tally_queue::AbandonPolicy;
 
 use crate::queue::error::OpenError;
 
-/// A queue's settings. Capacity, lease and redelivery policy are stored with the queue at
-/// creation, and every later [`Queue::open`](crate::Queue::open) must ask for the same;
-/// the others are per handle.
+/// A queue's settings. Capacity, lease, redelivery policy and repeat window are stored
+/// with the queue at creation, and every later [`Queue::open`](crate::Queue::open) must
+/// ask for the same; the others are per handle.
 ///
 /// # Examples
 ///
@@ -29,6 +29,7 @@ pub struct Options {
     pub(crate) max_item_bytes: usize,
     pub(crate) repeat_window: Duration,
     pub(crate) response_timeout: Duration,
+    pub(crate) best_effort: bool,
 }
 
 impl Default for Options {
@@ -39,7 +40,8 @@ impl Default for Options {
 
 impl Options {
     /// Unbounded, a 30 s lease, [`AbandonPolicy::Abandon`], 1 s polls, items up to 1 MiB,
-    /// a 10 min repeat window and a 2 s response timeout.
+    /// a 10 min repeat window, a 2 s response timeout, and a server that keeps its
+    /// promises (not best-effort).
     ///
     /// # Examples
     ///
@@ -55,6 +57,7 @@ impl Options {
             max_item_bytes: 1 << 20,
             repeat_window: Duration::from_secs(600),
             response_timeout: Duration::from_secs(2),
+            best_effort: false,
         }
     }
 
@@ -73,7 +76,9 @@ impl Options {
 
     /// How long a delivery is held without a resolve or
     /// [`keep_alive`](crate::Delivery::keep_alive) before it counts as lost (its process
-    /// presumed dead) and is reclaimed. Whole milliseconds, at least 10 ms.
+    /// presumed dead) and is reclaimed. Whole milliseconds, at least 100 ms: a shorter
+    /// lease declares live holders dead whenever their machine is busy for a moment
+    /// (leases under a second are for tests).
     ///
     /// # Examples
     ///
@@ -148,8 +153,11 @@ impl Options {
         self
     }
 
-    /// How long the server remembers a resolve (so a repeat after a lost reply is
-    /// recognized) and a put's idempotency key.
+    /// How long the server remembers a put's idempotency key (so a keyed put repeated
+    /// within it returns the first one's id), and the record of a resolve whose reply was
+    /// lost (so that its repeat is recognized). Stored with the queue: every handle gets
+    /// the same window. Each keyed put leaves its key on the server for this long (see the
+    /// crate's README for the bytes).
     ///
     /// # Examples
     ///
@@ -175,6 +183,29 @@ impl Options {
     /// ```
     pub const fn response_timeout(mut self, timeout: Duration) -> Self {
         self.response_timeout = timeout;
+        self
+    }
+
+    /// Accepts a server whose settings can lose, rewind or evict the queue's keys: without
+    /// the append-only file (`appendonly no`: a restart goes back to the last snapshot),
+    /// or with a `maxmemory-policy` other than `noeviction` (keys with a time to live,
+    /// then any key, can be evicted). Without it, [`Queue::open`](crate::Queue::open) and
+    /// every later call refuse such a server with
+    /// [`Error::UnsafeServer`](crate::Error::UnsafeServer).
+    ///
+    /// In best-effort mode the queue works, but what the server loses is lost: after a
+    /// restart without the append-only file, or once one of the queue's own keys was
+    /// evicted, every call fails with [`Error::Gone`](crate::Error::Gone) (ids are never
+    /// issued twice); an evicted idempotency key lets a keyed repeat be accepted again.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let options = tally_redis::Options::new().best_effort(true);
+    /// assert!(options.get_best_effort());
+    /// ```
+    pub const fn best_effort(mut self, yes: bool) -> Self {
+        self.best_effort = yes;
         self
     }
 
@@ -256,13 +287,25 @@ impl Options {
         self.response_timeout
     }
 
-    /// The lease in milliseconds, and the stored form of the settings fixed at creation:
-    /// capacity (0 = unbounded), lease ms, max attempts (0 = abandon, -1 = uncertain).
-    pub(crate) fn check(&self) -> Result<[i64; 3], OpenError> {
+    /// Whether the handle accepts a server that can lose its keys (see
+    /// [`best_effort`](Options::best_effort)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// assert!(!tally_redis::Options::new().get_best_effort());
+    /// ```
+    pub const fn get_best_effort(&self) -> bool {
+        self.best_effort
+    }
+
+    /// The stored form of the settings fixed at creation: capacity (0 = unbounded), lease
+    /// ms, max attempts (0 = abandon, -1 = uncertain), repeat window ms.
+    pub(crate) fn check(&self) -> Result<[i64; 4], OpenError> {
         let lease = self.lease.as_millis();
-        if lease < 10 || !self.lease.subsec_nanos().is_multiple_of(1_000_000) || lease > 1 << 40 {
+        if lease < 100 || !self.lease.subsec_nanos().is_multiple_of(1_000_000) || lease > 1 << 40 {
             return Err(OpenError::BadOption(
-                "lease must be whole milliseconds, at least 10 ms",
+                "lease must be whole milliseconds, at least 100 ms",
             ));
         }
         let poll = self.poll.as_millis();
@@ -276,9 +319,13 @@ impl Options {
                 "max_item_bytes must be from 1 byte to 512 MiB",
             ));
         }
-        if self.repeat_window.as_millis() < lease {
+        let window = self.repeat_window.as_millis();
+        if window < lease
+            || window > 1 << 40
+            || !self.repeat_window.subsec_nanos().is_multiple_of(1_000_000)
+        {
             return Err(OpenError::BadOption(
-                "repeat_window must be at least the lease",
+                "repeat_window must be whole milliseconds, at least the lease",
             ));
         }
         if self.response_timeout.is_zero() {
@@ -302,8 +349,8 @@ impl Options {
         };
         let capacity = i64::try_from(capacity)
             .map_err(|_| OpenError::BadOption("capacity must be at most i64::MAX"))?;
-        // `lease` is at most 2^40, checked above.
-        Ok([capacity, lease as i64, attempts])
+        // `lease` and `window` are at most 2^40, checked above.
+        Ok([capacity, lease as i64, attempts, window as i64])
     }
 }
 
@@ -316,11 +363,11 @@ mod tests {
         assert!(Options::new().check().is_ok());
         assert!(Options::new().bounded(0).check().is_err());
         assert!(Options::new()
-            .lease(Duration::from_millis(5))
+            .lease(Duration::from_millis(99))
             .check()
             .is_err());
         assert!(Options::new()
-            .lease(Duration::from_micros(10_500))
+            .lease(Duration::from_micros(100_500))
             .check()
             .is_err());
         assert!(Options::new().poll(Duration::ZERO).check().is_err());
@@ -332,7 +379,7 @@ mod tests {
                 .abandon_policy(AbandonPolicy::redeliver(3).unwrap())
                 .check()
                 .unwrap(),
-            [4, 250, 3]
+            [4, 250, 3, 600_000]
         );
         assert_eq!(
             Options::new()

@@ -35,18 +35,67 @@ use tally_queue::JobId;
 pub struct Record {
     /// The record's own id in its stream, for paging and removal.
     pub key: String,
-    /// The job.
+    /// The job; [`JobId::from_raw`]`(u64::MAX)` for a foreign entry (see
+    /// [`is_foreign`](Record::is_foreign)), which has none.
     pub job: JobId,
     /// The attempt it ended on.
     pub attempt: u64,
-    /// The consumer that held it (or that reclaimed it, for a lease that expired).
+    /// The consumer that held it (for a lease that expired: the one that held it until
+    /// then).
     pub consumer: String,
     /// Why it is here.
     pub reason: String,
     /// When, in milliseconds since the Unix epoch, by the server's clock.
     pub at_ms: u64,
-    /// The item's bytes.
+    /// The item's bytes (for a foreign entry: its fields, one `name=value` a line).
     pub bytes: Vec<u8>,
+}
+
+impl Record {
+    /// Whether this is a dead letter of a foreign entry: an entry something else added to
+    /// the queue's stream, which this crate never accepted (it is counted in
+    /// [`Status::foreign`](crate::Status::foreign), not in the ledger).
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # async fn demo(queue: tally_redis::Queue<tally_redis::Bytes>) {
+    /// for record in queue.dead_letters(None, 100).await.unwrap() {
+    ///     if record.is_foreign() {
+    ///         println!("not ours: {}", record.reason);
+    ///     }
+    /// }
+    /// # }
+    /// ```
+    pub fn is_foreign(&self) -> bool {
+        self.job == JobId::from_raw(u64::MAX)
+    }
+
+    /// A record from its stream entry.
+    pub(crate) fn from_fields((key, fields): (String, Vec<(String, Vec<u8>)>)) -> Record {
+        let mut record = Record {
+            key,
+            job: JobId::from_raw(u64::MAX),
+            attempt: 0,
+            consumer: String::new(),
+            reason: String::new(),
+            at_ms: 0,
+            bytes: Vec::new(),
+        };
+        for (name, value) in fields {
+            let text = || String::from_utf8_lossy(&value).into_owned();
+            match name.as_str() {
+                "j" => record.job = JobId::from_raw(text().parse().unwrap_or(u64::MAX)),
+                "a" => record.attempt = text().parse().unwrap_or(0),
+                "c" => record.consumer = text(),
+                "why" => record.reason = text(),
+                "t" => record.at_ms = text().parse().unwrap_or(0),
+                "p" => record.bytes = value,
+                _ => {}
+            }
+        }
+        record
+    }
 }
 
 impl fmt::Debug for Record {

@@ -17,7 +17,8 @@ pub enum State {
     Open,
     /// Shut down gracefully: no puts, the buffer and redeliveries are still delivered.
     Draining,
-    /// Shut down immediately: no puts, nothing more is delivered.
+    /// No puts and nothing more to deliver: after `shutdown_now`, or once a graceful
+    /// shutdown has drained (every accepted job ended).
     Closed,
 }
 
@@ -51,6 +52,8 @@ impl fmt::Display for State {
 ///     stale: 0,
 ///     dead_lettered: 0,
 ///     workers: 0,
+///     foreign: 0,
+///     clock_steps: 0,
 /// };
 /// assert!(status.ledger.is_balanced());
 /// ```
@@ -62,11 +65,18 @@ pub struct Status {
     pub ledger: Ledger,
     /// Deliveries handed out again after a lease expired or a delivery was dropped.
     pub redelivered: u64,
-    /// Resolves and retries refused as stale (not counted in the ledger).
+    /// Resolves and retries refused as stale (not counted in the ledger); a stale one
+    /// repeated after a lost reply counts again.
     pub stale: u64,
-    /// Records written to the dead-letter list (also counted in `ledger.abandoned`, or in
-    /// `ledger.discarded` for a lease that expired after `shutdown_now`).
+    /// Records written to the dead-letter list for accepted jobs (also counted in
+    /// `ledger.abandoned`, or in `ledger.discarded` for a lease that expired after
+    /// `shutdown_now`). Foreign entries are counted in `foreign` instead.
     pub dead_lettered: u64,
     /// Registered workers whose heartbeat has not expired.
     pub workers: u64,
+    /// Entries something else added to the stream (never accepted, so outside the
+    /// ledger), removed and kept as dead letters ([`Record::is_foreign`](crate::Record::is_foreign)).
+    pub foreign: u64,
+    /// Steps of the server's clock the handles saw (each moved the leases with it).
+    pub clock_steps: u64,
 }

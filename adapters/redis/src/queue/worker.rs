@@ -30,7 +30,7 @@ use crate::server::error::Error;
 /// # Ok(()) }
 /// ```
 pub struct Worker<C: Codec> {
-    pub(crate) inner: Arc<Engine<C>>,
+    pub(crate) engine: Arc<Engine<C>>,
     pub(crate) member: String,
 }
 
@@ -50,8 +50,8 @@ impl<C: Codec> Worker<C> {
     /// ```
     pub async fn retire(mut self) -> Result<(), Error> {
         let member = core::mem::take(&mut self.member);
-        self.inner.local().workers.retain(|m| *m != member);
-        self.inner
+        self.engine.local().workers.retain(|m| *m != member);
+        self.engine
             .workers(false, core::slice::from_ref(&member))
             .await
     }
@@ -62,11 +62,11 @@ impl<C: Codec> Drop for Worker<C> {
         if self.member.is_empty() {
             return;
         }
-        let mut local = self.inner.local();
+        let mut local = self.engine.local();
         local.workers.retain(|m| *m != self.member);
         local.retired.push(core::mem::take(&mut self.member));
         drop(local);
-        self.inner.wake.notify(1);
+        self.engine.wake.notify(1);
     }
 }
 

@@ -1,6 +1,6 @@
-//! What the queue and the latch share on the server: the connections, the errors of
-//! talking to it, reading its replies, the scripts, the name rule, and the maintenance
-//! loop.
+//! What the queue and the latch share on the server: the shared connection and the
+//! blocking one with its waits, the errors of talking to the server, reading its replies,
+//! the scripts, the name rule, and the maintenance loop.
 
 pub(crate) mod conn;
 pub(crate) mod error;
@@ -8,3 +8,4 @@ pub(crate) mod maintenance;
 pub(crate) mod names;
 pub(crate) mod reply;
 pub(crate) mod scripts;
+pub(crate) mod waits;

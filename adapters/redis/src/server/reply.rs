@@ -25,10 +25,16 @@ impl Reply {
             Some(first) => text(first)?,
             None => return Err(Error::Protocol("empty reply".into())),
         };
-        if status == "gone" {
-            return Err(Error::Gone);
+        match status.as_str() {
+            "gone" => Err(Error::Gone),
+            "foreign" => {
+                let mut reply = Reply { status, rest };
+                let key = reply.text()?;
+                let found = reply.text()?;
+                Err(Error::Foreign { key, found })
+            }
+            _ => Ok(Reply { status, rest }),
         }
-        Ok(Reply { status, rest })
     }
 
     pub(crate) fn left(&self) -> usize {
@@ -73,6 +79,7 @@ pub(crate) fn text(value: Value) -> Result<String, Error> {
             String::from_utf8(bytes).map_err(|_| Error::Protocol("expected utf-8 text".into()))
         }
         Value::SimpleString(text) => Ok(text),
+        Value::VerbatimString { text, .. } => Ok(text),
         Value::Okay => Ok("OK".into()),
         Value::Int(n) => Ok(format!("{n}")),
         other => Err(Error::Protocol(format!("expected text, got {other:?}"))),
@@ -105,26 +112,4 @@ pub(crate) fn entry(value: Value) -> Result<Entry, Error> {
         out.push((text(name)?, value));
     }
     Ok((id, out))
-}
-
-/// The entries of the first stream in an `XREAD`/`XREADGROUP` reply (nil: none).
-pub(crate) fn read_reply(value: Value) -> Result<Vec<Entry>, Error> {
-    let streams = match value {
-        Value::Nil => return Ok(Vec::new()),
-        Value::Array(streams) => streams,
-        Value::Map(pairs) => pairs.into_iter().map(|(_, v)| v).collect(),
-        other => return Err(Error::Protocol(format!("expected streams, got {other:?}"))),
-    };
-    let Some(stream) = streams.into_iter().next() else {
-        return Ok(Vec::new());
-    };
-    let entries = match stream {
-        Value::Array(mut pair) if pair.len() == 2 => pair.pop().unwrap_or_default(),
-        other => other,
-    };
-    match entries {
-        Value::Array(entries) => entries.into_iter().map(entry).collect(),
-        Value::Nil => Ok(Vec::new()),
-        other => Err(Error::Protocol(format!("expected entries, got {other:?}"))),
-    }
 }

@@ -23,11 +23,15 @@ use crate::server::error::Error;
 pub enum ReportError {
     /// The latch failed before this report: nothing was counted.
     Failed(Failure<Reason>),
+    /// The latch's keys are gone ([`Error::Gone`]: deleted, evicted, or the server lost
+    /// or rewound its data): nothing was counted, and nothing will be, so the handle is
+    /// not handed back to report again.
+    Gone,
     /// This handle no longer holds the counter: its lease expired and the sweep released
     /// it ([`OnExpiry::Reclaim`](crate::OnExpiry::Reclaim)) or failed the latch.
     Stale,
     /// The server could not be reached, refused, or the reply was lost. The handle comes
-    /// back: reporting again is safe (a repeat of a report that counted is recognized and
+    /// back: reporting again is safe (when [`Error::is_transient`], it can also help) (a repeat of a report that counted is recognized and
     /// not counted twice).
     Redis {
         /// The handle, to report again.
@@ -42,6 +46,7 @@ impl fmt::Debug for ReportError {
         match self {
             ReportError::Failed(failure) => f.debug_tuple("Failed").field(failure).finish(),
             ReportError::Stale => f.write_str("Stale"),
+            ReportError::Gone => f.write_str("Gone"),
             ReportError::Redis { error, .. } => write!(f, "Redis {{ error: {error:?}, .. }}"),
         }
     }
@@ -51,6 +56,7 @@ impl fmt::Display for ReportError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ReportError::Failed(failure) => write!(f, "not counted, {failure}"),
+            ReportError::Gone => write!(f, "not counted: {}", Error::Gone),
             ReportError::Stale => f.write_str(
                 "stale counter handle: its lease expired and the counter was released or failed",
             ),

@@ -26,6 +26,9 @@ pub enum ResolveError<C: Codec> {
     /// This attempt lost its lease and the job was reclaimed (or already ended another
     /// way): nothing was counted. The item comes back.
     Stale(C::Item),
+    /// The queue's keys are gone ([`Error::Gone`]): nothing was counted, and nothing ever
+    /// will be, so the delivery is not handed back to resolve again. The item comes back.
+    Gone(C::Item),
     /// The server could not be reached, refused, or the reply was lost. The delivery comes
     /// back: resolving it again is safe (a repeat of a resolve that did count is
     /// recognized and not counted twice).
@@ -41,6 +44,7 @@ impl<C: Codec> fmt::Debug for ResolveError<C> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ResolveError::Stale(_) => f.write_str("Stale(..)"),
+            ResolveError::Gone(_) => f.write_str("Gone(..)"),
             ResolveError::Redis { error, .. } => write!(f, "Redis {{ error: {error:?}, .. }}"),
         }
     }
@@ -52,6 +56,7 @@ impl<C: Codec> fmt::Display for ResolveError<C> {
             ResolveError::Stale(_) => f.write_str(
                 "stale delivery: its lease expired and the job was handed out again, so this resolve was not counted",
             ),
+            ResolveError::Gone(_) => write!(f, "resolve not counted: {}", Error::Gone),
             ResolveError::Redis { error, .. } => write!(f, "resolve not confirmed: {error}"),
         }
     }
@@ -78,6 +83,8 @@ pub enum RetryError<C: Codec> {
     /// This attempt lost its lease and the job was reclaimed (or already ended another
     /// way): nothing changed and nothing was counted. The item comes back.
     Stale(C::Item),
+    /// The queue's keys are gone ([`Error::Gone`]): nothing changed. The item comes back.
+    Gone(C::Item),
     /// The queue is shut down (gracefully or not), as in process: nothing changed. The
     /// delivery comes back, still held: resolve it.
     ShutDown(Box<Delivery<C>>),
@@ -96,7 +103,7 @@ pub enum RetryError<C: Codec> {
 }
 
 impl<C: Codec> RetryError<C> {
-    /// The delivery handed back, if this refusal has one (all but `Stale`).
+    /// The delivery handed back, if this refusal has one (all but `Stale` and `Gone`).
     ///
     /// # Examples
     ///
@@ -107,7 +114,7 @@ impl<C: Codec> RetryError<C> {
     /// ```
     pub fn into_delivery(self) -> Option<Delivery<C>> {
         match self {
-            RetryError::Stale(_) => None,
+            RetryError::Stale(_) | RetryError::Gone(_) => None,
             RetryError::ShutDown(delivery)
             | RetryError::Full(delivery)
             | RetryError::Redis { delivery, .. } => Some(*delivery),
@@ -119,6 +126,7 @@ impl<C: Codec> fmt::Debug for RetryError<C> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             RetryError::Stale(_) => f.write_str("Stale(..)"),
+            RetryError::Gone(_) => f.write_str("Gone(..)"),
             RetryError::ShutDown(_) => f.write_str("ShutDown(..)"),
             RetryError::Full(_) => f.write_str("Full(..)"),
             RetryError::Redis { error, .. } => write!(f, "Redis {{ error: {error:?}, .. }}"),
@@ -132,6 +140,7 @@ impl<C: Codec> fmt::Display for RetryError<C> {
             RetryError::Stale(_) => f.write_str(
                 "stale delivery: its lease expired and the job was handed out again, so this retry changed nothing",
             ),
+            RetryError::Gone(_) => write!(f, "retry not done: {}", Error::Gone),
             RetryError::ShutDown(_) => f.write_str("retry refused: the queue is shut down"),
             RetryError::Full(_) => f.write_str("retry refused: the queue is full"),
             RetryError::Redis { error, .. } => write!(f, "retry not confirmed: {error}"),
@@ -172,3 +181,54 @@ impl fmt::Display for KeepAliveError {
 }
 
 impl core::error::Error for KeepAliveError {}
+
+/// A [`Queue::resolve_many`](crate::Queue::resolve_many) or
+/// [`Queue::resolve_and_get`](crate::Queue::resolve_and_get) whose script failed: the
+/// server could not be reached, refused, or the reply was lost. The deliveries it did not
+/// answer for come back with their outcomes: resolving them again is safe (a repeat of a
+/// resolve that did count is recognized and not counted twice).
+///
+/// # Examples
+///
+/// ```
+/// use tally_redis::{Bytes, Error, ResolveManyError};
+///
+/// let error: ResolveManyError<Bytes> = ResolveManyError {
+///     answered: Vec::new(),
+///     resolves: Vec::new(),
+///     error: Error::Gone,
+/// };
+/// assert!(error.to_string().starts_with("0 resolves not confirmed: "));
+/// ```
+pub struct ResolveManyError<C: Codec> {
+    /// The answers of the chunks that went through before (a long batch is sent in
+    /// chunks), in order.
+    pub answered: alloc::vec::Vec<Result<C::Item, ResolveError<C>>>,
+    /// The deliveries not answered for, each with its outcome, to resolve again.
+    pub resolves: alloc::vec::Vec<(Delivery<C>, tally_queue::Outcome)>,
+    /// Why.
+    pub error: Error,
+}
+
+impl<C: Codec> fmt::Debug for ResolveManyError<C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ResolveManyError")
+            .field("answered", &self.answered.len())
+            .field("resolves", &self.resolves.len())
+            .field("error", &self.error)
+            .finish()
+    }
+}
+
+impl<C: Codec> fmt::Display for ResolveManyError<C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} resolves not confirmed: {}",
+            self.resolves.len(),
+            self.error
+        )
+    }
+}
+
+impl<C: Codec> core::error::Error for ResolveManyError<C> {}

@@ -1,6 +1,7 @@
--- ARGV: 2 name ('' for the latch's owner), 3 holder, 4 kind, 5 message, 6 panicking
-if redis.call('EXISTS', SPEC) == 0 then return {'gone'} end
-local name, holder = ARGV[2], ARGV[3]
+-- ARGV: 4 name ('' for the latch's owner), 5 holder, 6 kind, 7 message, 8 panicking
+local bad = check()
+if bad then return bad end
+local name, holder = ARGV[4], ARGV[5]
 if name ~= '' then
   local s = redis.call('HGET', SPEC, 's:' .. name)
   if not s then return {'unknown'} end
@@ -8,5 +9,5 @@ if name ~= '' then
   if s == 'reported' then return {'ended', 'reported'} end
   redis.call('DEL', PREFIX .. name)
 end
-if fail(name, ARGV[4], holder, ARGV[5], ARGV[6]) then return {'ok'} end
+if fail(name, ARGV[6], holder, ARGV[7], ARGV[8]) then return {'ok'} end
 return {'ended', redis.call('HGET', SPEC, 'state')}

@@ -1,7 +1,8 @@
--- ARGV: 2 name, 3 holder. Fenced by the holder; a repeat (after a lost reply) is
+-- ARGV: 4 name, 5 holder. Fenced by the holder; a repeat (after a lost reply) is
 -- recognized and not counted again.
-if redis.call('EXISTS', SPEC) == 0 then return {'gone'} end
-local name, holder = ARGV[2], ARGV[3]
+local bad = check()
+if bad then return bad end
+local name, holder = ARGV[4], ARGV[5]
 local s = redis.call('HGET', SPEC, 's:' .. name)
 if not s then return {'unknown'} end
 if redis.call('HGET', SPEC, 'h:' .. name) ~= holder then return {'stale'} end

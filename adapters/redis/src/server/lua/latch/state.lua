@@ -1,6 +1,7 @@
 -- Sweeps, then returns one snapshot: state, left, created, opened, the first failure,
 -- the last event id, then name, state, holder for each counter in the given order.
-if redis.call('EXISTS', SPEC) == 0 then return {'gone'} end
+local bad = check()
+if bad then return bad end
 sweep()
 local last = redis.call('XREVRANGE', EV, '+', '-', 'COUNT', 1)[1]
 local out = {'ok'}

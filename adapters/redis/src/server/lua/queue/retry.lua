@@ -1,28 +1,40 @@
--- ARGV: consumer, entry id, delivery count, repeat window ms. KEYS[8]: the entry's
--- resolution key (shared with RESOLVE: one attempt ends once, by a resolve or a retry).
--- Fenced as a resolve; refused (nothing changes) unless the queue is open and, if
--- bounded, has room for one more buffered entry. Acks and deletes the entry and appends
--- a new one with the same job id and payload: delivered again as attempt 1, counted
--- buffered again, accepted once.
-local me, sid, count = ARGV[1], ARGV[2], tonumber(ARGV[3])
-local tag = me .. ' ' .. ARGV[3] .. ' '
-local prior = redis.call('GET', KEYS[8])
-if prior then
-  if string.sub(prior, 1, #tag) == tag then return {'done', string.sub(prior, #tag + 1)} end
-  return {'stale'}
-end
-local state = redis.call('HGET', META, 'state')
+-- Puts a held job back under its id. ARGV: 1 consumer, 2 entry, 3 attempt, then entries
+-- to forget. Fenced as a resolve (one attempt ends once, by a resolve or a retry); a
+-- repeat after a lost reply is recognized. Refused (nothing changes) unless the queue is
+-- open and, if bounded, has room for one more buffered entry. Acks and deletes the entry
+-- and appends a new one with the same job id and payload: delivered again as attempt 1,
+-- counted buffered again, accepted once.
+local me, sid, attempt = ARGV[1], ARGV[2], tonumber(ARGV[3])
+local state = live()
 if not state then return {'gone'} end
-if not holds(sid, me, count) then
+local bad = check({S, 'stream!', LED, 'hash!', DONE, 'hash'})
+if bad then return bad end
+local m = redis.call('HMGET', META, 'cap', 'repeat_ms')
+local function forget()
+  if #ARGV > 3 then
+    local ids = {}
+    for i = 4, #ARGV do ids[#ids + 1] = ARGV[i] end
+    each_chunk('HDEL', DONE, nil, ids)
+  end
+end
+local pa, pw = string.match(redis.call('HGET', DONE, sid) or '', '^(%d+) (%a+)$')
+if pa and tonumber(pa) == attempt then
+  forget()
+  return {'done', pw}
+end
+local p = redis.call('XPENDING', S, G, sid, sid, 1, me)[1]
+if pa or not p or p[4] ~= attempt then
   redis.call('HINCRBY', LED, 'stale', 1)
+  forget()
   return {'stale'}
 end
 if state ~= 'open' then return {'shutdown'} end
-local cap = tonumber(redis.call('HGET', META, 'cap'))
+local cap = tonumber(m[1])
 if cap > 0 and redis.call('XLEN', S) - pending() >= cap then return {'full'} end
-local m = fields_of(redis.call('XRANGE', S, sid, sid)[1][2])
-redis.call('XACK', S, G, sid)
-redis.call('XDEL', S, sid)
-redis.call('XADD', S, '*', 'j', m['j'], 'p', m['p'])
-redis.call('SET', KEYS[8], tag .. 'retried', 'PX', ARGV[4])
+local e = redis.call('XRANGE', S, sid, sid)[1]
+finish(sid)
+redis.call('XADD', S, '*', 'j', e[2][2], 'p', e[2][4])
+redis.call('HSET', DONE, sid, attempt .. ' retried')
+redis.call('PEXPIRE', DONE, m[2])
+forget()
 return {'ok'}

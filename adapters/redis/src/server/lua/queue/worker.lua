@@ -1,6 +1,7 @@
--- ARGV: 'add' or 'remove', ttl ms, members...
-local state = redis.call('HGET', META, 'state')
-if not state then return {'gone'} end
+-- ARGV: 1 'add' or 'remove', 2 ttl ms, then members.
+if not live() then return {'gone'} end
+local bad = check({WRK, 'zset'})
+if bad then return bad end
 if ARGV[1] == 'add' then
   local expiry = now_ms() + tonumber(ARGV[2])
   for i = 3, #ARGV do redis.call('ZADD', WRK, expiry, ARGV[i]) end
