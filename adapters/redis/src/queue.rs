@@ -618,7 +618,7 @@ impl<C: Codec> Queue<C> {
             .engine
             .step(&[], max)
             .await
-            .map_err(TryGetError::Redis)?;
+            .map_err(|(error, _)| TryGetError::Redis(error))?;
         match then {
             _ if !found.is_empty() => Ok(self.deliveries(found)),
             Then::ShutDown => Err(TryGetError::ShutDown),
@@ -697,7 +697,11 @@ impl<C: Codec> Queue<C> {
     async fn get_waiting(&self, max: usize) -> Result<Vec<Delivery<C>>, GetError> {
         let _getting = self.engine.getting.lock().await;
         loop {
-            let (_, found, then) = self.engine.step(&[], max).await.map_err(GetError::Redis)?;
+            let (_, found, then) = self
+                .engine
+                .step(&[], max)
+                .await
+                .map_err(|(error, _)| GetError::Redis(error))?;
             if !found.is_empty() {
                 return Ok(self.deliveries(found));
             }
@@ -821,7 +825,8 @@ impl<C: Codec> Queue<C> {
                             entry: &delivery.entry,
                             attempt: delivery.attempt,
                             how,
-                            reason: how.word(),
+                            reason: "",
+                            lost: &delivery.lost,
                         }
                     })
                     .collect();
@@ -839,7 +844,12 @@ impl<C: Codec> Queue<C> {
                     }
                     deliveries = self.deliveries(found);
                 }
-                Err(error) => {
+                Err((error, token)) => {
+                    if error.is_unknown() {
+                        for (delivery, _) in &mut resolves {
+                            delivery.lost.push(token);
+                        }
+                    }
                     resolves.extend(rest);
                     return Err(ResolveManyError {
                         answered: answers,
@@ -876,6 +886,7 @@ impl<C: Codec> Queue<C> {
                     id,
                     attempt,
                     item: Some(item),
+                    lost: Vec::new(),
                 }
             })
             .collect()
@@ -1213,6 +1224,7 @@ impl<C: Codec> Queue<C> {
                     attempt: lost.attempt,
                     how,
                     reason,
+                    lost: &lost.lost,
                 })
                 .collect();
             match engine.step(&resolves, 0).await {
@@ -1228,8 +1240,13 @@ impl<C: Codec> Queue<C> {
                         }
                     }
                 }
-                Err(error) => {
+                Err((error, token)) => {
                     let mut local = engine.local();
+                    for lost in &mut dropped {
+                        if error.is_unknown() {
+                            lost.lost.push(token);
+                        }
+                    }
                     local.dropped.extend(dropped);
                     local.dropped.extend(rest);
                     return Err(error);

@@ -47,6 +47,9 @@ pub struct Delivery<C: Codec> {
     pub(crate) attempt: u64,
     /// `None` once resolved (or refused as stale).
     pub(crate) item: Option<C::Item>,
+    /// The tokens of calls with this delivery's resolve (or retry) whose replies were
+    /// lost: a repeat looks their records up.
+    pub(crate) lost: alloc::vec::Vec<u64>,
 }
 
 impl<C: Codec> Delivery<C> {
@@ -167,13 +170,14 @@ impl<C: Codec> Delivery<C> {
     /// queue.get().await.unwrap().resolve(Outcome::Rejected).await.unwrap();
     /// # }
     /// ```
-    pub async fn resolve(mut self, outcome: Outcome) -> Result<C::Item, ResolveError<C>> {
+    pub async fn resolve(self, outcome: Outcome) -> Result<C::Item, ResolveError<C>> {
         let how = How::of(outcome);
         let resolve = Resolve {
             entry: &self.entry,
             attempt: self.attempt,
             how,
-            reason: how.word(),
+            reason: "",
+            lost: &self.lost,
         };
         let result = self.engine.step(core::slice::from_ref(&resolve), 0).await;
         match result {
@@ -184,11 +188,24 @@ impl<C: Codec> Delivery<C> {
                     delivery: Box::new(self),
                 }),
             },
-            Err(Error::Gone) => Err(ResolveError::Gone(self.take())),
-            Err(error) => Err(ResolveError::Redis {
-                delivery: Box::new(self),
-                error,
-            }),
+            Err((error, token)) => Err(self.failed(error, token)),
+        }
+    }
+
+    /// The delivery handed back after a resolve that failed (`token`: its call), or
+    /// `Gone` with its item.
+    pub(crate) fn failed(mut self, error: Error, token: u64) -> ResolveError<C> {
+        match error {
+            Error::Gone => ResolveError::Gone(self.take()),
+            error => {
+                if error.is_unknown() {
+                    self.lost.push(token);
+                }
+                ResolveError::Redis {
+                    delivery: Box::new(self),
+                    error,
+                }
+            }
         }
     }
 
@@ -234,7 +251,11 @@ impl<C: Codec> Delivery<C> {
     /// # }
     /// ```
     pub async fn retry(mut self) -> Result<JobId, RetryError<C>> {
-        match self.engine.retry(&self.entry, self.attempt).await {
+        match self
+            .engine
+            .retry(&self.entry, self.attempt, &self.lost)
+            .await
+        {
             Ok(Retried::Done) => {
                 drop(self.take());
                 let id = self.id;
@@ -250,11 +271,16 @@ impl<C: Codec> Delivery<C> {
                 self.refused();
                 Err(RetryError::Full(Box::new(self)))
             }
-            Err(Error::Gone) => Err(RetryError::Gone(self.take())),
-            Err(error) => Err(RetryError::Redis {
-                delivery: Box::new(self),
-                error,
-            }),
+            Err((Error::Gone, _)) => Err(RetryError::Gone(self.take())),
+            Err((error, token)) => {
+                if error.is_unknown() {
+                    self.lost.push(token);
+                }
+                Err(RetryError::Redis {
+                    delivery: Box::new(self),
+                    error,
+                })
+            }
         }
     }
 
@@ -323,6 +349,7 @@ impl<C: Codec> Drop for Delivery<C> {
                 entry: core::mem::take(&mut self.entry),
                 id,
                 attempt: self.attempt,
+                lost: core::mem::take(&mut self.lost),
             });
             self.engine.wake.notify(1);
         }

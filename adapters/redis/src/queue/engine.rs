@@ -13,16 +13,20 @@
 //!
 //! # Resolve records
 //!
-//! A resolve leaves a record (entry → attempt and outcome) in this consumer's hash, so
-//! that a repeat after a lost reply is recognized and not counted twice. Only this handle
-//! can repeat it, and only until it has the reply: so each later call carries the entries
-//! whose replies came back, and the script forgets them. What stays on the server per
-//! finished job is nothing; per handle, at most the records of its last call (and,
-//! after a lost reply, those of that call for the repeat window).
+//! A call that resolves leaves a record on the server (a key of its own, named by the
+//! call's token: each entry it counted, with the attempt and the outcome), so that a
+//! repeat after a lost reply is recognized and not counted twice. Only this handle can
+//! repeat a resolve, and only after a lost reply: a delivery whose resolve reply was lost
+//! keeps that call's token, and its repeat looks the record up. Each later call carries
+//! the tokens of the calls whose replies came back, and the script deletes their records.
+//! What stays on the server per finished job is nothing; per handle, the record of its
+//! last call (and, after a lost reply, that call's for the repeat window).
 
+use alloc::boxed::Box;
 use alloc::collections::BTreeSet;
 use alloc::format;
 use alloc::string::{String, ToString};
+use alloc::vec;
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
@@ -60,6 +64,8 @@ pub(crate) struct Dropped {
     pub(crate) entry: String,
     pub(crate) id: JobId,
     pub(crate) attempt: u64,
+    /// The tokens of calls with its resolve whose replies were lost.
+    pub(crate) lost: Vec<u64>,
 }
 
 /// What this handle knows that the server does not.
@@ -73,12 +79,14 @@ pub(crate) struct Local {
     pub(crate) retired: Vec<String>,
     /// Tokens of gets whose replies were lost (see the module docs).
     lost: Vec<u64>,
-    /// Resolved entries whose replies came back: their records can go.
-    forget: Vec<String>,
+    /// Tokens of calls whose replies came back: their records can go.
+    forget: Vec<u64>,
+    /// When this handle looks for expired leases next (a quarter of a lease apart).
+    next_look: Option<Instant>,
     /// The entries the last `shutdown_now` step returned, not yet confirmed.
     drain_confirm: Vec<String>,
-    /// The highest id this handle saw accepted: a later put given one not above it means
-    /// the server went back.
+    /// The highest id this handle saw accepted: a put sent later and given one not above
+    /// it means the server went back.
     max_id: Option<u64>,
 }
 
@@ -109,6 +117,8 @@ pub(crate) enum How {
     Rejected,
     Uncertain,
     Abandoned,
+    /// An entry something else wrote to the stream (not counted in the ledger).
+    Foreign,
 }
 
 impl How {
@@ -118,7 +128,20 @@ impl How {
             How::Rejected => "rejected",
             How::Uncertain => "uncertain",
             How::Abandoned => "abandoned",
+            How::Foreign => "foreign",
         }
+    }
+
+    /// The word whose capital initial is `letter` (a repeat's answer).
+    fn of_initial(letter: char) -> Option<&'static str> {
+        Some(match letter {
+            'S' => "succeeded",
+            'R' => "rejected",
+            'U' => "uncertain",
+            'A' => "abandoned",
+            'F' => "foreign",
+            _ => return None,
+        })
     }
 
     pub(crate) fn of(outcome: tally_queue::Outcome) -> How {
@@ -136,8 +159,10 @@ pub(crate) struct Resolve<'a> {
     pub(crate) entry: &'a str,
     pub(crate) attempt: u64,
     pub(crate) how: How,
-    /// The reason kept in a record (uncertain and abandoned endings).
+    /// The reason kept in a record (uncertain and abandoned endings; empty: the outcome).
     pub(crate) reason: &'a str,
+    /// The tokens of earlier calls with this resolve whose replies were lost.
+    pub(crate) lost: &'a [u64],
 }
 
 /// The answer to one resolve.
@@ -263,15 +288,20 @@ impl<C: Codec> Engine<C> {
         self.origin.elapsed().as_millis() as u64
     }
 
+    /// Runs a queue script: KEYS the stream, meta and ledger, then `extra`; ARGV the
+    /// hash tag, then `args`.
     async fn run(
         &self,
         script: &redis::Script,
         extra: &[&str],
-        args: &[Vec<u8>],
+        args: Vec<Vec<u8>>,
     ) -> Result<Reply, Error> {
-        let mut keys: Vec<&str> = self.keys.all().to_vec();
+        let mut keys: Vec<&str> = self.keys.first.iter().map(String::as_str).collect();
         keys.extend_from_slice(extra);
-        let value = self.conn.script(script, &keys, args).await?;
+        let mut all = Vec::with_capacity(args.len() + 1);
+        all.push(self.keys.tag.as_bytes().to_vec());
+        all.extend(args);
+        let value = self.conn.script(script, &keys, &all).await?;
         Reply::parse(value)
     }
 
@@ -287,7 +317,7 @@ impl<C: Codec> Engine<C> {
             self.consumer,
             self.mono_ms()
         ];
-        let mut reply = self.run(&self.scripts.open, &[], &args).await?;
+        let mut reply = self.run(&self.scripts.open, &[], args).await?;
         match reply.status.as_str() {
             "created" | "ok" => Ok(()),
             "mismatch" => {
@@ -345,7 +375,11 @@ impl<C: Codec> Engine<C> {
             .map(|key| self.keys.idempotency(key))
             .collect();
         let extra: Vec<&str> = extra.iter().map(String::as_str).collect();
-        let mut reply = match self.run(&self.scripts.put, &extra, &args).await {
+        // The highest id seen before this put was sent: the server runs it later, so every
+        // id it accepts now must be above (replies of puts in flight together may be read
+        // in any order, so only what was seen before the send counts).
+        let seen = self.local().max_id;
+        let mut reply = match self.run(&self.scripts.put, &extra, args).await {
             Ok(reply) => reply,
             Err(error) => return Err(PutError::from_redis(items, error)),
         };
@@ -373,17 +407,13 @@ impl<C: Codec> Engine<C> {
                 Err(error) => return Err(PutError::Unknown { item: items, error }),
             }
         }
-        // Ids only go up: one not above an id this handle saw means the server went back.
-        let rewound = {
+        // Ids only go up: one not above an id this handle saw before the send means the
+        // server went back.
+        let rewound = fresh.iter().any(|id| seen.is_some_and(|max| *id <= max));
+        if let Some(top) = fresh.iter().max() {
             let mut local = self.local();
-            let rewound = fresh
-                .iter()
-                .any(|id| local.max_id.is_some_and(|max| *id <= max));
-            if let Some(top) = fresh.iter().max() {
-                local.max_id = Some(local.max_id.map_or(*top, |max| max.max(*top)));
-            }
-            rewound
-        };
+            local.max_id = Some(local.max_id.map_or(*top, |max| max.max(*top)));
+        }
         if rewound {
             self.conn.mark_rewound().await.ok();
             return Err(PutError::Failed {
@@ -400,15 +430,18 @@ impl<C: Codec> Engine<C> {
 
     /// One step: resolves `resolves`, then hands out up to `max` entries (0: none). Call
     /// with `getting` held when `max` is not 0. Entries the codec cannot decode are ended
-    /// as abandoned (dead letters with their bytes) and not returned.
+    /// as abandoned (dead letters with their bytes), and entries something else wrote are
+    /// dead-lettered as foreign; neither is returned. On an error, the token of the call
+    /// comes back: a delivery whose resolve was in a call with an unknown outcome keeps
+    /// it, for its repeat.
     pub(crate) async fn step(
         &self,
         resolves: &[Resolve<'_>],
         max: usize,
-    ) -> Result<(Vec<Resolved>, Vec<Found<C::Item>>, Then), Error> {
+    ) -> Result<(Vec<Resolved>, Vec<Found<C::Item>>, Then), (Error, u64)> {
         let mut found = Vec::new();
         if max > 0 && !self.local().lost.is_empty() {
-            found = self.recover().await?;
+            found = self.recover().await.map_err(|error| (error, u64::MAX))?;
         }
         let want = max.saturating_sub(found.len());
         if want == 0 && resolves.is_empty() {
@@ -424,96 +457,144 @@ impl<C: Codec> Engine<C> {
         &self,
         resolves: &[Resolve<'_>],
         max: usize,
-    ) -> Result<(Vec<Resolved>, Vec<Found<C::Item>>, Then), Error> {
-        let token = if max > 0 {
-            // Relaxed: only uniqueness matters.
-            Some(self.next_token.fetch_add(1, Ordering::Relaxed))
-        } else {
-            None
+    ) -> Result<(Vec<Resolved>, Vec<Found<C::Item>>, Then), (Error, u64)> {
+        // Relaxed: only uniqueness matters.
+        let token = self.next_token.fetch_add(1, Ordering::Relaxed);
+        let (forget, look) = {
+            let mut local = self.local();
+            let now = Instant::now();
+            let look = max > 0 && local.next_look.is_none_or(|at| now >= at);
+            if look {
+                local.next_look = Some(now + self.options.lease / 4);
+            }
+            (core::mem::take(&mut local.forget), look)
         };
-        let forget = core::mem::take(&mut self.local().forget);
         let mut args = args![
             self.consumer,
-            token.map_or(String::new(), |t| t.to_string()),
+            token,
             max,
             self.mono_ms(),
-            resolves.len(),
-            forget.len()
+            if look { "1" } else { "0" },
+            resolves.len()
         ];
         for resolve in resolves {
+            let lost: Vec<String> = resolve.lost.iter().map(u64::to_string).collect();
             args.extend(args![
                 resolve.entry,
                 resolve.attempt,
                 resolve.how.word(),
-                resolve.reason
+                resolve.reason,
+                lost.join(",")
             ]);
         }
-        args.extend(forget.iter().map(|entry| entry.as_bytes().to_vec()));
+        let record = self.keys.record(token);
+        let forgotten: Vec<String> = forget.iter().map(|t| self.keys.record(*t)).collect();
+        let mut extra: Vec<&str> = Vec::with_capacity(forgotten.len() + 2);
+        extra.push(self.keys.ends());
+        extra.push(&record);
+        extra.extend(forgotten.iter().map(String::as_str));
         let guard = LostGuard {
             engine: self,
-            token,
+            token: (max > 0).then_some(token),
         };
-        let result = self.run(&self.scripts.step, &[], &args).await;
+        let result = self.run(&self.scripts.step, &extra, args).await;
         guard.settle(&result);
         let mut reply = match result {
             Ok(reply) => reply,
             Err(error) => {
                 self.local().forget.extend(forget);
-                return Err(error);
+                return Err((error, token));
             }
         };
+        if !resolves.is_empty() {
+            self.local().forget.push(token);
+        }
+        let parsed = self.parse_step(&mut reply, resolves);
+        let (resolved, raw, then) = parsed.map_err(|error| (error, token))?;
+        let found = self.take(raw).await.map_err(|(error, _)| (error, token))?;
+        Ok((resolved, found, then))
+    }
+
+    /// A step's reply: the answers to the resolves (each leaves `held`), the entries
+    /// handed out, and what comes next.
+    #[allow(clippy::type_complexity)]
+    fn parse_step(
+        &self,
+        reply: &mut Reply,
+        resolves: &[Resolve<'_>],
+    ) -> Result<
+        (
+            Vec<Resolved>,
+            Vec<(String, Option<JobId>, u64, Vec<u8>)>,
+            Then,
+        ),
+        Error,
+    > {
         let after = reply.text()?;
         let then = match reply.status.as_str() {
             "ok" => Then::Items,
             "empty" => Then::Empty(after),
             "shutdown" => Then::ShutDown,
-            // Only a token this handle voided: a call that was lost once already.
+            // Only a call this handle voided answers so, and nobody reads its answer.
             "void" => Then::Empty("$".into()),
             _ => return Err(reply.unexpected()),
         };
+        let codes = reply.text()?;
+        if codes.len() != resolves.len() {
+            return Err(Error::Protocol(format!("step: {codes:?}")));
+        }
         let mut resolved = Vec::with_capacity(resolves.len());
-        for resolve in resolves {
-            let word = reply.text()?;
-            let answer = match word.as_str() {
-                "ok" => Resolved::Counted,
-                "stale" => Resolved::Stale,
-                repeat => match repeat.strip_prefix('=') {
-                    Some(word) => Resolved::Repeat(word.to_string()),
-                    None => return Err(Error::Protocol(format!("resolve: {word:?}"))),
-                },
-            };
+        {
             let mut local = self.local();
-            local.held.remove(resolve.entry);
-            if answer != Resolved::Stale {
-                local.forget.push(resolve.entry.to_string());
+            for (resolve, code) in resolves.iter().zip(codes.chars()) {
+                let answer = match code {
+                    'o' => Resolved::Counted,
+                    's' => Resolved::Stale,
+                    other => match How::of_initial(other) {
+                        Some(word) => Resolved::Repeat(word.to_string()),
+                        None => return Err(Error::Protocol(format!("step: {codes:?}"))),
+                    },
+                };
+                local.held.remove(resolve.entry);
+                resolved.push(answer);
             }
-            drop(local);
-            resolved.push(answer);
         }
         let mut raw = Vec::with_capacity(reply.left() / 4);
         while reply.left() >= 4 {
             let entry = reply.text()?;
-            let id = JobId::from_raw(reply.int()?);
+            let id = reply.text()?;
             let attempt = reply.int()?;
             let bytes = reply.bytes()?;
+            let id = if id.is_empty() {
+                None
+            } else {
+                Some(JobId::from_raw(
+                    id.parse()
+                        .map_err(|_| Error::Protocol(format!("a job id {id:?}")))?,
+                ))
+            };
             raw.push((entry, id, attempt, bytes));
         }
-        let found = self.take(raw).await?;
-        Ok((resolved, found, then))
+        Ok((resolved, raw, then))
     }
 
     /// Turns entries handed to this consumer into found items, marking them held. An
-    /// entry the codec cannot decode is ended as abandoned (a dead letter with its bytes).
+    /// entry the codec cannot decode is ended as abandoned (a dead letter with its bytes),
+    /// and one something else wrote as foreign.
     async fn take(
         &self,
-        raw: Vec<(String, JobId, u64, Vec<u8>)>,
-    ) -> Result<Vec<Found<C::Item>>, Error> {
+        raw: Vec<(String, Option<JobId>, u64, Vec<u8>)>,
+    ) -> Result<Vec<Found<C::Item>>, (Error, u64)> {
         let mut found = Vec::with_capacity(raw.len());
         let mut bad = Vec::new();
         {
             let mut local = self.local();
             for (entry, id, attempt, bytes) in raw {
                 local.held.insert(entry.clone());
+                let Some(id) = id else {
+                    bad.push((entry, attempt, How::Foreign, String::new()));
+                    continue;
+                };
                 match self.codec.decode(&bytes) {
                     Ok(item) => found.push(Found {
                         entry,
@@ -521,18 +602,24 @@ impl<C: Codec> Engine<C> {
                         attempt,
                         item,
                     }),
-                    Err(error) => bad.push((entry, attempt, format!("undecodable: {error}"))),
+                    Err(error) => bad.push((
+                        entry,
+                        attempt,
+                        How::Abandoned,
+                        format!("undecodable: {error}"),
+                    )),
                 }
             }
         }
         if !bad.is_empty() {
             let resolves: Vec<Resolve<'_>> = bad
                 .iter()
-                .map(|(entry, attempt, reason)| Resolve {
+                .map(|(entry, attempt, how, reason)| Resolve {
                     entry,
                     attempt: *attempt,
-                    how: How::Abandoned,
+                    how: *how,
                     reason,
+                    lost: &[],
                 })
                 .collect();
             Box::pin(self.step_once(&resolves, 0)).await?;
@@ -546,7 +633,7 @@ impl<C: Codec> Engine<C> {
         let lost = self.local().lost.clone();
         let mut args = args![self.consumer];
         args.extend(lost.iter().map(|t| t.to_string().into_bytes()));
-        let mut reply = self.run(&self.scripts.recover, &[], &args).await?;
+        let mut reply = self.run(&self.scripts.recover, &[], args).await?;
         if reply.status != "ok" {
             return Err(reply.unexpected());
         }
@@ -570,11 +657,12 @@ impl<C: Codec> Engine<C> {
                 continue;
             };
             let (_, fields) = reply::entry(value)?;
-            if let Some((id, bytes)) = job_fields(fields) {
-                raw.push((entry, id, attempt, bytes));
+            match job_fields(fields) {
+                Some((id, bytes)) => raw.push((entry, Some(id), attempt, bytes)),
+                None => raw.push((entry, None, attempt, Vec::new())),
             }
         }
-        self.take(raw).await
+        self.take(raw).await.map_err(|(error, _)| error)
     }
 
     /// Blocks until the stream may have an entry after `after`, for up to one poll
@@ -592,35 +680,45 @@ impl<C: Codec> Engine<C> {
             .await
     }
 
-    /// RETRY: fenced as a resolve; puts the job back under its id as a new entry.
-    pub(crate) async fn retry(&self, entry: &str, attempt: u64) -> Result<Retried, Error> {
+    /// RETRY: fenced as a resolve; puts the job back under its id as a new entry. On an
+    /// error, the call's token comes back, as from [`step`](Engine::step).
+    pub(crate) async fn retry(
+        &self,
+        entry: &str,
+        attempt: u64,
+        lost: &[u64],
+    ) -> Result<Retried, (Error, u64)> {
+        // Relaxed: only uniqueness matters.
+        let token = self.next_token.fetch_add(1, Ordering::Relaxed);
         let forget = core::mem::take(&mut self.local().forget);
-        let mut args = args![self.consumer, entry, attempt];
-        args.extend(forget.iter().map(|e| e.as_bytes().to_vec()));
-        let mut reply = match self.run(&self.scripts.retry, &[], &args).await {
+        let lost: Vec<String> = lost.iter().map(u64::to_string).collect();
+        let args = args![self.consumer, entry, attempt, lost.join(",")];
+        let record = self.keys.record(token);
+        let forgotten: Vec<String> = forget.iter().map(|t| self.keys.record(*t)).collect();
+        let mut extra: Vec<&str> = vec![&record];
+        extra.extend(forgotten.iter().map(String::as_str));
+        let mut reply = match self.run(&self.scripts.retry, &extra, args).await {
             Ok(reply) => reply,
             Err(error) => {
                 self.local().forget.extend(forget);
-                return Err(error);
+                return Err((error, token));
             }
         };
         let status = core::mem::take(&mut reply.status);
         let retried = match status.as_str() {
             "ok" => Retried::Done,
-            "done" if reply.text()? == "retried" => Retried::Done,
+            "done" if reply.text().map_err(|e| (e, token))? == "retried" => Retried::Done,
             "done" | "stale" => Retried::Stale,
             "shutdown" => return Ok(Retried::ShutDown),
             "full" => return Ok(Retried::Full),
             _ => {
                 reply.status = status;
-                return Err(reply.unexpected());
+                return Err((reply.unexpected(), token));
             }
         };
         let mut local = self.local();
         local.held.remove(entry);
-        if matches!(retried, Retried::Done) {
-            local.forget.push(entry.to_string());
-        }
+        local.forget.push(token);
         Ok(retried)
     }
 
@@ -629,7 +727,11 @@ impl<C: Codec> Engine<C> {
     pub(crate) async fn hold(&self, entry: &str, attempt: u64, keep: bool) -> Result<bool, Error> {
         let what = if keep { "keep" } else { "release" };
         let args = args![self.consumer, entry, attempt, what, self.mono_ms()];
-        let reply = self.run(&self.scripts.hold, &[], &args).await?;
+        let reply = self.run(&self.scripts.hold, &[], args).await?;
+        if !keep {
+            // The next get of this handle looks at once.
+            self.local().next_look = None;
+        }
         match reply.status.as_str() {
             "ok" => Ok(true),
             "stale" => Ok(false),
@@ -639,7 +741,7 @@ impl<C: Codec> Engine<C> {
 
     /// LEDGER: one atomic snapshot, and the last wake-up id for a following block.
     pub(crate) async fn status(&self) -> Result<(Status, String), Error> {
-        let mut reply = self.run(&self.scripts.ledger, &[], &[]).await?;
+        let mut reply = self.run(&self.scripts.ledger, &[], Vec::new()).await?;
         if reply.status != "ok" || reply.left() < 16 {
             return Err(reply.unexpected());
         }
@@ -683,7 +785,7 @@ impl<C: Codec> Engine<C> {
     /// closed, if nothing was left).
     pub(crate) async fn shutdown(&self) -> Result<bool, Error> {
         let reply = self
-            .run(&self.scripts.shutdown, &[], &args!["graceful"])
+            .run(&self.scripts.shutdown, &[], args!["graceful"])
             .await?;
         match reply.status.as_str() {
             "ok" => Ok(true),
@@ -698,7 +800,7 @@ impl<C: Codec> Engine<C> {
         let confirm = self.local().drain_confirm.clone();
         let mut args = args!["now", self.drainer, DRAIN_BYTES, DRAIN_COUNT];
         args.extend(confirm.iter().map(|entry| entry.as_bytes().to_vec()));
-        let mut reply = self.run(&self.scripts.shutdown, &[], &args).await?;
+        let mut reply = self.run(&self.scripts.shutdown, &[], args).await?;
         if reply.status != "ok" {
             return Err(reply.unexpected());
         }
@@ -727,7 +829,7 @@ impl<C: Codec> Engine<C> {
             2 * self.lease_ms(),
             self.mono_ms()
         ];
-        let mut reply = self.run(&self.scripts.sweep, &[], &args).await?;
+        let mut reply = self.run(&self.scripts.sweep, &[], args).await?;
         if reply.status != "ok" {
             return Err(reply.unexpected());
         }
@@ -749,7 +851,7 @@ impl<C: Codec> Engine<C> {
         let what = if add { "add" } else { "remove" };
         let mut args = args![what, self.lease_ms()];
         args.extend(members.iter().map(|member| member.as_bytes().to_vec()));
-        let reply = self.run(&self.scripts.worker, &[], &args).await?;
+        let reply = self.run(&self.scripts.worker, &[], args).await?;
         if reply.status != "ok" {
             return Err(reply.unexpected());
         }

@@ -3,66 +3,65 @@
 use alloc::format;
 use alloc::string::String;
 
-/// Every key of one queue, all under the hash tag `{name}` (one cluster slot).
+/// Every key of one queue, all under the hash tag `{name}` (one cluster slot). The
+/// scripts name the keys of rare paths from the tag themselves.
 #[derive(Clone, Debug)]
 pub(crate) struct Keys {
     pub(crate) tag: String,
-    /// stream, meta, ledger, workers, ends, dead, uncertain, clock, void, and this
-    /// consumer's resolve records: the order of every script's KEYS[1..=10].
-    pub(crate) fixed: [String; 10],
+    /// The stream, the meta hash and the ledger hash: every script's KEYS[1..=3].
+    pub(crate) first: [String; 3],
+    ends: String,
+    dead: String,
+    uncertain: String,
+    /// The prefix of this consumer's resolve records.
+    done: String,
 }
 
 impl Keys {
     pub(crate) fn new(name: &str, consumer: &str) -> Self {
         let tag = format!("{{{name}}}");
-        let done = format!("done:{consumer}");
-        let fixed = [
-            "s",
-            "meta",
-            "ledger",
-            "workers",
-            "ends",
-            "dead",
-            "uncertain",
-            "clock",
-            "void",
-            done.as_str(),
-        ]
-        .map(|suffix| format!("{tag}:{suffix}"));
-        Keys { tag, fixed }
+        Keys {
+            first: [
+                format!("{tag}:s"),
+                format!("{tag}:meta"),
+                format!("{tag}:ledger"),
+            ],
+            ends: format!("{tag}:ends"),
+            dead: format!("{tag}:dead"),
+            uncertain: format!("{tag}:uncertain"),
+            done: format!("{tag}:done:{consumer}:"),
+            tag,
+        }
     }
 
     pub(crate) fn stream(&self) -> &str {
-        &self.fixed[0]
+        &self.first[0]
     }
 
     pub(crate) fn meta(&self) -> &str {
-        &self.fixed[1]
+        &self.first[1]
     }
 
     pub(crate) fn ends(&self) -> &str {
-        &self.fixed[4]
+        &self.ends
     }
 
     pub(crate) fn dead(&self) -> &str {
-        &self.fixed[5]
+        &self.dead
     }
 
     pub(crate) fn uncertain(&self) -> &str {
-        &self.fixed[6]
+        &self.uncertain
+    }
+
+    /// The record of one of this consumer's calls, by its token.
+    pub(crate) fn record(&self, token: u64) -> String {
+        format!("{}{token}", self.done)
     }
 
     /// The key of a put's idempotency key.
     pub(crate) fn idempotency(&self, key: &str) -> String {
         format!("{}:k:{key}", self.tag)
-    }
-
-    /// The fixed keys, as a script's KEYS.
-    pub(crate) fn all(&self) -> [&str; 10] {
-        let f = &self.fixed;
-        [
-            &f[0], &f[1], &f[2], &f[3], &f[4], &f[5], &f[6], &f[7], &f[8], &f[9],
-        ]
     }
 }
 
@@ -74,8 +73,9 @@ mod tests {
     fn keys_share_one_hash_tag() {
         let keys = Keys::new("jobs", "c1");
         assert_eq!(keys.stream(), "{jobs}:s");
-        assert!(keys.fixed.iter().all(|key| key.starts_with("{jobs}:")));
-        assert_eq!(keys.fixed[9], "{jobs}:done:c1");
+        assert_eq!(keys.meta(), "{jobs}:meta");
+        assert_eq!(keys.ends(), "{jobs}:ends");
+        assert_eq!(keys.record(7), "{jobs}:done:c1:7");
         assert_eq!(keys.idempotency("k"), "{jobs}:k:k");
     }
 }

@@ -10,7 +10,8 @@
 
 use redis::Script;
 
-/// One script: its `#!lua` line with `flags`, its family's prelude, then its own file.
+/// One script: its `#!lua` line with `flags`, its family's prelude, the helpers of the
+/// rare paths if it uses them, then its own file.
 macro_rules! script {
     ($family:literal, $file:literal, $flags:literal) => {
         Script::new(concat!(
@@ -22,19 +23,31 @@ macro_rules! script {
             include_str!(concat!("lua/", $family, "/", $file))
         ))
     };
+    ($family:literal, rare, $file:literal, $flags:literal) => {
+        Script::new(concat!(
+            "#!lua",
+            $flags,
+            "\n",
+            include_str!(concat!("lua/", $family, "/prelude.lua")),
+            "\n",
+            include_str!(concat!("lua/", $family, "/rare.lua")),
+            "\n",
+            include_str!(concat!("lua/", $family, "/", $file))
+        ))
+    };
 }
 
 /// May add work: refused under `maxmemory`.
 macro_rules! adds {
-    ($family:literal, $file:literal) => {
-        script!($family, $file, "")
+    ($($part:tt),+) => {
+        script!($($part),+, "")
     };
 }
 
 /// Ends, moves or fences what is there: runs under `maxmemory` too.
 macro_rules! drains {
-    ($family:literal, $file:literal) => {
-        script!($family, $file, " flags=allow-oom")
+    ($($part:tt),+) => {
+        script!($($part),+, " flags=allow-oom")
     };
 }
 
@@ -65,15 +78,15 @@ pub(crate) struct QueueScripts {
 impl QueueScripts {
     pub(crate) fn new() -> Self {
         QueueScripts {
-            open: adds!("queue", "open.lua"),
+            open: adds!("queue", rare, "open.lua"),
             put: adds!("queue", "put.lua"),
-            step: drains!("queue", "step.lua"),
+            step: drains!("queue", rare, "step.lua"),
             retry: adds!("queue", "retry.lua"),
-            hold: drains!("queue", "hold.lua"),
-            sweep: drains!("queue", "sweep.lua"),
-            shutdown: drains!("queue", "shutdown.lua"),
-            ledger: script!("queue", "ledger.lua", " flags=no-writes"),
-            worker: adds!("queue", "worker.lua"),
+            hold: drains!("queue", rare, "hold.lua"),
+            sweep: drains!("queue", rare, "sweep.lua"),
+            shutdown: drains!("queue", rare, "shutdown.lua"),
+            ledger: script!("queue", rare, "ledger.lua", " flags=no-writes"),
+            worker: adds!("queue", rare, "worker.lua"),
             recover: drains!("queue", "recover.lua"),
         }
     }

@@ -1,138 +1,204 @@
--- One step of a consumer: resolves some of its deliveries, forgets resolves whose replies
--- it received, and hands out up to `max` entries: expired leases it reclaims first, then
--- new entries. Each part is optional (max 0: resolve only; no resolves: get only).
--- ARGV: 1 consumer, 2 get token, 3 max, 4 the handle's monotonic clock (ms), 5 number of
--- resolves, 6 number of forgets, then per resolve: entry, attempt, how (succeeded,
--- rejected, uncertain, abandoned), reason; then the entries to forget.
+-- One step of a consumer: resolves some of its deliveries, and hands out up to `max`
+-- entries: expired leases it reclaims first (when asked to look), then new entries.
+-- Either part may be empty (max 0: resolve only; no resolves: get only).
+-- KEYS: 4 the wake-up stream, 5 the record of this call's resolves (for a repeat after a
+-- lost reply), 6.. records of this consumer's earlier calls whose replies came back, to
+-- delete. ARGV: 2 consumer, 3 get token, 4 max, 5 the handle's monotonic clock (ms), 6 '1'
+-- to look for expired leases, 7 number of resolves, then per resolve: entry, attempt,
+-- how (succeeded, rejected, uncertain, abandoned, foreign), reason ('' for how), and the
+-- tokens of earlier calls with this resolve whose replies were lost (comma-separated).
 -- Reply: status ('ok', 'empty', 'shutdown', 'void', 'gone', 'foreign'), the id to block
--- after ('empty' only), one word per resolve ('ok'; 'stale'; '=how' for a repeat of one
--- that counted), then per item handed out: entry, job id, attempt, payload.
-local me, token, max, mono = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4]
-local nres, nfor = tonumber(ARGV[5]), tonumber(ARGV[6])
-local state = live()
-if not state then return {'gone'} end
-local bad = check({S, 'stream!', LED, 'hash!', WRK, 'zset', ENDS, 'stream', DEAD, 'stream',
-  UNC, 'stream', CLK, 'hash', DONE, 'hash'})
-if bad then return bad end
--- A get whose reply was lost, voided by its handle: it must not hand anything out.
-if max > 0 and redis.call('HEXISTS', VOID, me .. ':' .. token) == 1 then return {'void', ''} end
-local m = redis.call('HMGET', META, 'lease_ms', 'max_att', 'repeat_ms', 'reclaim_at')
-local lease, maxatt = tonumber(m[1]), tonumber(m[2])
-local tally = {}
-local function add(name, n) tally[name] = (tally[name] or 0) + n end
+-- after ('empty' only), one letter per resolve ('o' counted, 's' stale, or the capital
+-- initial of how an earlier call counted it), then per item: entry, job id ('' for an
+-- entry something else wrote: resolve it as foreign), attempt, payload.
+-- Before the first write every key a later write needs is known good: the stream by the
+-- read of this consumer's pending list, the meta by its read, the counters (when more
+-- than one moves) by a read, the record lists by their type; and the first write is the
+-- wake-up, whose failure is caught.
+local me, token, max, mono = ARGV[2], ARGV[3], tonumber(ARGV[4]), ARGV[5]
+local look, nres = ARGV[6] == '1', tonumber(ARGV[7])
+local ENDS, REC = KEYS[4], KEYS[5]
+local m = redis.call('HMGET', META, 'state', 'lease_ms', 'max_att', 'repeat_ms', 'reclaim_at',
+  'v:' .. me)
+local state = m[1]
+if not state or state == 'rewound' then return {'gone'} end
+-- A get whose reply was lost and that its handle voided: it must not hand anything out.
+if max > 0 and m[6] and string.find(m[6], ' ' .. token .. '@', 1, true) then
+  return {'void', ''}
+end
+local lease, maxatt = tonumber(m[2]), tonumber(m[3])
+local t, reclaiming = 0, false
+if max > 0 and look then
+  t = now_ms()
+  local due = tonumber(m[5] or '0')
+  -- A due time more than a lease ahead was set before the clock stepped back.
+  reclaiming = t >= due or due - t > lease
+end
+-- The common get: nothing to resolve, no look for expired leases.
+if nres == 0 and not reclaiming and max > 0 and state == 'open' then
+  local got = redis.call('XREADGROUP', 'GROUP', G, me, 'COUNT', max, 'STREAMS', S, '>')
+  if got then
+    local reply = {'ok', '', ''}
+    for _, e in ipairs(got[1][2]) do
+      local f = e[2]
+      reply[#reply + 1] = e[1]
+      if ours(f) then
+        reply[#reply + 1] = f[2]
+        reply[#reply + 1] = 1
+        reply[#reply + 1] = f[4]
+      else
+        reply[#reply + 1] = ''
+        reply[#reply + 1] = 1
+        reply[#reply + 1] = ''
+      end
+    end
+    if #KEYS > 5 then redis.call('DEL', unpack(KEYS, 6)) end
+    return reply
+  end
+end
+if reclaiming then
+  local r = rare()
+  local bad = r.check({ENDS, 'stream', r.DEAD, 'stream', r.UNC, 'stream', r.CLK, 'hash', r.WRK, 'zset'})
+  if bad then return bad end
+end
 
 -- Resolves, fenced: each counts only if this consumer holds the entry at that attempt.
-local words, acks, remember, records = {}, {}, {}, {}
+local codes, acks, kept, records, counts, fields = {}, {}, {}, {}, {}, 0
+local function count(name)
+  if not counts[name] then fields = fields + 1 end
+  counts[name] = (counts[name] or 0) + 1
+end
 if nres > 0 then
   local held = {}
   local rows
   if nres == 1 then
-    rows = redis.call('XPENDING', S, G, ARGV[7], ARGV[7], 1, me)
+    rows = redis.call('XPENDING', S, G, ARGV[8], ARGV[8], 1, me)
   else
     rows = redis.call('XPENDING', S, G, '-', '+', 1000000, me)
   end
   for _, p in ipairs(rows) do held[p[1]] = p[4] end
-  local ids = {}
-  for i = 0, nres - 1 do ids[#ids + 1] = ARGV[7 + 4 * i] end
-  local prior = redis.call('HMGET', DONE, unpack(ids))
+  local prefix = TAG .. ':done:' .. me .. ':'
   for i = 0, nres - 1 do
-    local at = 7 + 4 * i
-    local sid, attempt, how, why = ARGV[at], tonumber(ARGV[at + 1]), ARGV[at + 2], ARGV[at + 3]
-    local pa, pw = string.match(prior[i + 1] or '', '^(%d+) (%a+)$')
-    if pa and tonumber(pa) == attempt then
-      words[#words + 1] = '=' .. pw
-    elseif not pa and held[sid] == attempt then
+    local at = 8 + 5 * i
+    local sid, attempt, how, lost = ARGV[at], tonumber(ARGV[at + 1]), ARGV[at + 2], ARGV[at + 4]
+    local earlier = nil
+    if lost ~= '' then
+      for lost_token in string.gmatch(lost, '[^,]+') do
+        local rec = redis.call('GET', prefix .. lost_token)
+        local mark = '\n' .. sid .. ' ' .. attempt .. ' '
+        local found = rec and string.find(rec, mark, 1, true)
+        if found then
+          earlier = string.match(rec, '^(%a+)', found + #mark)
+          break
+        end
+      end
+    end
+    if earlier then
+      codes[#codes + 1] = string.upper(string.sub(earlier, 1, 1))
+    elseif held[sid] == attempt then
       held[sid] = nil
-      words[#words + 1] = 'ok'
+      codes[#codes + 1] = 'o'
       acks[#acks + 1] = sid
-      remember[#remember + 1] = sid
-      remember[#remember + 1] = attempt .. ' ' .. how
-      add(how, 1)
-      if how == 'uncertain' or how == 'abandoned' then
-        local e = redis.call('XRANGE', S, sid, sid)[1]
-        records[#records + 1] = {how == 'uncertain' and UNC or DEAD, e and e[2], attempt, why}
-        if how == 'abandoned' then add('dead', 1) end
+      kept[#kept + 1] = '\n' .. sid .. ' ' .. attempt .. ' ' .. how
+      count(how)
+      if how ~= 'succeeded' and how ~= 'rejected' then
+        records[#records + 1] = {sid, attempt, how, ARGV[at + 3]}
+        if how == 'abandoned' then count('dead') end
       end
     else
-      words[#words + 1] = 'stale'
-      add('stale', 1)
+      codes[#codes + 1] = 's'
+      count('stale')
     end
   end
 end
-for _, r in ipairs(records) do record(r[1], r[2], r[3], me, r[4]) end
-if #acks > 0 then
-  each_chunk('XACK', S, G, acks)
-  each_chunk('XDEL', S, nil, acks)
-  for i = 1, #remember, 1000 do
-    redis.call('HSET', DONE, unpack(remember, i, math.min(i + 999, #remember)))
+if #records > 0 and not reclaiming then
+  local r = rare()
+  local bad = r.check({r.DEAD, 'stream', r.UNC, 'stream'})
+  if bad then return bad end
+elseif fields > 1 and not reclaiming then
+  local names = rare().COUNTERS
+  local values = redis.call('HMGET', LED, unpack(names))
+  for i = 1, #names do
+    if values[i] and not tonumber(values[i]) then
+      return {'foreign', LED, 'a non-number in ' .. names[i]}
+    end
   end
-  redis.call('PEXPIRE', DONE, m[3])
 end
-if nfor > 0 then
-  local forget = {}
-  for i = 7 + 4 * nres, 6 + 4 * nres + nfor do forget[#forget + 1] = ARGV[i] end
-  each_chunk('HDEL', DONE, nil, forget)
+if #acks > 0 then
+  -- The first write: if the wake-up stream is not a stream, nothing has changed yet.
+  local woke = redis.pcall('XADD', ENDS, 'MAXLEN', '~', 256, '*', 'e', 'end')
+  if type(woke) == 'table' and woke.err then
+    return {'foreign', ENDS, 'a ' .. redis.call('TYPE', ENDS).ok}
+  end
 end
+for name, n in pairs(counts) do redis.call('HINCRBY', LED, name, n) end
+for _, r in ipairs(records) do
+  local sid, attempt, how, why = r[1], r[2], r[3], r[4]
+  local e = redis.call('XRANGE', S, sid, sid)[1]
+  if how == 'foreign' then
+    rare().foreign_record(sid, e and e[2])
+  else
+    rare().record(how == 'uncertain' and rare().UNC or rare().DEAD, e and e[2], attempt, me,
+      why ~= '' and why or how)
+  end
+end
+if #acks > 0 then
+  for i = 1, #acks, 1000 do
+    local last = math.min(i + 999, #acks)
+    redis.call('XACK', S, G, unpack(acks, i, last))
+    redis.call('XDEL', S, unpack(acks, i, last))
+  end
+  redis.call('SET', REC, table.concat(kept), 'PX', m[4])
+end
+if #KEYS > 5 then redis.call('DEL', unpack(KEYS, 6)) end
 
--- Gets: expired leases first (a scan that finds nothing is not repeated for a quarter
--- of a lease), then new entries.
+-- Gets: expired leases first (a look that finds nothing is not repeated by anyone for a
+-- quarter of a lease), then new entries.
 local out = {}
 local items = 0
-if max > 0 then
-  local t = now_ms()
-  local due = tonumber(m[4] or '0')
-  -- A due time more than a lease ahead was set before the clock stepped back.
-  if (t >= due or due - t > lease) and clock_ok(me, mono, lease) then
-    local expired = redis.call('XPENDING', S, G, 'IDLE', lease, '-', '+', 16)
-    for _, p in ipairs(expired) do
-      local sid, owner, count = p[1], p[2], p[4]
-      local how, list, why = fate(owner, count, state, maxatt)
-      if how ~= 'redeliver' then
-        end_expired(sid, owner, count, how, list, why)
-      elseif items < max then
-        local e = redis.call('XCLAIM', S, G, me, lease, sid)[1]
-        if e and e[2] then
-          if ours(e[2]) then
-            items = items + 1
-            out[#out + 1] = sid
-            out[#out + 1] = e[2][2]
-            out[#out + 1] = count + 1
-            out[#out + 1] = e[2][4]
-            add('redelivered', 1)
-          else
-            foreign(sid, e[2])
-          end
-        end
-      end
-    end
-    if #expired < 16 then
-      redis.call('HSET', META, 'reclaim_at', t + math.max(1, math.floor(lease / 4)))
-    end
-  end
-  if items < max and state ~= 'closed' then
-    local r = redis.call('XREADGROUP', 'GROUP', G, me, 'COUNT', max - items, 'STREAMS', S, '>')
-    if r then
-      for _, e in ipairs(r[1][2]) do
-        if ours(e[2]) then
-          items = items + 1
-          out[#out + 1] = e[1]
-          out[#out + 1] = e[2][2]
-          out[#out + 1] = 1
-          out[#out + 1] = e[2][4]
-        else
-          foreign(e[1], e[2])
-        end
-      end
-    end
+local function give(sid, f, attempt)
+  items = items + 1
+  out[#out + 1] = sid
+  if ours(f) then
+    out[#out + 1] = f[2]
+    out[#out + 1] = attempt
+    out[#out + 1] = f[4]
+  else
+    out[#out + 1] = ''
+    out[#out + 1] = attempt
+    out[#out + 1] = ''
   end
 end
-for name, n in pairs(tally) do redis.call('HINCRBY', LED, name, n) end
-if #acks > 0 then wake('end') end
+if reclaiming and rare().clock_ok(me, mono, lease) then
+  local expired = redis.call('XPENDING', S, G, 'IDLE', lease, '-', '+', 16)
+  for _, p in ipairs(expired) do
+    local sid, owner, n = p[1], p[2], p[4]
+    local how, list, why = rare().fate(owner, n, state, maxatt)
+    if how ~= 'redeliver' then
+      rare().end_expired(sid, owner, n, how, list, why)
+    elseif items < max then
+      local e = redis.call('XCLAIM', S, G, me, lease, sid)[1]
+      if e and e[2] then
+        give(sid, e[2], n + 1)
+        if ours(e[2]) then redis.call('HINCRBY', LED, 'redelivered', 1) end
+      end
+    end
+  end
+  if #expired < 16 then
+    redis.call('HSET', META, 'reclaim_at', t + math.max(1, math.floor(lease / 4)))
+  end
+end
+if max > 0 and items < max and state ~= 'closed' then
+  local r = redis.call('XREADGROUP', 'GROUP', G, me, 'COUNT', max - items, 'STREAMS', S, '>')
+  if r then
+    for _, e in ipairs(r[1][2]) do give(e[1], e[2], 1) end
+  end
+end
 
 -- A graceful shutdown whose last job ended closes the queue.
 if state == 'draining' and redis.call('XLEN', S) == 0 then
+  rare().wake('shutdown')
   redis.call('HSET', META, 'state', 'closed')
-  wake('shutdown')
   state = 'closed'
 end
 local status, after = 'ok', ''
@@ -142,12 +208,11 @@ if max > 0 and items == 0 then
   else
     status = 'empty'
     for _, g in ipairs(redis.call('XINFO', 'GROUPS', S)) do
-      local f = fields_of(g)
+      local f = rare().fields_of(g)
       if f['name'] == G then after = f['last-delivered-id'] end
     end
   end
 end
-local reply = {status, after}
-for _, word in ipairs(words) do reply[#reply + 1] = word end
+local reply = {status, after, table.concat(codes)}
 for _, v in ipairs(out) do reply[#reply + 1] = v end
 return reply
