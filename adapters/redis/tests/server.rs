@@ -291,6 +291,47 @@ async fn waiters_share_one_connection(_rt: Rt) {
     }
 }
 
+/// A handle that is given an id not above one it saw before it sent the put knows the
+/// server went back (here the ledger is set back by hand, as a lost tail of the
+/// append-only file would): the put is refused as `Gone`, and the keys are marked rewound
+/// for every handle. Many puts in flight at once on one handle, whose replies are read in
+/// any order, are not mistaken for that.
+async fn ids_seen_going_back_mark_the_queue_rewound(rt: Rt) {
+    let server = server!();
+    let queue = common::open(&server, "back", options()).await;
+    let tasks: Vec<_> = (0..64u8)
+        .map(|n| {
+            let queue = queue.clone();
+            rt.spawn(async move { queue.try_put(vec![n]).await.map(|id| id.get()) })
+        })
+        .collect();
+    let mut ids = BTreeSet::new();
+    for task in tasks {
+        assert!(ids.insert(
+            task.await
+                .expect("no rewind seen in puts in flight together")
+        ));
+    }
+    assert_eq!(ids, (0..64).collect());
+    let _: () = server.query(
+        redis::cmd("HSET")
+            .arg("{back}:ledger")
+            .arg("accepted")
+            .arg(10),
+    );
+    match queue.try_put(vec![0]).await {
+        Err(PutError::Failed {
+            error: Error::Gone, ..
+        }) => {}
+        other => panic!("expected Gone, got {other:?}"),
+    }
+    let other = Queue::open(server.client(), "back", Bytes, options()).await;
+    assert!(
+        matches!(other, Err(OpenError::Redis(Error::Gone))),
+        "{other:?}"
+    );
+}
+
 /// Polls every future to completion, concurrently, on the current task.
 async fn join_all<F: core::future::Future>(futures: Vec<F>) -> Vec<F::Output> {
     let mut futures: Vec<_> = futures.into_iter().map(Box::pin).collect();
@@ -323,4 +364,5 @@ on_both!(
     first_call_after_a_restart_is_not_unknown,
     missing_password_is_said_plainly,
     waiters_share_one_connection,
+    ids_seen_going_back_mark_the_queue_rewound,
 );

@@ -364,6 +364,20 @@ impl Rt {
         }
     }
 
+    /// Runs `future` as a task of this runtime; the handle's output is the future's.
+    pub fn spawn<T: Send + 'static>(
+        self,
+        future: impl std::future::Future<Output = T> + Send + 'static,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send>> {
+        match self {
+            Rt::Tokio => {
+                let task = tokio::spawn(future);
+                Box::pin(async move { task.await.expect("task") })
+            }
+            Rt::Smol => Box::pin(smol::spawn(future)),
+        }
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Rt::Tokio => "tokio",
