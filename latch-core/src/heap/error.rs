@@ -170,6 +170,16 @@ impl<E> Failure<E> {
     }
 }
 
+impl<E> Failure<E> {
+    /// The error of a `Failed` failure built by this crate from a caller's error.
+    pub(crate) fn into_error(self) -> E {
+        match self {
+            Failure::Failed { error, .. } => error,
+            Failure::Abandoned { .. } => unreachable!("only `Failed` carries a caller's error"),
+        }
+    }
+}
+
 impl<E> fmt::Debug for Failure<E> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -258,7 +268,7 @@ impl StillPending {
     /// ```
     /// # use tally_latch::TrackingLatch;
     /// let latch = TrackingLatch::new(["a", "b"]).unwrap();
-    /// let pending = latch.wait_blocking_timeout(std::time::Duration::ZERO).unwrap_err();
+    /// let pending = futures_lite::future::block_on(latch.wait_until(async {})).unwrap_err();
     /// assert_eq!(pending.names(), ["a", "b"]);
     /// ```
     pub fn names(&self) -> &[Cow<'static, str>] {

@@ -11,9 +11,8 @@ use core::task::Poll;
 use event_listener::{Event, EventListener};
 use event_listener_strategy::{EventListenerFuture, Strategy};
 
-use crate::error::CountTooLarge;
-use crate::latch::{sealed::Sealed, Latch};
-use crate::sync::{AtomicUsize, Ordering};
+use crate::heap::error::CountTooLarge;
+use crate::sync::atomic::{AtomicUsize, Ordering};
 
 /// Some waiter has registered a listener, so the terminal transition must notify.
 /// Without it, opening a latch nobody waited on skips `notify`, which would otherwise
@@ -95,7 +94,7 @@ pub struct RawLatch {
     /// under `BIAS`), and every reader treats that as the final value. So "zero" and
     /// "failed" are final. Counting states are exactly `COUNTING_FROM..FAILING`.
     state: AtomicUsize,
-    /// Woken once, with [`notify_all`](crate::notify::notify_all), by the transition to
+    /// Woken once, with [`notify_all`](crate::heap::notify::notify_all), by the transition to
     /// open or failed.
     event: Event,
     /// The user's name for this latch, in its `tracing` events and `Debug`; empty if unset.
@@ -105,7 +104,7 @@ pub struct RawLatch {
 }
 
 impl RawLatch {
-    crate::const_fn! {
+    crate::sync::const_fn! {
         /// `count`, or an error if it exceeds [`MAX_COUNT`]: the one check behind every
         /// latch type's `new` and `try_new`. (It hands back the count, not a `RawLatch`: a
         /// `const fn` cannot yet take a `Result` holding a type with drop glue apart.)
@@ -117,7 +116,7 @@ impl RawLatch {
         }
     }
 
-    crate::const_fn! {
+    crate::sync::const_fn! {
         /// A latch at `count`.
         ///
         /// # Panics
@@ -182,7 +181,7 @@ impl RawLatch {
         if state == COUNTING_FROM | WAITING {
             // `then` is user code (an observer): if it panics, the guard still wakes every
             // waiter of the latch that is now open.
-            crate::notify::notify_all_after(&self.event, || then(0));
+            crate::heap::notify::notify_all_after(&self.event, || then(0));
         } else {
             // In range, so no wrap: the count this call left.
             then((state - COUNTING_FROM) >> SHIFT);
@@ -202,7 +201,7 @@ impl RawLatch {
         // pairs with a waiter's `WAITING` registration so its listener is visible to notify.
         let state = self.state.fetch_or(FAILED, Ordering::AcqRel);
         if state & WAITING != 0 {
-            crate::notify::notify_all(&self.event);
+            crate::heap::notify::notify_all(&self.event);
         }
         true
     }
@@ -298,43 +297,22 @@ fn terminal_of(state: usize) -> Option<Terminal> {
     }
 }
 
-/// How a wait reaches its latch: a borrow for [`Wait`](crate::futures::Wait), an `Arc` for
-/// [`WaitOwned`](crate::futures::WaitOwned).
-pub(crate) trait LatchRef: Unpin {
-    /// The latch type waited on.
-    type Latch: Latch;
-
-    /// The latch.
-    fn latch(&self) -> &Self::Latch;
-}
-
-impl<L: Latch> LatchRef for &L {
-    type Latch = L;
-
-    #[inline]
-    fn latch(&self) -> &L {
-        self
-    }
-}
-
-#[cfg(target_has_atomic = "ptr")]
-impl<L: Latch> LatchRef for alloc::sync::Arc<L> {
-    type Latch = L;
-
-    #[inline]
-    fn latch(&self) -> &L {
-        self
-    }
+/// How a wait reaches the state machine it waits on. The wait loop is generic over it, so
+/// it knows nothing of the latch types built on top (their futures hold a borrow or an
+/// `Arc` of the latch).
+pub(crate) trait RawHandle: Unpin {
+    /// The state machine.
+    fn raw(&self) -> &RawLatch;
 }
 
 /// The wait loop, written once: every async, blocking and timed wait, borrowed or owned,
 /// drives this future with its own [`Strategy`].
-pub(crate) struct RawWait<H: LatchRef> {
+pub(crate) struct RawWait<H: RawHandle> {
     handle: H,
     listener: Option<EventListener>,
 }
 
-impl<H: LatchRef> RawWait<H> {
+impl<H: RawHandle> RawWait<H> {
     /// A wait on `handle`'s latch that has not registered yet.
     #[inline]
     pub(crate) fn new(handle: H) -> Self {
@@ -344,16 +322,16 @@ impl<H: LatchRef> RawWait<H> {
         }
     }
 
-    /// The latch this future waits on.
+    /// What this future waits through.
     #[inline]
-    pub(crate) fn typed(&self) -> &H::Latch {
-        self.handle.latch()
+    pub(crate) fn handle(&self) -> &H {
+        &self.handle
     }
 
     /// The state machine this future waits on.
     #[inline]
     pub(crate) fn latch(&self) -> &RawLatch {
-        self.handle.latch().raw()
+        self.handle.raw()
     }
 
     /// Gives up the listener, if any: a wait that has finished holds no listener, so it
@@ -364,12 +342,12 @@ impl<H: LatchRef> RawWait<H> {
         // listener twice; the release itself is out of line. The common case (a wait that
         // never registered) costs a compare.
         if let Some(listener) = self.listener.take() {
-            crate::notify::release(listener);
+            crate::heap::notify::release(listener);
         }
     }
 }
 
-impl<H: LatchRef> Drop for RawWait<H> {
+impl<H: RawHandle> Drop for RawWait<H> {
     #[inline]
     fn drop(&mut self) {
         // A waker may drop a pending wait of the latch that is waking it (an inline-polled
@@ -378,7 +356,7 @@ impl<H: LatchRef> Drop for RawWait<H> {
     }
 }
 
-impl<H: LatchRef> EventListenerFuture for RawWait<H> {
+impl<H: RawHandle> EventListenerFuture for RawWait<H> {
     type Output = Terminal;
 
     #[inline]
@@ -413,7 +391,7 @@ impl<H: LatchRef> EventListenerFuture for RawWait<H> {
     }
 }
 
-impl<H: LatchRef> fmt::Debug for RawWait<H> {
+impl<H: RawHandle> fmt::Debug for RawWait<H> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Wait").finish_non_exhaustive()
     }

@@ -1,5 +1,8 @@
-//! [`Wait`] and [`WaitOwned`]: the futures every latch's `wait()` and `wait_owned()`
-//! return, and the typed wait loop they share with the timed and blocking waits.
+//! The named futures the latches return: [`Wait`] from `wait()`, [`WaitOwned`] from
+//! `wait_owned()` and [`WaitUntil`] from `wait_until(deadline)`.
+
+// After the futures: the typed layer of the wait loop they poll (how the latch ended, as
+// the latch's output), which the blocking waits drive too.
 
 use core::fmt;
 use core::future::Future;
@@ -8,8 +11,8 @@ use core::task::{Context, Poll};
 
 use event_listener_strategy::{EventListenerFuture, NonBlocking};
 
-use crate::latch::{sealed::Sealed, Latch};
-use crate::raw::{LatchRef, RawWait};
+use crate::heap::latch::{sealed::Sealed, Latch};
+use crate::heap::raw::{RawHandle, RawLatch, RawWait};
 
 /// The future returned by `wait()` on any latch; it resolves to [`Latch::Output`].
 ///
@@ -127,8 +130,127 @@ impl<L: Latch> fmt::Debug for WaitOwned<L> {
     }
 }
 
+pin_project_lite::pin_project! {
+    /// The future returned by `wait_until(deadline)` on any latch; it resolves to
+    /// `Result<L::Output, L::Timeout>`: `Ok` with how the latch ended, `Err` with the
+    /// timeout ([`Latch::Output`], [`Latch::Timeout`]).
+    ///
+    /// The latch is polled before the deadline, and checked once more after the deadline
+    /// fires (even if the deadline's own poll ended it), so a latch that has ended by then
+    /// reports how it ended, not a timeout. The timeout is decided at that check: a tracking
+    /// latch names the counters whose count-down had not landed, at least one. Once it has
+    /// returned, the future holds no listener, whether or not it is dropped.
+    ///
+    /// # Cancel safety
+    ///
+    /// Dropping it changes nothing, as for [`Wait`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use tally_latch::{CountDownLatch, TimedOut};
+    ///
+    /// let latch = CountDownLatch::new(1);
+    /// // Any future can be the deadline; a ready one times out at once.
+    /// let result = futures_lite::future::block_on(latch.wait_until(async {}));
+    /// assert_eq!(result, Err(TimedOut));
+    /// assert_eq!(latch.count(), 1);
+    /// ```
+    #[must_use = "futures do nothing unless polled"]
+    pub struct WaitUntil<'a, L: Latch, D> {
+        wait: Wait<'a, L>,
+        #[pin]
+        deadline: D,
+        // Set once the deadline has completed; it is not polled again.
+        expired: bool,
+    }
+}
+
+impl<'a, L: Latch, D> WaitUntil<'a, L, D> {
+    pub(crate) fn new(latch: &'a L, deadline: D) -> Self {
+        Self {
+            wait: Wait::new(latch),
+            deadline,
+            expired: false,
+        }
+    }
+}
+
+impl<L: Latch, D: Future> Future for WaitUntil<'_, L, D> {
+    type Output = Result<L::Output, L::Timeout>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.project();
+        if let Poll::Ready(output) = this.wait.raw().poll_output(cx) {
+            return Poll::Ready(Ok(output));
+        }
+        if !*this.expired {
+            core::task::ready!(this.deadline.poll(cx));
+            *this.expired = true;
+        }
+        // The deadline's poll may itself have ended the latch (or another thread did,
+        // meanwhile): look again before calling it a timeout.
+        this.wait.raw().poll_expired()
+    }
+}
+
+impl<L: Latch, D> fmt::Debug for WaitUntil<'_, L, D> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("WaitUntil").finish_non_exhaustive()
+    }
+}
+
+/// How a wait reaches its latch: a borrow for [`Wait`], an `Arc` for [`WaitOwned`].
+pub(crate) trait LatchRef: RawHandle {
+    /// The latch type waited on.
+    type Latch: Latch;
+
+    /// The latch.
+    fn latch(&self) -> &Self::Latch;
+}
+
+impl<L: Latch> RawHandle for &L {
+    #[inline]
+    fn raw(&self) -> &RawLatch {
+        Sealed::raw(*self)
+    }
+}
+
+impl<L: Latch> LatchRef for &L {
+    type Latch = L;
+
+    #[inline]
+    fn latch(&self) -> &L {
+        self
+    }
+}
+
+#[cfg(target_has_atomic = "ptr")]
+impl<L: Latch> RawHandle for alloc::sync::Arc<L> {
+    #[inline]
+    fn raw(&self) -> &RawLatch {
+        Sealed::raw(&**self)
+    }
+}
+
+#[cfg(target_has_atomic = "ptr")]
+impl<L: Latch> LatchRef for alloc::sync::Arc<L> {
+    type Latch = L;
+
+    #[inline]
+    fn latch(&self) -> &L {
+        self
+    }
+}
+
 /// The typed layer of the wait loop: how the latch ended, as the latch's output.
 impl<H: LatchRef> RawWait<H> {
+    /// The latch this future waits on.
+    #[inline]
+    fn typed(&self) -> &H::Latch {
+        self.handle().latch()
+    }
+
     /// Polls without blocking; `Poll::Pending` means still counting.
     #[inline]
     pub(crate) fn poll_output(
@@ -166,7 +288,7 @@ impl<H: LatchRef> RawWait<H> {
         let Some(deadline) = std::time::Instant::now().checked_add(timeout) else {
             return Ok(self.block());
         };
-        match crate::blocking::block_until(&mut self, deadline) {
+        match crate::heap::blocking::block_until(&mut self, deadline) {
             Some(terminal) => Ok(self.typed().output(terminal)),
             // Still counting at the deadline; or ending, with no timeout to report: then
             // the end is moments away (a failure being stored).

@@ -1,6 +1,7 @@
-//! What the three latch types share: the trait the generic wait futures are written over.
+//! [`Latch`]: the trait that code generic over every latch, and the named futures, are
+//! written against.
 
-use crate::raw::{RawLatch, Terminal};
+use crate::heap::raw::{RawLatch, Terminal};
 
 /// A countdown latch: [`CountDownLatch`](crate::CountDownLatch),
 /// [`FailableLatch`](crate::FailableLatch) or [`TrackingLatch`](crate::TrackingLatch).
@@ -43,7 +44,8 @@ pub trait Latch: sealed::Sealed {
     /// What [`Latch::wait_until`] reports (as its `Err`) when the deadline came first.
     type Timeout;
 
-    /// Waits until the latch opens (or fails, for the latches that can).
+    /// Waits until the latch opens (or fails, for the latches that can): the
+    /// [`wait`](crate::LatchOf::wait) every latch has, for generic code.
     ///
     /// # Cancel safety
     ///
@@ -58,15 +60,16 @@ pub trait Latch: sealed::Sealed {
     /// latch.fail("boom").unwrap();
     /// assert_eq!(futures_lite::future::block_on(Latch::wait(&latch)), Err("boom"));
     /// ```
-    fn wait(&self) -> crate::futures::Wait<'_, Self>
+    fn wait(&self) -> crate::heap::futures::Wait<'_, Self>
     where
         Self: Sized,
     {
-        crate::futures::Wait::new(self)
+        crate::heap::futures::Wait::new(self)
     }
 
     /// Waits until the latch opens, or until `deadline` completes, whichever comes first:
-    /// `Ok` with how the latch ended, or `Err` with the timeout.
+    /// `Ok` with how the latch ended, or `Err` with the timeout. The
+    /// [`wait_until`](crate::LatchOf::wait_until) every latch has, for generic code.
     ///
     /// `deadline` is any future: a `tokio::time::sleep`, an `async_io::Timer`, an
     /// `embassy_time::Timer`. The latch is polled first, and checked once more after the
@@ -85,15 +88,16 @@ pub trait Latch: sealed::Sealed {
     fn wait_until<D: core::future::Future>(
         &self,
         deadline: D,
-    ) -> crate::futures::WaitUntil<'_, Self, D>
+    ) -> crate::heap::futures::WaitUntil<'_, Self, D>
     where
         Self: Sized,
     {
-        crate::futures::WaitUntil::new(self, deadline)
+        crate::heap::futures::WaitUntil::new(self, deadline)
     }
 
     /// Like [`wait`](Self::wait), for a latch in an [`Arc`](alloc::sync::Arc): the future
-    /// owns a clone of the `Arc`, so it can move into a spawned `'static` task.
+    /// owns a clone of the `Arc`, so it can move into a spawned `'static` task. The
+    /// [`wait_owned`](crate::LatchOf::wait_owned) every latch has, for generic code.
     ///
     /// # Examples
     ///
@@ -108,11 +112,11 @@ pub trait Latch: sealed::Sealed {
     /// waiter.join().unwrap();
     /// ```
     #[cfg(target_has_atomic = "ptr")]
-    fn wait_owned(self: &alloc::sync::Arc<Self>) -> crate::futures::WaitOwned<Self>
+    fn wait_owned(self: &alloc::sync::Arc<Self>) -> crate::heap::futures::WaitOwned<Self>
     where
         Self: Sized,
     {
-        crate::futures::WaitOwned::new(self.clone())
+        crate::heap::futures::WaitOwned::new(self.clone())
     }
 }
 
@@ -120,6 +124,7 @@ pub(crate) mod sealed {
     use super::*;
 
     /// The hooks the wait futures need; private, so no type outside this crate is a latch.
+    /// [`LatchOf`](crate::LatchOf) is the one implementation, which asks its kind.
     pub trait Sealed {
         /// The state machine underneath.
         fn raw(&self) -> &RawLatch;
@@ -130,9 +135,8 @@ pub(crate) mod sealed {
             Self: Latch;
 
         /// The timeout to report when the deadline came first and the latch had not ended
-        /// when checked again; `None` if no timeout can be reported yet because the latch is
-        /// in the middle of ending (a tracking latch whose every counter has reported,
-        /// failing), so the wait goes on until it has ended.
+        /// when checked again; `None` while the latch is in the middle of ending (see the
+        /// kinds' `Ends::timed_out`).
         fn timed_out(&self) -> Option<<Self as Latch>::Timeout>
         where
             Self: Latch;

@@ -8,7 +8,7 @@ use std::time::Instant;
 use event_listener::{EventListener, Listener};
 use event_listener_strategy::{EventListenerFuture, Strategy};
 
-use crate::raw::{LatchRef, RawWait, Terminal};
+use crate::heap::raw::{RawHandle, RawWait, Terminal};
 
 /// Parks the thread on the listener until it is notified or `deadline` passes; a passed
 /// deadline surfaces as `Poll::Pending` from the wait loop. (Waits without a deadline use
@@ -39,7 +39,7 @@ impl Strategy<'_> for Until {
 
 /// Blocks until the latch ends (`Some`) or `deadline` passes (`None`). A latch that ended
 /// exactly at the deadline reports how it ended.
-pub(crate) fn block_until<H: LatchRef>(
+pub(crate) fn block_until<H: RawHandle>(
     wait: &mut RawWait<H>,
     deadline: Instant,
 ) -> Option<Terminal> {

@@ -4,8 +4,8 @@
 use core::fmt;
 use core::ops::Deref;
 
-use crate::error::Failure;
-use crate::tracking::TrackingLatch;
+use crate::heap::error::Failure;
+use crate::heap::tracking::TrackingLatch;
 
 /// The handle for one named counter of a [`TrackingLatch`].
 ///
@@ -34,7 +34,9 @@ use crate::tracking::TrackingLatch;
 /// });
 /// assert!(outcome.is_err());
 /// let failure = latch.failure().unwrap();
+/// # #[cfg(feature = "std")] // without `std`, `panicking` is always `false`
 /// assert!(matches!(failure, Failure::Abandoned { counter, panicking: true } if counter == "http"));
+/// assert_eq!(failure.counter(), Some("http"));
 /// ```
 pub struct Counter<'a, E> {
     slot: Slot<&'a TrackingLatch<E>>,
@@ -59,7 +61,9 @@ pub struct Counter<'a, E> {
 /// })
 /// .join();
 /// assert!(outcome.is_err());
+/// # #[cfg(feature = "std")] // without `std`, `panicking` is always `false`
 /// assert!(matches!(latch.failure(), Some(Failure::Abandoned { panicking: true, .. })));
+/// assert_eq!(latch.failure().unwrap().counter(), Some("worker"));
 /// ```
 #[cfg(target_has_atomic = "ptr")]
 pub struct OwnedCounter<E> {
