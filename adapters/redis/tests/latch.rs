@@ -683,6 +683,10 @@ mod processes {
         }
         let lease = latch_options().get_lease();
         let poll = latch_options().get_poll();
+        // One lease, plus at most one more when a command delayed on a loaded host looked
+        // like a step of the server's clock (expiry is then held off for a lease), plus the
+        // polls that notice it.
+        let lease = lease * 2;
         assert!(
             elapsed <= lease + poll * 2,
             "failed {elapsed:?} after the kill"
@@ -740,7 +744,10 @@ mod processes {
                 Err(other) => panic!("claim: {other}"),
             }
         };
-        assert!(start.elapsed() <= latch_options().get_lease() + Duration::from_millis(100));
+        // One lease (plus at most one more when a delayed command looked like a step of
+        // the server's clock, which holds expiry off for a lease).
+        let bound = latch_options().get_lease() * 2 + Duration::from_millis(100);
+        assert!(start.elapsed() <= bound, "{:?}", start.elapsed());
         assert_eq!(counter.report().await.unwrap(), 0);
         within(latch.wait()).await.unwrap();
         let events = latch.events(None, 100).await.unwrap();

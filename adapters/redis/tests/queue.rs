@@ -1126,6 +1126,12 @@ mod processes {
     use crate::common::{wait, Reader};
 
     const LIMIT: Duration = Duration::from_secs(20);
+    /// The lease of the tests that are not about expiry.
+    const LONG_LEASE: Duration = Duration::from_secs(5);
+
+    fn long_lease() -> (&'static str, String) {
+        ("TALLY_REDIS_LEASE_MS", LONG_LEASE.as_millis().to_string())
+    }
 
     /// A child in `role`, batching: it puts, takes and resolves 16 jobs at a time, and a
     /// holder holds up to 16 (one here, where one is buffered).
@@ -1255,7 +1261,9 @@ mod processes {
         let server = server!();
         for round in 0..3 {
             let name = format!("race{round}");
-            let queue = open(&server, &name, options()).await;
+            // Leases long enough that a consumer holding a batch on a loaded host keeps it:
+            // an expired one would end abandoned, neither delivered nor drained.
+            let queue = open(&server, &name, options().lease(LONG_LEASE)).await;
             let total = 3000u64;
             queue
                 .put_many((0..total).map(|n| n.to_le_bytes().to_vec()))
@@ -1264,13 +1272,14 @@ mod processes {
             // The drainer waits, ready, for a line on its stdin.
             let mut drainer = common::child_command(&server, &name, "drainer", rt)
                 .env("TALLY_REDIS_BATCH", "16")
+                .env(long_lease().0, long_lease().1)
                 .stdin(std::process::Stdio::piped())
                 .spawn()
                 .expect("spawn the drainer");
             let drainer_lines = Reader::new(&mut drainer);
             drainer_lines.until("READY", LIMIT);
             let mut consumers: Vec<_> = (0..3)
-                .map(|_| child(&server, &name, "consumer", rt, &[]))
+                .map(|_| child(&server, &name, "consumer", rt, &[long_lease()]))
                 .collect();
             let readers: Vec<_> = consumers.iter_mut().map(Reader::new).collect();
             // Let the consumers get going, then drain under them.
@@ -1343,16 +1352,21 @@ mod processes {
         let server = server!();
         let name = "fleet";
         // Bounded, so producers also wait for room across processes.
-        let queue = open(&server, name, options().bounded(100)).await;
+        // Leases long enough that a consumer holding a batch on a loaded host keeps it:
+        // this test is about ids and counts across processes, not expiry.
+        let queue = open(&server, name, options().bounded(100).lease(LONG_LEASE)).await;
         let per_producer = 5000u64;
         let cap = ("TALLY_REDIS_CAP", "100".to_string());
         let count = ("TALLY_REDIS_COUNT", per_producer.to_string());
         let mut consumers: Vec<_> = (0..3)
-            .map(|_| child(&server, name, "consumer", rt, core::slice::from_ref(&cap)))
+            .map(|_| child(&server, name, "consumer", rt, &[cap.clone(), long_lease()]))
             .collect();
         let consumer_readers: Vec<_> = consumers.iter_mut().map(Reader::new).collect();
         let mut producers: Vec<_> = (0..2)
-            .map(|_| child(&server, name, "producer", rt, &[count.clone(), cap.clone()]))
+            .map(|_| {
+                let env = [count.clone(), cap.clone(), long_lease()];
+                child(&server, name, "producer", rt, &env)
+            })
             .collect();
         let producer_readers: Vec<_> = producers.iter_mut().map(Reader::new).collect();
         let mut put = BTreeSet::new();

@@ -327,21 +327,44 @@ macro_rules! clock_server {
     };
 }
 
-/// Runs a test body (an `async fn(Rt)`) once on tokio and once on smol.
+/// Makes one test of each body (an `async fn(Rt)`), which runs it on tokio and on smol at
+/// once (see [`on_both_runtimes`]).
 #[macro_export]
 macro_rules! on_both {
     ($($name:ident),* $(,)?) => {$(
         mod $name {
             #[test]
-            fn tokio() {
-                $crate::common::Rt::Tokio.block_on(super::$name($crate::common::Rt::Tokio));
-            }
-            #[test]
-            fn smol() {
-                $crate::common::Rt::Smol.block_on(super::$name($crate::common::Rt::Smol));
+            fn tokio_and_smol() {
+                $crate::common::on_both_runtimes(stringify!($name), super::$name);
             }
         }
     )*};
+}
+
+/// Runs `body` on tokio (here) and on smol (on a thread of its own) at the same time, and
+/// fails if either fails, naming it. The two halves are apart (each starts its own
+/// server); running them at once keeps the suite's wall time down, since most of it is
+/// waiting (leases, polls, child processes), not work.
+pub fn on_both_runtimes<F, Fut>(name: &str, body: F)
+where
+    F: Fn(Rt) -> Fut + Send + Copy + 'static,
+    Fut: std::future::Future<Output = ()>,
+{
+    let smol = std::thread::Builder::new()
+        .name(format!("{name} on smol"))
+        .spawn(move || Rt::Smol.block_on(body(Rt::Smol)))
+        .expect("spawn the smol half");
+    let tokio = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        Rt::Tokio.block_on(body(Rt::Tokio))
+    }));
+    let smol = smol.join();
+    for (runtime, outcome) in [("tokio", tokio), ("smol", smol)] {
+        if let Err(panic) = outcome {
+            use std::io::Write;
+            writeln!(std::io::stderr(), "{name} failed on {runtime}").ok();
+            std::panic::resume_unwind(panic);
+        }
+    }
 }
 
 /// The runtime a test body runs on.

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use tally_queue::Outcome;
-use tally_redis::{AbandonPolicy, Bytes, GetError, Options, Queue};
+use tally_redis::{AbandonPolicy, Bytes, GetError, Options, Queue, ResolveError};
 
 use super::{report, sleep, Rt};
 
@@ -120,8 +120,13 @@ async fn consumer(queue: Queue<Bytes>) {
                 Ok(job) => {
                     let (id, attempt) = (job.id().get(), job.attempt());
                     let outcome = outcome_for(id);
-                    job.resolve(outcome).await.unwrap();
-                    report(format!("END {id} {outcome} {attempt}"));
+                    // Stale: its lease ran out on a loaded host and another consumer took
+                    // it over; that one reports it.
+                    match job.resolve(outcome).await {
+                        Ok(_) => report(format!("END {id} {outcome} {attempt}")),
+                        Err(ResolveError::Stale(_)) => {}
+                        Err(other) => panic!("consumer: {other}"),
+                    }
                 }
                 Err(GetError::ShutDown) => break,
                 Err(other) => panic!("consumer: {other}"),
@@ -148,8 +153,13 @@ async fn consumer(queue: Queue<Bytes>) {
             .collect();
         let (answers, next) = queue.resolve_and_get(resolves, batch()).await.unwrap();
         for (answer, line) in answers.into_iter().zip(lines) {
-            answer.unwrap();
-            report(line);
+            // Stale: its lease ran out on a loaded host and another consumer took it over;
+            // that one reports it.
+            match answer {
+                Ok(_) => report(line),
+                Err(ResolveError::Stale(_)) => {}
+                Err(other) => panic!("consumer: {other}"),
+            }
         }
         jobs = if next.is_empty() {
             match queue.get_many(batch()).await {
