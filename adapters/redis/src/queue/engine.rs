@@ -132,6 +132,17 @@ impl How {
         }
     }
 
+    /// The letter the step script knows it by.
+    fn letter(self) -> &'static str {
+        match self {
+            How::Succeeded => "s",
+            How::Rejected => "r",
+            How::Uncertain => "u",
+            How::Abandoned => "a",
+            How::Foreign => "f",
+        }
+    }
+
     /// The word whose capital initial is `letter` (a repeat's answer).
     fn of_initial(letter: char) -> Option<&'static str> {
         Some(match letter {
@@ -469,23 +480,29 @@ impl<C: Codec> Engine<C> {
             }
             (core::mem::take(&mut local.forget), look)
         };
+        let extras: Vec<(usize, &Resolve<'_>)> = resolves
+            .iter()
+            .enumerate()
+            .filter(|(_, resolve)| !resolve.reason.is_empty() || !resolve.lost.is_empty())
+            .collect();
         let mut args = args![
             self.consumer,
             token,
             max,
             self.mono_ms(),
             if look { "1" } else { "0" },
-            resolves.len()
+            resolves.len(),
+            extras.len()
         ];
+        args.reserve(3 * resolves.len() + 3 * extras.len());
         for resolve in resolves {
+            args.push(resolve.entry.as_bytes().to_vec());
+            args.push(resolve.attempt.to_string().into_bytes());
+            args.push(resolve.how.letter().as_bytes().to_vec());
+        }
+        for (at, resolve) in extras {
             let lost: Vec<String> = resolve.lost.iter().map(u64::to_string).collect();
-            args.extend(args![
-                resolve.entry,
-                resolve.attempt,
-                resolve.how.word(),
-                resolve.reason,
-                lost.join(",")
-            ]);
+            args.extend(args![at + 1, resolve.reason, lost.join(",")]);
         }
         let record = self.keys.record(token);
         let forgotten: Vec<String> = forget.iter().map(|t| self.keys.record(*t)).collect();
@@ -559,12 +576,18 @@ impl<C: Codec> Engine<C> {
                 resolved.push(answer);
             }
         }
-        let mut raw = Vec::with_capacity(reply.left() / 4);
-        while reply.left() >= 4 {
-            let entry = reply.text()?;
-            let id = reply.text()?;
-            let attempt = reply.int()?;
-            let bytes = reply.bytes()?;
+        let mut raw = Vec::new();
+        let Value::Array(reclaimed) = reply.value()? else {
+            return Err(Error::Protocol("step: reclaimed entries".into()));
+        };
+        let mut reclaimed = reclaimed.into_iter();
+        while let (Some(entry), Some(id), Some(attempt), Some(bytes)) = (
+            reclaimed.next(),
+            reclaimed.next(),
+            reclaimed.next(),
+            reclaimed.next(),
+        ) {
+            let id = reply::text(id)?;
             let id = if id.is_empty() {
                 None
             } else {
@@ -573,7 +596,26 @@ impl<C: Codec> Engine<C> {
                         .map_err(|_| Error::Protocol(format!("a job id {id:?}")))?,
                 ))
             };
-            raw.push((entry, id, attempt, bytes));
+            let attempt = match attempt {
+                Value::Int(n) if n > 0 => n as u64,
+                other => return Err(Error::Protocol(format!("an attempt {other:?}"))),
+            };
+            let bytes = match bytes {
+                Value::BulkString(bytes) => bytes,
+                other => reply::text(other)?.into_bytes(),
+            };
+            raw.push((reply::text(entry)?, id, attempt, bytes));
+        }
+        let Value::Array(fresh) = reply.value()? else {
+            return Err(Error::Protocol("step: new entries".into()));
+        };
+        raw.reserve(fresh.len());
+        for value in fresh {
+            let (entry, fields) = reply::entry(value)?;
+            match job_fields(fields) {
+                Some((id, bytes)) => raw.push((entry, Some(id), 1, bytes)),
+                None => raw.push((entry, None, 1, Vec::new())),
+            }
         }
         Ok((resolved, raw, then))
     }
@@ -899,20 +941,17 @@ impl<C: Codec> Engine<C> {
     }
 }
 
-/// The job id and payload of an entry's fields, if it is one this crate wrote.
+/// The job id and payload of an entry's fields, if it is one this crate wrote: exactly
+/// the fields `j` (a number) and `p`, in that order (as the scripts check).
 fn job_fields(fields: Vec<(String, Vec<u8>)>) -> Option<(JobId, Vec<u8>)> {
-    let mut id = None;
-    let mut bytes = None;
-    for (name, value) in fields {
-        match name.as_str() {
-            "j" => {
-                id = core::str::from_utf8(&value)
-                    .ok()
-                    .and_then(|text| text.parse().ok())
-            }
-            "p" => bytes = Some(value),
-            _ => {}
-        }
+    let mut fields = fields.into_iter();
+    let (Some((j, id)), Some((p, bytes)), None) = (fields.next(), fields.next(), fields.next())
+    else {
+        return None;
+    };
+    if j != "j" || p != "p" {
+        return None;
     }
-    Some((JobId::from_raw(id?), bytes?))
+    let id = core::str::from_utf8(&id).ok()?.parse().ok()?;
+    Some((JobId::from_raw(id), bytes))
 }

@@ -68,6 +68,13 @@ impl Reply {
         }
     }
 
+    /// The next value as it came.
+    pub(crate) fn value(&mut self) -> Result<Value, Error> {
+        self.rest
+            .next()
+            .ok_or_else(|| Error::Protocol("reply too short".into()))
+    }
+
     pub(crate) fn unexpected(&self) -> Error {
         Error::Protocol(format!("unexpected status {:?}", self.status))
     }

@@ -4,19 +4,22 @@
 -- KEYS: 4 the wake-up stream, 5 the record of this call's resolves (for a repeat after a
 -- lost reply), 6.. records of this consumer's earlier calls whose replies came back, to
 -- delete. ARGV: 2 consumer, 3 get token, 4 max, 5 the handle's monotonic clock (ms), 6 '1'
--- to look for expired leases, 7 number of resolves, then per resolve: entry, attempt,
--- how (succeeded, rejected, uncertain, abandoned, foreign), reason ('' for how), and the
--- tokens of earlier calls with this resolve whose replies were lost (comma-separated).
+-- to look for expired leases, 7 number of resolves, 8 number of extras, then per resolve:
+-- entry, attempt, how (s succeeded, r rejected, u uncertain, a abandoned, f foreign);
+-- then per extra: the resolve's number (from 1), its reason (kept in its record), and
+-- the tokens of earlier calls with it whose replies were lost (comma-separated).
 -- Reply: status ('ok', 'empty', 'shutdown', 'void', 'gone', 'foreign'), the id to block
 -- after ('empty' only), one letter per resolve ('o' counted, 's' stale, or the capital
--- initial of how an earlier call counted it), then per item: entry, job id ('' for an
--- entry something else wrote: resolve it as foreign), attempt, payload.
+-- initial of how an earlier call counted it), the reclaimed entries (entry, job id ('' for
+-- an entry something else wrote: resolve it as foreign), attempt, payload each), and the
+-- new entries as XREADGROUP gives them (attempt 1).
+-- A record (KEYS[5]) is ' id id … |' and the initials of how each was counted.
 -- Before the first write every key a later write needs is known good: the stream by the
 -- read of this consumer's pending list, the meta by its read, the counters (when more
 -- than one moves) by a read, the record lists by their type; and the first write is the
 -- wake-up, whose failure is caught.
 local me, token, max, mono = ARGV[2], ARGV[3], tonumber(ARGV[4]), ARGV[5]
-local look, nres = ARGV[6] == '1', tonumber(ARGV[7])
+local look, nres, nextra = ARGV[6] == '1', tonumber(ARGV[7]), tonumber(ARGV[8])
 local ENDS, REC = KEYS[4], KEYS[5]
 local m = redis.call('HMGET', META, 'state', 'lease_ms', 'max_att', 'repeat_ms', 'reclaim_at',
   'v:' .. me)
@@ -38,22 +41,8 @@ end
 if nres == 0 and not reclaiming and max > 0 and state == 'open' then
   local got = redis.call('XREADGROUP', 'GROUP', G, me, 'COUNT', max, 'STREAMS', S, '>')
   if got then
-    local reply = {'ok', '', ''}
-    for _, e in ipairs(got[1][2]) do
-      local f = e[2]
-      reply[#reply + 1] = e[1]
-      if ours(f) then
-        reply[#reply + 1] = f[2]
-        reply[#reply + 1] = 1
-        reply[#reply + 1] = f[4]
-      else
-        reply[#reply + 1] = ''
-        reply[#reply + 1] = 1
-        reply[#reply + 1] = ''
-      end
-    end
     if #KEYS > 5 then redis.call('DEL', unpack(KEYS, 6)) end
-    return reply
+    return {'ok', '', '', {}, got[1][2]}
   end
 end
 if reclaiming then
@@ -63,50 +52,59 @@ if reclaiming then
 end
 
 -- Resolves, fenced: each counts only if this consumer holds the entry at that attempt.
-local codes, acks, kept, records, counts, fields = {}, {}, {}, {}, {}, 0
+local HOW = {s = 'succeeded', r = 'rejected', u = 'uncertain', a = 'abandoned', f = 'foreign'}
+local codes, acks, letters, records, counts, fields = {}, {}, {}, {}, {}, 0
 local function count(name)
   if not counts[name] then fields = fields + 1 end
   counts[name] = (counts[name] or 0) + 1
 end
 if nres > 0 then
+  local extras = {}
+  for k = 0, nextra - 1 do
+    local at = 9 + 3 * nres + 3 * k
+    extras[tonumber(ARGV[at])] = {ARGV[at + 1], ARGV[at + 2]}
+  end
   local held = {}
   local rows
   if nres == 1 then
-    rows = redis.call('XPENDING', S, G, ARGV[8], ARGV[8], 1, me)
+    rows = redis.call('XPENDING', S, G, ARGV[9], ARGV[9], 1, me)
   else
     rows = redis.call('XPENDING', S, G, '-', '+', 1000000, me)
   end
   for _, p in ipairs(rows) do held[p[1]] = p[4] end
-  local prefix = TAG .. ':done:' .. me .. ':'
-  for i = 0, nres - 1 do
-    local at = 8 + 5 * i
-    local sid, attempt, how, lost = ARGV[at], tonumber(ARGV[at + 1]), ARGV[at + 2], ARGV[at + 4]
+  for i = 1, nres do
+    local at = 6 + 3 * i
+    local sid, attempt, letter = ARGV[at], tonumber(ARGV[at + 1]), ARGV[at + 2]
+    local extra = extras[i]
     local earlier = nil
-    if lost ~= '' then
-      for lost_token in string.gmatch(lost, '[^,]+') do
-        local rec = redis.call('GET', prefix .. lost_token)
-        local mark = '\n' .. sid .. ' ' .. attempt .. ' '
-        local found = rec and string.find(rec, mark, 1, true)
+    if extra and extra[2] ~= '' then
+      -- A repeat after lost replies: did one of those calls count it?
+      for lost_token in string.gmatch(extra[2], '[^,]+') do
+        local rec = redis.call('GET', TAG .. ':done:' .. me .. ':' .. lost_token)
+        local found = rec and string.find(rec, ' ' .. sid .. ' ', 1, true)
         if found then
-          earlier = string.match(rec, '^(%a+)', found + #mark)
+          local _, n = string.gsub(string.sub(rec, 1, found), ' ', '')
+          local bar = string.find(rec, '|', 1, true)
+          earlier = string.sub(rec, bar + n, bar + n)
           break
         end
       end
     end
     if earlier then
-      codes[#codes + 1] = string.upper(string.sub(earlier, 1, 1))
+      codes[i] = string.upper(earlier)
     elseif held[sid] == attempt then
       held[sid] = nil
-      codes[#codes + 1] = 'o'
+      codes[i] = 'o'
       acks[#acks + 1] = sid
-      kept[#kept + 1] = '\n' .. sid .. ' ' .. attempt .. ' ' .. how
+      letters[#letters + 1] = letter
+      local how = HOW[letter]
       count(how)
-      if how ~= 'succeeded' and how ~= 'rejected' then
-        records[#records + 1] = {sid, attempt, how, ARGV[at + 3]}
-        if how == 'abandoned' then count('dead') end
+      if letter ~= 's' and letter ~= 'r' then
+        records[#records + 1] = {sid, attempt, how, extra and extra[1] or ''}
+        if letter == 'a' then count('dead') end
       end
     else
-      codes[#codes + 1] = 's'
+      codes[i] = 's'
       count('stale')
     end
   end
@@ -148,7 +146,7 @@ if #acks > 0 then
     redis.call('XACK', S, G, unpack(acks, i, last))
     redis.call('XDEL', S, unpack(acks, i, last))
   end
-  redis.call('SET', REC, table.concat(kept), 'PX', m[4])
+  redis.call('SET', REC, ' ' .. table.concat(acks, ' ') .. ' |' .. table.concat(letters), 'PX', m[4])
 end
 if #KEYS > 5 then redis.call('DEL', unpack(KEYS, 6)) end
 
@@ -188,10 +186,12 @@ if reclaiming and rare().clock_ok(me, mono, lease) then
     redis.call('HSET', META, 'reclaim_at', t + math.max(1, math.floor(lease / 4)))
   end
 end
+local fresh = {}
 if max > 0 and items < max and state ~= 'closed' then
-  local r = redis.call('XREADGROUP', 'GROUP', G, me, 'COUNT', max - items, 'STREAMS', S, '>')
-  if r then
-    for _, e in ipairs(r[1][2]) do give(e[1], e[2], 1) end
+  local got = redis.call('XREADGROUP', 'GROUP', G, me, 'COUNT', max - items, 'STREAMS', S, '>')
+  if got then
+    fresh = got[1][2]
+    items = items + #fresh
   end
 end
 
@@ -213,6 +213,4 @@ if max > 0 and items == 0 then
     end
   end
 end
-local reply = {status, after, table.concat(codes)}
-for _, v in ipairs(out) do reply[#reply + 1] = v end
-return reply
+return {status, after, table.concat(codes), out, fresh}
