@@ -157,8 +157,8 @@ impl TrackingLatch {
             return Err(CreateError::Name(NameError::Duplicate(pair[0].clone())));
         }
         options.check()?;
-        let inner = LatchEngine::new(client, name, names, options);
-        let mut reply = inner.create().await?;
+        let engine = LatchEngine::new(client, name, names, options);
+        let mut reply = engine.create().await?;
         match reply.status.as_str() {
             "created" | "ok" => {}
             "names" => {
@@ -169,14 +169,14 @@ impl TrackingLatch {
                         .filter(|n| !n.is_empty())
                         .map(ToString::to_string)
                         .collect(),
-                    given: inner.names.clone(),
+                    given: engine.names.clone(),
                 });
             }
             "mismatch" => {
                 let field = reply.text()?;
                 let stored = reply.text()?;
                 let given = match field.as_str() {
-                    "lease_ms" => inner.lease_ms().to_string(),
+                    "lease_ms" => engine.lease_ms().to_string(),
                     "policy" => options.on_expiry.word().to_string(),
                     _ => "1".to_string(),
                 };
@@ -189,7 +189,7 @@ impl TrackingLatch {
             _ => return Err(reply.unexpected().into()),
         }
         Ok(TrackingLatch {
-            engine: Arc::new(inner),
+            engine: Arc::new(engine),
         })
     }
 
@@ -513,9 +513,9 @@ impl TrackingLatch {
     /// # }
     /// ```
     pub async fn maintain_once(&self) -> Result<(), Error> {
-        let inner = &self.engine;
+        let engine = &self.engine;
         let (held, dropped, unknown) = {
-            let mut local = inner.local();
+            let mut local = engine.local();
             (
                 local.held.clone(),
                 core::mem::take(&mut local.dropped),
@@ -528,20 +528,20 @@ impl TrackingLatch {
         // fails the latch.
         let mut unknown = unknown.into_iter();
         while let Some((name, holder)) = unknown.next() {
-            if let Err(error) = inner.release_unknown(&name, &holder).await {
-                let mut local = inner.local();
+            if let Err(error) = engine.release_unknown(&name, &holder).await {
+                let mut local = engine.local();
                 local.unknown.push((name, holder));
                 local.unknown.extend(unknown);
                 first_error.get_or_insert(error);
                 break;
             }
         }
-        match inner.heartbeat(&held).await {
+        match engine.heartbeat(&held).await {
             Ok(lost) => {
                 // A lost lease stays lost: its handle's report will be refused as stale.
                 for name in lost {
                     for (n, holder) in held.iter().filter(|(n, _)| *n == name) {
-                        inner.release(n, holder);
+                        engine.release(n, holder);
                     }
                 }
             }
@@ -551,18 +551,18 @@ impl TrackingLatch {
         }
         let mut dropped = dropped.into_iter();
         for gone in dropped.by_ref() {
-            let sent = inner
+            let sent = engine
                 .fail(&gone.name, &gone.holder, "abandoned", "", gone.panicking)
                 .await;
             if let Err(error) = sent {
-                let mut local = inner.local();
+                let mut local = engine.local();
                 local.dropped.push(gone);
                 local.dropped.extend(dropped);
                 first_error.get_or_insert(error);
                 break;
             }
         }
-        if let Err(error) = inner.state().await {
+        if let Err(error) = engine.state().await {
             first_error.get_or_insert(error);
         }
         match first_error {
@@ -590,12 +590,12 @@ impl TrackingLatch {
         F: FnMut(Duration) -> S,
         S: Future,
     {
-        let inner = &self.engine;
+        let engine = &self.engine;
         crate::server::maintenance::every_third_of_a_lease(
-            inner.options.lease,
-            &inner.wake,
+            engine.options.lease,
+            &engine.wake,
             || {
-                let local = inner.local();
+                let local = engine.local();
                 !local.dropped.is_empty() || !local.unknown.is_empty()
             },
             || async { self.maintain_once().await.is_ok() },

@@ -140,6 +140,7 @@ const _: () = {
     send_sync::<PutError<Vec<u8>>>();
     send_sync::<ResolveError<Bytes>>();
     send_sync::<RetryError<Bytes>>();
+    send_sync::<ResolveManyError<Bytes>>();
     send_sync::<TrackingLatch>();
     send_sync::<Counter>();
     send_sync::<LatchWaitError>();
