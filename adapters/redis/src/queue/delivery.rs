@@ -106,8 +106,9 @@ impl<C: Codec> Delivery<C> {
     /// # Errors
     ///
     /// [`ResolveError::Stale`] if this attempt no longer holds the job (not counted);
-    /// [`ResolveError::Redis`] with the delivery back if the server was unreachable or the
-    /// reply was lost: call again, a repeat is never counted twice.
+    /// [`ResolveError::Gone`] if the queue's keys are gone; [`ResolveError::Redis`] with
+    /// the delivery back if the server was unreachable, refused, or the reply was lost:
+    /// call again, a repeat is never counted twice.
     ///
     /// # Examples
     ///
@@ -235,6 +236,7 @@ impl<C: Codec> Delivery<C> {
     /// # Errors
     ///
     /// [`RetryError::Stale`] if this attempt no longer holds the job (nothing changed);
+    /// [`RetryError::Gone`] if the queue's keys are gone;
     /// [`RetryError::ShutDown`] or [`RetryError::Full`] with the delivery back;
     /// [`RetryError::Redis`] with the delivery back if the server was unreachable or the
     /// reply was lost: call again, a repeat of a retry that happened changes nothing more.
