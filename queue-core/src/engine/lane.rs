@@ -59,12 +59,16 @@ impl<T> Lane<T> {
     /// Puts a returned item at the back of the lane, or hands it back if the lane is
     /// closed.
     pub(crate) fn push(&self, returned: Returned<T>) -> Result<(), Returned<T>> {
-        // Relaxed (both): a count; the push carries the item's ordering, and the getters'
-        // notification that follows orders both before a waiting get's re-check.
-        self.len.fetch_add(1, Ordering::Relaxed);
+        // Release: a ledger snapshot that acquires this count sees the item's take (it
+        // happened before the item came back), so the snapshot counts no returned item it
+        // has not seen taken (see `tally.rs`). The push carries the item's own ordering,
+        // and the getters' notification that follows orders both before a waiting get's
+        // re-check.
+        self.len.fetch_add(1, Ordering::Release);
         match self.items.push(returned) {
             Ok(()) => Ok(()),
             Err(PushError::Closed(returned) | PushError::Full(returned)) => {
+                // Relaxed: undoing our own count.
                 self.len.fetch_sub(1, Ordering::Relaxed);
                 Err(returned)
             }

@@ -218,18 +218,19 @@ impl<'a> Class<'a> {
         }
     }
 
-    /// Hands `n` held turns to as many listeners not yet notified; revokes those that
-    /// reach nobody. Returns whether anyone was notified.
+    /// Hands `n` held turns to as many listeners not yet notified. Returns whether anyone
+    /// was notified.
+    ///
+    /// The turns are revoked first and granted again to each listener reached, so that the
+    /// read-modify-write of `anyone` publishes the revocation: a waiter counted in after
+    /// it, whom the notification below may miss, then re-checks without counting these
+    /// turns as owed. Revoked after the notification, they could still read as owed to that
+    /// waiter's re-check, which would leave an item alone for a turn nobody holds and
+    /// sleep beside it.
     #[cold]
     fn pass_on(self, n: usize) -> bool {
-        let reached = if self.anyone() {
-            self.notify_uncounted(n)
-        } else {
-            0
-        };
-        // The turns that reached a listener stay owed, now to it.
-        self.waiters.turns.revoke(n - reached.min(n));
-        reached != 0
+        self.waiters.turns.revoke(n);
+        self.anyone() && self.signal(n)
     }
 
     /// Whether a listener may be registered, ordered after everything this thread
