@@ -5,7 +5,9 @@
 use std::sync::Arc;
 
 use loom::thread;
-use tally_queue::{GetError, PutError, Queue, TryPutError};
+use tally_queue::{
+    AbandonPolicy, DeadReason, GetError, JobEvent, Journal, PutError, Queue, TryPutError,
+};
 
 /// put vs get+resolve vs join: a join that starts after the put returned comes back only
 /// once the item was resolved, whatever the interleaving (level-triggered, no lost
@@ -508,6 +510,34 @@ fn dropped_woken_get_passes_its_turn_on() {
     });
 }
 
+/// Passing a turn on as a dropped get does: a get asleep is notified for an item (its turn
+/// granted) and dropped before it runs again, while a second get starts waiting. The turn
+/// reaches the second get, or reaches nobody and is revoked, and then the second get's
+/// check finds the item free: either way the second get is served (a lost hand-off
+/// deadlocks the model).
+#[test]
+fn notified_get_dropped_vs_registering_get() {
+    use std::future::Future;
+    use std::task::{Context, Waker};
+    loom::model(|| {
+        let queue = Arc::new(Queue::<u8>::bounded(1).unwrap());
+        let mut first = Box::pin(queue.get());
+        let pending = first
+            .as_mut()
+            .poll(&mut Context::from_waker(Waker::noop()))
+            .is_pending();
+        assert!(pending);
+        let second = {
+            let queue = Arc::clone(&queue);
+            thread::spawn(move || queue.get_blocking().map(|d| d.succeed()).ok())
+        };
+        // The put notifies the first get, which waits longest, and grants it its turn.
+        queue.try_put(5).unwrap();
+        drop(first);
+        assert_eq!(second.join().unwrap(), Some(5));
+    });
+}
+
 /// The last two producers leaving at once vs a waiting worker: exactly one exit shuts the
 /// queue down, the item put before it is delivered, and the worker then stops.
 #[test]
@@ -583,7 +613,6 @@ fn cancel_in_flight_vs_delivery_handed_out() {
 /// reports that as a deadlock) and the ledger balances.
 #[test]
 fn redelivery_vs_shutdown_now() {
-    use tally_queue::{AbandonPolicy, DeadReason};
     loom::model(|| {
         let queue = Arc::new(
             Queue::<u8>::unbounded().with_abandon_policy(AbandonPolicy::redeliver(3).unwrap()),
@@ -789,4 +818,175 @@ fn succeed_the_rest(queue: &Queue<u8>) -> usize {
         taken += 1;
     }
     taken
+}
+
+// ------------------------------------------------------------------ the engine's invariants
+
+/// Monotone counters: an observer takes two ledger snapshots while a worker puts, takes,
+/// succeeds, takes and rejects. Each of the six counts of a later snapshot is at least the
+/// earlier one's; every snapshot balances, and its gauges are at most `accepted`.
+fn ledger_snapshots_never_go_down(queue: fn() -> Queue<u8>) {
+    loom::model(move || {
+        let queue = Arc::new(queue());
+        queue.try_put(1).unwrap();
+        let worker = {
+            let queue = Arc::clone(&queue);
+            thread::spawn(move || {
+                queue.try_put(2).unwrap();
+                queue.try_get().unwrap().succeed();
+                queue.try_get().unwrap().reject();
+            })
+        };
+        let first = queue.ledger();
+        let second = queue.ledger();
+        worker.join().unwrap();
+        let last = queue.ledger();
+        for ledger in [&first, &second, &last] {
+            assert!(ledger.is_balanced(), "{ledger:?}");
+            assert!(ledger.buffered <= ledger.accepted, "{ledger:?}");
+            assert!(ledger.in_flight <= ledger.accepted, "{ledger:?}");
+        }
+        for (earlier, later) in [(&first, &second), (&second, &last)] {
+            let counts = |l: &tally_queue::Ledger| {
+                [
+                    l.accepted,
+                    l.succeeded,
+                    l.rejected,
+                    l.uncertain,
+                    l.abandoned,
+                    l.discarded,
+                ]
+            };
+            let (before, after) = (counts(earlier), counts(later));
+            assert!(
+                before.iter().zip(&after).all(|(b, a)| b <= a),
+                "a count went down: {earlier:?} then {later:?}"
+            );
+        }
+        assert_eq!(
+            (
+                last.accepted,
+                last.succeeded,
+                last.rejected,
+                last.buffered,
+                last.in_flight
+            ),
+            (2, 1, 1, 0, 0)
+        );
+    });
+}
+
+/// [`ledger_snapshots_never_go_down`] on the ring, whose put and take step the counts in
+/// its words.
+#[test]
+fn ledger_snapshots_never_go_down_on_the_ring() {
+    ledger_snapshots_never_go_down(|| Queue::bounded(2).unwrap());
+}
+
+/// [`ledger_snapshots_never_go_down`] on the growable buffer.
+#[test]
+fn ledger_snapshots_never_go_down_on_the_growable_buffer() {
+    ledger_snapshots_never_go_down(Queue::unbounded);
+}
+
+/// A journal for the models: every event, in the order recorded.
+#[derive(Default)]
+struct Events(loom::sync::Mutex<Vec<JobEvent>>);
+
+impl Journal for Events {
+    fn record(&self, event: JobEvent) {
+        self.0.lock().unwrap().push(event);
+    }
+}
+
+/// A put vs `shutdown_now` vs a `try_get` on the growable buffer, which keeps its closed
+/// flag in the word ids are drawn from: a put that drew an id is accepted, and one that
+/// lands after the drain finds the buffer drained. The item is handed back by the drain,
+/// delivered, or dead-lettered (`ShutDownNow`, 0 attempts) exactly once, never lost, or
+/// the put is refused with its item; the ledger settles and balances. With a journal, it
+/// hears of each fate in order.
+fn put_vs_shutdown_now_vs_try_get(queue: Queue<u8>, events: Option<Arc<Events>>) {
+    let queue = Arc::new(queue);
+    let producer = {
+        let queue = Arc::clone(&queue);
+        thread::spawn(move || queue.try_put(1))
+    };
+    let drainer = {
+        let queue = Arc::clone(&queue);
+        thread::spawn(move || queue.shutdown_now())
+    };
+    let got = queue.try_get().ok().map(|delivery| delivery.succeed());
+    let put = producer.join().unwrap();
+    let drained = drainer.join().unwrap();
+    let dead = queue.take_dead_letters();
+    let ledger = queue.join_blocking();
+    assert!(ledger.is_balanced(), "{ledger:?}");
+    assert_eq!(queue.unfinished(), 0);
+    let fates = usize::from(got.is_some()) + drained.len() + dead.len();
+    let id = match put {
+        Ok(id) => id,
+        Err(refused) => {
+            assert!(matches!(refused, TryPutError::ShutDown(1)));
+            assert_eq!(fates, 0);
+            assert_eq!(ledger.accepted, 0);
+            return;
+        }
+    };
+    assert_eq!(fates, 1, "{got:?} {drained:?} {}", dead.len());
+    if let Some(letter) = dead.first() {
+        assert_eq!(
+            (letter.id, letter.attempts, letter.reason, letter.item),
+            (id, 0, DeadReason::ShutDownNow, 1)
+        );
+    }
+    if let Some(entry) = drained.first() {
+        assert_eq!(*entry, (id, 1));
+    }
+    assert_eq!(
+        (ledger.accepted, ledger.succeeded, ledger.discarded),
+        (
+            1,
+            u64::from(got.is_some()),
+            (drained.len() + dead.len()) as u64
+        )
+    );
+    if let Some(events) = events {
+        let recorded = events.0.lock().unwrap().clone();
+        let fate: &[JobEvent] = if got.is_some() {
+            &[
+                JobEvent::Delivered { id, attempt: 1 },
+                JobEvent::Ended {
+                    id,
+                    outcome: tally_queue::Outcome::Succeeded,
+                },
+            ]
+        } else if dead.is_empty() {
+            &[JobEvent::Discarded(id)]
+        } else {
+            &[
+                JobEvent::Discarded(id),
+                JobEvent::DeadLettered { id, attempts: 0 },
+            ]
+        };
+        assert_eq!(recorded[0], JobEvent::Accepted(id));
+        assert_eq!(&recorded[1..], fate);
+    }
+}
+
+/// [`put_vs_shutdown_now_vs_try_get`] on an unbounded queue.
+#[test]
+fn growable_put_vs_shutdown_now_vs_try_get() {
+    loom::model(|| put_vs_shutdown_now_vs_try_get(Queue::unbounded(), None));
+}
+
+/// [`growable_put_vs_shutdown_now_vs_try_get`] on a journaled queue (bounded, so the
+/// growable buffer counts its slots too), whose put runs the journal between drawing its
+/// id and pushing its item.
+#[test]
+fn journaled_put_vs_shutdown_now_vs_try_get() {
+    loom::model(|| {
+        let events = Arc::new(Events::default());
+        let queue = Queue::bounded(2).unwrap().with_journal(Arc::clone(&events));
+        put_vs_shutdown_now_vs_try_get(queue, Some(events));
+    });
 }
