@@ -6,7 +6,8 @@ use std::sync::Arc;
 
 use loom::thread;
 use tally_queue::{
-    AbandonPolicy, DeadReason, GetError, JobEvent, Journal, PutError, Queue, TryPutError,
+    AbandonPolicy, DeadReason, GetError, JobEvent, Journal, OwnedDelivery, PutError, Queue,
+    TryPutError,
 };
 
 /// put vs get+resolve vs join: a join that starts after the put returned comes back only
@@ -988,5 +989,64 @@ fn journaled_put_vs_shutdown_now_vs_try_get() {
         let events = Arc::new(Events::default());
         let queue = Queue::bounded(2).unwrap().with_journal(Arc::clone(&events));
         put_vs_shutdown_now_vs_try_get(queue, Some(events));
+    });
+}
+
+/// A queue whose abandoned deliveries come back for a second attempt, on the ring.
+fn redelivering() -> Arc<Queue<u8>> {
+    let policy = AbandonPolicy::redeliver(2).unwrap();
+    Arc::new(Queue::bounded(1).unwrap().with_abandon_policy(policy))
+}
+
+/// What a delivery was: its attempt and its item, once resolved as succeeded.
+fn succeed_noting_attempt(delivery: tally_queue::Delivery<'_, u8>) -> (u32, u8) {
+    (delivery.attempt(), delivery.succeed())
+}
+
+/// The lane inside the turn check: an item comes back (`give_back`) while a get waits for
+/// work and a barging `try_get` runs. The item is delivered exactly once, as its second
+/// attempt; the waiting get is never left asleep while the item waits in the lane (a lost
+/// wake-up deadlocks the model); join returns.
+fn returned_item_vs_waiting_get_vs_barging_try_get(give_back: fn(OwnedDelivery<u8>)) {
+    loom::model(move || {
+        let queue = redelivering();
+        queue.try_put(1).unwrap();
+        let first = queue.try_get_owned().unwrap();
+        let getter = {
+            let queue = Arc::clone(&queue);
+            thread::spawn(move || queue.get_blocking().ok().map(succeed_noting_attempt))
+        };
+        let returner = thread::spawn(move || give_back(first));
+        let barged = queue.try_get().ok().map(succeed_noting_attempt);
+        returner.join().unwrap();
+        if barged.is_some() {
+            // Nothing is left for the getter: a shutdown tells it so, once nothing is
+            // unfinished (under `Redeliver`, gets wait for returns until then).
+            queue.shutdown();
+        }
+        let ledger = queue.join_blocking();
+        let got = getter.join().unwrap();
+        assert!(
+            barged.is_none() || got.is_none(),
+            "delivered twice: {barged:?} {got:?}"
+        );
+        assert_eq!(barged.or(got), Some((2, 1)), "delivered once, as attempt 2");
+        assert_eq!((ledger.accepted, ledger.succeeded), (1, 1));
+        assert!(ledger.is_balanced());
+    });
+}
+
+/// [`returned_item_vs_waiting_get_vs_barging_try_get`] for an item redelivered after its
+/// delivery was dropped.
+#[test]
+fn redelivered_item_vs_waiting_get_vs_barging_try_get() {
+    returned_item_vs_waiting_get_vs_barging_try_get(drop);
+}
+
+/// [`returned_item_vs_waiting_get_vs_barging_try_get`] for a retried item.
+#[test]
+fn retried_item_vs_waiting_get_vs_barging_try_get() {
+    returned_item_vs_waiting_get_vs_barging_try_get(|delivery| {
+        assert!(delivery.retry().is_ok());
     });
 }
