@@ -37,11 +37,12 @@ pub(crate) struct Returned<T> {
 /// See the module docs.
 pub(crate) struct Lane<T> {
     items: ConcurrentQueue<Returned<T>>,
-    /// Items in the lane or on their way in: raised before a push (lowered again if the
-    /// push fails), lowered before a pop (raised again if it finds nothing), so it never
-    /// counts an item on its way out. Every get reads it (one load of a line that only
-    /// returns write), so an empty lane costs a get nothing else; the ledger counts these
-    /// items as buffered (see `tally.rs`).
+    /// Items in the lane or on their way in or out: raised before a push (lowered again if
+    /// the push fails), lowered after a pop, so it never reads fewer items than the lane
+    /// holds: a get woken for a returned item finds it counted, whatever other pops do
+    /// meanwhile. Every get reads it (one load of a line that only returns write), so an
+    /// empty lane costs a get nothing else; the ledger counts these items as buffered (see
+    /// `tally.rs`).
     len: AtomicUsize,
     /// Gets that found the lane holding items: the even ones serve it.
     turn: AtomicUsize,
@@ -100,20 +101,14 @@ impl<T> Lane<T> {
 
     /// The oldest returned item.
     pub(crate) fn pop(&self) -> Option<Returned<T>> {
-        // Lowered first, and never below zero, so the count never reads more items than
-        // the lane holds. Relaxed (both): the pop carries the item's ordering.
-        self.len
-            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1))
-            .ok()?;
-        match self.items.pop() {
-            Ok(returned) => Some(returned),
-            Err(_) => {
-                // The item counted is still being pushed, or failed to be.
-                // Relaxed: as above.
-                self.len.fetch_add(1, Ordering::Relaxed);
-                None
-            }
-        }
+        // Popped first, and only then uncounted: a pop that lowered the count ahead of an
+        // item still being pushed would hide that item from the get its return wakes,
+        // which then sleeps beside it.
+        let returned = self.items.pop().ok()?;
+        // Relaxed: the pop carries the item's ordering; the count was raised before the
+        // push, so it is not below one here.
+        self.len.fetch_sub(1, Ordering::Relaxed);
+        Some(returned)
     }
 
     /// Closes the lane: returns from now on are handed back.
@@ -125,8 +120,8 @@ impl<T> Lane<T> {
         self.items.is_closed()
     }
 
-    /// Takes every item in the lane (after a close, every item it will ever hold, once the
-    /// pushes that raced the close are counted).
+    /// Takes every item in the lane (after a close, every item it will ever hold: a push
+    /// that raced the close either landed before it or is refused).
     pub(crate) fn drain(&self) -> Vec<Returned<T>> {
         let mut drained = Vec::new();
         while let Some(returned) = self.pop() {
