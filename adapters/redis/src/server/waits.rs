@@ -29,6 +29,9 @@ use crate::server::conn::{classify, lock, Conn, Live};
 use crate::server::error::Error;
 use crate::server::turns::{StreamId, Turns};
 
+/// What the leader's slot holds: the blocking connection and its client id, once dialled.
+type Held = Option<(Live, Option<i64>)>;
+
 /// The blocking connection and the waits that share it.
 #[derive(Debug, Default)]
 pub(crate) struct Waits {
@@ -36,7 +39,7 @@ pub(crate) struct Waits {
     /// The leader's slot was let go (a round ended, or a leader gave up its turn).
     done: Event,
     /// Held by the leader; inside, the blocking connection and its client id.
-    leader: async_lock::Mutex<Option<(Live, Option<i64>)>>,
+    leader: async_lock::Mutex<Held>,
 }
 
 impl Waits {
@@ -92,7 +95,7 @@ impl Waits {
     }
 
     /// One round: a blocking read over every registered key.
-    async fn lead(&self, conn: &Conn, slot: &mut Option<(Live, Option<i64>)>) -> Result<(), Error> {
+    async fn lead(&self, conn: &Conn, slot: &mut Held) -> Result<(), Error> {
         let mut turn = Turn {
             waits: self,
             finished: false,
@@ -155,7 +158,7 @@ impl Drop for Registered<'_> {
 /// that nobody hands on, and wait for good.)
 struct Slot<'a> {
     waits: &'a Waits,
-    guard: Option<async_lock::MutexGuard<'a, Option<(Live, Option<i64>)>>>,
+    guard: Option<async_lock::MutexGuard<'a, Held>>,
 }
 
 impl Drop for Slot<'_> {
