@@ -581,12 +581,9 @@ impl<C: Codec> Engine<C> {
         };
         let mut raw = Vec::with_capacity(handed.len() / 4);
         let mut handed = handed.into_iter();
-        while let (Some(entry), Some(id), Some(attempt), Some(bytes)) = (
-            handed.next(),
-            handed.next(),
-            handed.next(),
-            handed.next(),
-        ) {
+        while let (Some(entry), Some(id), Some(attempt), Some(bytes)) =
+            (handed.next(), handed.next(), handed.next(), handed.next())
+        {
             let id = reply::text(id)?;
             let id = if id.is_empty() {
                 None
