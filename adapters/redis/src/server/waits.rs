@@ -9,8 +9,10 @@
 //! round ends and every wait registered before it wakes. A wake-up is never the truth:
 //! each waiter re-reads its own state and waits again if it must.
 //!
-//! No wake-up is lost: a waiter registers its key before it checks the round, and the
-//! round is advanced (and `done` notified) under the state lock after the read returns.
+//! No wake-up is lost: a waiter listens and registers its key before it checks the round;
+//! the round is advanced under the state lock after the read returns; and `done` is
+//! notified only once the leader's slot is released, so a waiter that found the slot
+//! taken is told after it is free.
 //! A waiter that registers a key the leader's read does not cover interrupts that read
 //! (`CLIENT UNBLOCK`), so a new wait is not held up for the rest of someone else's round.
 //! A leader that is cancelled hands the turn on: its guard releases the slot, then notifies
