@@ -11,8 +11,10 @@
 //! ([`serves_next`](Lane::serves_next)): returned items go out oldest first, every other
 //! delivery, so a returned item waits for at most twice as many deliveries as there are
 //! returned items ahead of it (and one more), however large the fresh backlog; and fresh
-//! items keep moving even if every delivery comes back. The lane is closed by an immediate shutdown (and by a graceful one when no
-//! return may come after it), before it is drained, so a return racing the drain either
+//! items keep moving even if every delivery comes back.
+//!
+//! The lane is closed by an immediate shutdown (and by a graceful one when no return may
+//! come after it), before it is drained, so a return racing the drain either
 //! lands in the lane (and the drain hands it back) or finds it closed (and its caller
 //! deals with the item): never both, never neither.
 //!
@@ -60,6 +62,12 @@ impl<T> Lane<T> {
     /// Puts a returned item at the back of the lane, or hands it back if the lane is
     /// closed.
     pub(crate) fn push(&self, returned: Returned<T>) -> Result<(), Returned<T>> {
+        // A closed lane refuses before it counts: a refused item never left flight, so no
+        // ledger snapshot may count it buffered. (A push racing the close itself may still
+        // be counted for that moment, as any item on its way in is.)
+        if self.items.is_closed() {
+            return Err(returned);
+        }
         // Release: a ledger snapshot that acquires this count sees the item's take (it
         // happened before the item came back), so the snapshot counts no returned item it
         // has not seen taken (see `tally.rs`). The push carries the item's own ordering,
