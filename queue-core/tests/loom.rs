@@ -1050,3 +1050,48 @@ fn retried_item_vs_waiting_get_vs_barging_try_get() {
         assert!(delivery.retry().is_ok());
     });
 }
+
+/// Turns redeemed after the take: a get asleep before two puts is woken for the first, and
+/// a barging thread's two `try_get`s race it. The barger takes at most one item (the one
+/// put before the get's turn was granted, or the one the woken get left for it), the get
+/// is served, and nobody sleeps with an item left.
+fn woken_get_vs_barging_try_get_vs_two_puts(queue: Queue<u8>) {
+    use std::future::Future;
+    use std::task::Context;
+
+    let queue = Arc::new(queue);
+    let (flag, waker) = flag();
+    let mut get = queue.get_owned();
+    let first = std::pin::Pin::new(&mut get).poll(&mut Context::from_waker(&waker));
+    assert!(first.is_pending(), "the get waits before the puts");
+    let getter = thread::spawn(move || {
+        drive(&mut get, &flag, &waker)
+            .ok()
+            .map(|delivery| delivery.succeed())
+    });
+    let producer = {
+        let queue = Arc::clone(&queue);
+        thread::spawn(move || {
+            queue.try_put(1).unwrap();
+            queue.try_put(2).unwrap();
+        })
+    };
+    let barged: Vec<u8> = (0..2)
+        .filter_map(|_| queue.try_get().ok().map(|delivery| delivery.succeed()))
+        .collect();
+    producer.join().unwrap();
+    let got = getter.join().unwrap();
+    assert!(barged.len() <= 1, "the barger took {barged:?}");
+    assert!(got.is_some(), "the woken get was served");
+    let rest = succeed_the_rest(&queue);
+    assert_eq!(barged.len() + 1 + rest, 2);
+    let ledger = queue.ledger();
+    assert_eq!((ledger.accepted, ledger.succeeded), (2, 2));
+}
+
+/// [`woken_get_vs_barging_try_get_vs_two_puts`] on the ring, whose take reads the turns
+/// owed once it sees the item.
+#[test]
+fn woken_get_vs_barging_try_get_vs_two_puts_on_the_ring() {
+    loom::model(|| woken_get_vs_barging_try_get_vs_two_puts(Queue::bounded(2).unwrap()));
+}
