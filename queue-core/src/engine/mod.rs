@@ -271,6 +271,59 @@ impl<T> RawQueue<T> {
         wrap: impl FnOnce(Handout, T) -> D,
         delivered: Option<impl FnOnce(Handout)>,
     ) -> Result<D, TryGetError> {
+        if turn || delivered.is_some() || self.lane.may_hold() {
+            return self.take_any(turn, wrap, delivered);
+        }
+        // The common take: a getter without a turn, on an unobserved queue with nothing
+        // returned, takes a fresh item.
+        match self.buffer.take(|| self.owed_to_woken() as u64) {
+            Ok(taken) => {
+                let handout = Handout {
+                    id: taken.id,
+                    attempt: 1,
+                };
+                crate::events::delivered(handout.id, 1);
+                if taken.putters == Wake::No && !taken.last {
+                    // Nothing runs before the caller has the delivery: built where the
+                    // caller returns it.
+                    return Ok(wrap(handout, taken.item));
+                }
+                let delivery = wrap(handout, taken.item);
+                let after = After {
+                    putters: taken.putters,
+                    last: taken.last,
+                };
+                self.after_take(handout, after, false, None::<fn(Handout)>);
+                Ok(delivery)
+            }
+            Err(nothing) => self.take_after_nothing(nothing, wrap),
+        }
+    }
+
+    /// The buffer had nothing for a getter without a turn on an unobserved queue: a
+    /// returned item if one came meanwhile, or the answer (see `nothing_buffered`).
+    #[cold]
+    fn take_after_nothing<D>(
+        &self,
+        nothing: Nothing,
+        wrap: impl FnOnce(Handout, T) -> D,
+    ) -> Result<D, TryGetError> {
+        let (handout, item, after) = self.nothing_buffered(nothing, false)?;
+        crate::events::delivered(handout.id, handout.attempt);
+        let delivery = wrap(handout, item);
+        debug_assert_eq!(after, After::NOTHING, "a returned item frees no slot");
+        Ok(delivery)
+    }
+
+    /// [`take`](RawQueue::take) from every place, for a woken getter, an observed queue,
+    /// or while returned items wait.
+    #[inline]
+    fn take_any<D>(
+        &self,
+        turn: bool,
+        wrap: impl FnOnce(Handout, T) -> D,
+        delivered: Option<impl FnOnce(Handout)>,
+    ) -> Result<D, TryGetError> {
         let (handout, item, after) = self.take_item(turn)?;
         // The item first goes into its delivery; only then does anything run that could
         // panic or call back (wakers, the journal), and a delivery unwound by it ends as
@@ -477,9 +530,10 @@ impl<T> RawQueue<T> {
     /// concerns: putters if it freed slots, the joiners if it settled the queue.
     #[inline]
     fn ended(&self, n: u64) {
-        let ended = self.buffer.end(n);
-        if ended.wakes_anyone() {
-            self.wake_for_ended(ended, n as usize);
+        if let Some(ended) = self.buffer.end(n) {
+            if ended.wakes_anyone() {
+                self.wake_for_ended(ended, n as usize);
+            }
         }
     }
 

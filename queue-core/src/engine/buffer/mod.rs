@@ -164,25 +164,24 @@ impl<T> Buffer<T> {
         }
     }
 
-    /// Records `n` endings (resolutions, abandonments, discards).
+    /// Records `n` endings (resolutions, abandonments, discards). `None`: they concern
+    /// nobody, which a ring decides from the ending's own read-modify-write and one flag.
     #[inline]
-    pub(crate) fn end(&self, n: u64) -> Ended {
+    pub(crate) fn end(&self, n: u64) -> Option<Ended> {
         match &self.store {
             Store::Ring(ring) => {
                 let watch = self.watch_endings;
                 let (settled, joiners) = ring.end(n, watch);
                 if !(watch || joiners) {
-                    // The common ending: nobody to tell, decided by the ending's own
-                    // read-modify-write and one flag.
-                    return Ended::NOBODY;
+                    return None;
                 }
-                Ended {
+                Some(Ended {
                     settled,
                     joiners: Wake::counted_if(settled && joiners),
                     putters: Wake::check_if(matches!(self.limit, Limit::Unfinished(_))),
-                }
+                })
             }
-            Store::Growable(growable) => growable.end(n),
+            Store::Growable(growable) => Some(growable.end(n)),
         }
     }
 
@@ -291,10 +290,10 @@ mod tests {
             assert_eq!(buffer.unfinished(), 2);
             let next = buffer.take(|| 0).unwrap();
             assert_eq!(next.id, b);
-            let ended = buffer.end(1);
+            let ended = buffer.end(1).expect("watched");
             assert!(!ended.settled);
             assert_eq!((ended.joiners, ended.putters), (Wake::No, Wake::No));
-            assert!(buffer.end(1).settled);
+            assert!(buffer.end(1).expect("watched").settled);
             assert_eq!(buffer.counts(|_| ()).0, counts(2, 2, 2));
         }
     }
@@ -315,7 +314,7 @@ mod tests {
             let taken = buffer.take(|| 0).unwrap();
             assert_eq!(taken.putters, Wake::No);
             assert!(matches!(buffer.put(2, 0, |_| {}), Err(PutRefused::Full(2))));
-            let ended = buffer.end(1);
+            let ended = buffer.end(1).expect("watched");
             assert!(ended.settled);
             assert_eq!(ended.putters, Wake::Check);
             buffer.put(2, 0, |_| {}).unwrap();
@@ -336,7 +335,7 @@ mod tests {
                 Err(PutRefused::Closed(3))
             ));
             assert_eq!(buffer.counts(|_| ()).0, counts(0, 2, 2));
-            assert!(buffer.end(2).settled);
+            assert!(buffer.end(2).expect("watched").settled);
         }
     }
 

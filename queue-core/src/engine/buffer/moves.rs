@@ -39,13 +39,6 @@ pub(crate) struct Ended {
 }
 
 impl Ended {
-    /// Endings that concern no waiter.
-    pub(crate) const NOBODY: Ended = Ended {
-        settled: false,
-        joiners: Wake::No,
-        putters: Wake::No,
-    };
-
     /// Whether the endings concern any waiter: they settled the queue (the joiners, and
     /// the getters while returns can still come) or freed a slot. One test of two fields:
     /// joiners are woken only by a settling ending.
