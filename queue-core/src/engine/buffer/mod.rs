@@ -45,6 +45,9 @@ pub(crate) struct Counts {
     pub(crate) accepted: u64,
 }
 
+/// Tagged apart from its variants (`repr(u8)`), so that telling the ring from the growable
+/// buffer is one compare, never merged into the growable buffer's own branches.
+#[repr(u8)]
 enum Store<T> {
     Ring(Ring<T>),
     Growable(Growable<T>),
