@@ -262,8 +262,7 @@ impl<T> RawQueue<T> {
     /// `turn`: the caller is a woken get holding a turn, which may take an item owed to
     /// woken gets (see `turns.rs`); anyone else takes only items not owed.
     ///
-    /// Always inlined, and the delivery is built at one place, so that it is built where
-    /// the caller's future returns it.
+    /// Always inlined, so that the delivery is built where the caller's future returns it.
     #[inline(always)]
     pub(crate) fn take<D>(
         &self,
@@ -275,29 +274,61 @@ impl<T> RawQueue<T> {
             return self.take_any(turn, wrap, delivered);
         }
         // The common take: a getter without a turn, on an unobserved queue with nothing
-        // returned, takes a fresh item.
-        match self.buffer.take(|| self.owed_to_woken() as u64) {
-            Ok(taken) => {
-                let handout = Handout {
-                    id: taken.id,
-                    attempt: 1,
-                };
-                crate::events::delivered(handout.id, 1);
-                if taken.putters == Wake::No && !taken.last {
-                    // Nothing runs before the caller has the delivery: built where the
-                    // caller returns it.
-                    return Ok(wrap(handout, taken.item));
-                }
-                let delivery = wrap(handout, taken.item);
-                let after = After {
-                    putters: taken.putters,
-                    last: taken.last,
-                };
-                self.after_take(handout, after, false, None::<fn(Handout)>);
-                Ok(delivery)
-            }
+        // returned, takes a fresh item. The ring has a copy of its own, whose branches the
+        // compiler keeps apart from the growable buffer's.
+        let owed = || self.owed_to_woken() as u64;
+        if let Some(ring) = self.buffer.ring() {
+            return match ring.try_get(owed) {
+                Ok(taken) => self.hand_out_fresh(taken, wrap),
+                Err(nothing) => self.take_after_nothing(nothing, wrap),
+            };
+        }
+        match self.buffer.take(owed) {
+            Ok(taken) => self.hand_out_fresh(taken, wrap),
             Err(nothing) => self.take_after_nothing(nothing, wrap),
         }
+    }
+
+    /// Hands out a fresh item taken by a getter without a turn on an unobserved queue.
+    #[inline(always)]
+    fn hand_out_fresh<D>(
+        &self,
+        taken: buffer::Taken<T>,
+        wrap: impl FnOnce(Handout, T) -> D,
+    ) -> Result<D, TryGetError> {
+        if taken.putters == Wake::No && !taken.last {
+            crate::events::delivered(taken.id, 1);
+            let handout = Handout {
+                id: taken.id,
+                attempt: 1,
+            };
+            // Nothing runs before the caller has the delivery: built where the caller
+            // returns it.
+            return Ok(wrap(handout, taken.item));
+        }
+        self.took_fresh(taken, wrap)
+    }
+
+    /// [`hand_out_fresh`](RawQueue::hand_out_fresh) for a take that asks more of the
+    /// caller once its delivery exists: a putter to wake, or the end to tell.
+    #[inline]
+    fn took_fresh<D>(
+        &self,
+        taken: buffer::Taken<T>,
+        wrap: impl FnOnce(Handout, T) -> D,
+    ) -> Result<D, TryGetError> {
+        let handout = Handout {
+            id: taken.id,
+            attempt: 1,
+        };
+        crate::events::delivered(handout.id, 1);
+        let after = After {
+            putters: taken.putters,
+            last: taken.last,
+        };
+        let delivery = wrap(handout, taken.item);
+        self.after_take(handout, after, false, None::<fn(Handout)>);
+        Ok(delivery)
     }
 
     /// The buffer had nothing for a getter without a turn on an unobserved queue: a

@@ -157,6 +157,15 @@ impl<T> Buffer<T> {
         }
     }
 
+    /// The ring, if the buffer is one.
+    #[inline(always)]
+    pub(crate) fn ring(&self) -> Option<&Ring<T>> {
+        match &self.store {
+            Store::Ring(ring) => Some(ring),
+            Store::Growable(_) => None,
+        }
+    }
+
     /// Takes the oldest item, leaving `owed()` items alone (see [`Ring::try_get`] and
     /// [`Growable::take`]).
     #[inline]
