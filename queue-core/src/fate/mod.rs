@@ -169,26 +169,23 @@ impl<T> Steward<T> {
 
     /// One get attempt (see [`RawQueue::take`]); the journal hears of the delivery once it
     /// exists.
-    ///
-    /// One inlined take for both kinds of queue, so that the delivery is built at one
-    /// place, where the caller returns it.
     #[inline(always)]
     pub(crate) fn take<D>(
         &self,
         turn: bool,
         wrap: impl FnOnce(Handout, T) -> D,
     ) -> Result<D, TryGetError> {
-        let journal = self.journal.as_ref();
-        let _motion = journal.map(|_| self.transition());
-        let delivered = journal.map(|journal| {
-            move |handout: Handout| {
-                journal.record(JobEvent::Delivered {
-                    id: handout.id,
-                    attempt: handout.attempt,
-                });
-            }
-        });
-        self.raw.take(turn, wrap, delivered)
+        let Some(journal) = &self.journal else {
+            return self.raw.take(turn, wrap, None::<fn(Handout)>);
+        };
+        let _motion = self.transition();
+        let delivered = |handout: Handout| {
+            journal.record(JobEvent::Delivered {
+                id: handout.id,
+                attempt: handout.attempt,
+            });
+        };
+        self.raw.take(turn, wrap, Some(delivered))
     }
 
     // -------------------------------------------------------------------- endings
