@@ -209,6 +209,9 @@ impl<T> From<PutError<T>> for PutTimeoutError<T> {
 /// assert_eq!(TryGetError::ShutDown.to_string(), "queue is shut down and empty");
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+// A word wide: a `Result` of a delivery keeps the error in the word that holds the item,
+// and a narrower error would make every move of the result split that word.
+#[repr(usize)]
 pub enum TryGetError {
     /// The buffer is empty for now; the queue is still open.
     Empty,

@@ -65,6 +65,36 @@ use crate::outcome::Outcome;
 use crate::wait::relay::Deferred;
 use crate::wait::waiters::{Class, Waiters, Wake};
 
+/// What a take asks of its caller once the item is in its delivery.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct After {
+    /// Whether to wake a putter for the slot the take freed.
+    putters: Wake,
+    /// The buffer is closed and this was its last item: tell the waiting getters.
+    last: bool,
+}
+
+impl After {
+    /// Nothing to do.
+    const NOTHING: After = After {
+        putters: Wake::No,
+        last: false,
+    };
+}
+
+impl<T> Returned<T> {
+    /// A returned item as a take hands it out: it held no slot of its own in the buffer,
+    /// so its take frees none.
+    #[inline]
+    fn handed_out(self) -> (Handout, T, After) {
+        let handout = Handout {
+            id: self.id,
+            attempt: self.attempt,
+        };
+        (handout, self.item, After::NOTHING)
+    }
+}
+
 /// What a get hands out besides the item: its id and which delivery of it this is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Handout {
@@ -148,6 +178,9 @@ impl<T> RawQueue<T> {
     /// queue not shared yet; a queue already shut down keeps its lane as it is.
     pub(crate) fn set_returns_after_shutdown(&mut self, returns: bool) {
         self.returns_after_shutdown = returns;
+        // Settling concerns the getters only while returns can come after a shutdown
+        // (see `getters_at_end`).
+        self.buffer.watch_settled(returns);
     }
 
     pub(crate) fn limit(&self) -> Limit {
@@ -237,6 +270,107 @@ impl<T> RawQueue<T> {
         wrap: impl FnOnce(Handout, T) -> D,
         delivered: Option<impl FnOnce(Handout)>,
     ) -> Result<D, TryGetError> {
+        if turn || delivered.is_some() || self.lane.may_hold() {
+            return self.take_any(turn, wrap, delivered);
+        }
+        // The common take: a getter without a turn, on an unobserved queue with nothing
+        // returned, takes a fresh item. The ring has a copy of its own, whose branches the
+        // compiler keeps apart from the growable buffer's.
+        let owed = || self.owed_to_woken() as u64;
+        if let Some(ring) = self.buffer.ring() {
+            return match ring.try_get(owed) {
+                Ok(taken) => self.hand_out_fresh(taken, wrap),
+                Err(nothing) => self.take_after_nothing(nothing, wrap),
+            };
+        }
+        match self.buffer.take(owed) {
+            Ok(taken) => self.hand_out_fresh(taken, wrap),
+            Err(nothing) => self.take_after_nothing(nothing, wrap),
+        }
+    }
+
+    /// Hands out a fresh item taken by a getter without a turn on an unobserved queue.
+    #[inline(always)]
+    fn hand_out_fresh<D>(
+        &self,
+        taken: buffer::Taken<T>,
+        wrap: impl FnOnce(Handout, T) -> D,
+    ) -> Result<D, TryGetError> {
+        if taken.putters == Wake::No && !taken.last {
+            crate::events::delivered(taken.id, 1);
+            let handout = Handout {
+                id: taken.id,
+                attempt: 1,
+            };
+            // Nothing runs before the caller has the delivery: built where the caller
+            // returns it.
+            return Ok(wrap(handout, taken.item));
+        }
+        self.took_fresh(taken, wrap)
+    }
+
+    /// [`hand_out_fresh`](RawQueue::hand_out_fresh) for a take that asks more of the
+    /// caller once its delivery exists: a putter to wake, or the end to tell.
+    #[inline]
+    fn took_fresh<D>(
+        &self,
+        taken: buffer::Taken<T>,
+        wrap: impl FnOnce(Handout, T) -> D,
+    ) -> Result<D, TryGetError> {
+        let handout = Handout {
+            id: taken.id,
+            attempt: 1,
+        };
+        crate::events::delivered(handout.id, 1);
+        let after = After {
+            putters: taken.putters,
+            last: taken.last,
+        };
+        let delivery = wrap(handout, taken.item);
+        self.after_take(handout, after, false, None::<fn(Handout)>);
+        Ok(delivery)
+    }
+
+    /// The buffer had nothing for a getter without a turn on an unobserved queue: a
+    /// returned item if one came meanwhile, or the answer (see `nothing_buffered`).
+    #[cold]
+    fn take_after_nothing<D>(
+        &self,
+        nothing: Nothing,
+        wrap: impl FnOnce(Handout, T) -> D,
+    ) -> Result<D, TryGetError> {
+        let (handout, item, after) = self.nothing_buffered(nothing, false)?;
+        crate::events::delivered(handout.id, handout.attempt);
+        let delivery = wrap(handout, item);
+        debug_assert_eq!(after, After::NOTHING, "a returned item frees no slot");
+        Ok(delivery)
+    }
+
+    /// [`take`](RawQueue::take) from every place, for a woken getter, an observed queue,
+    /// or while returned items wait.
+    #[inline]
+    fn take_any<D>(
+        &self,
+        turn: bool,
+        wrap: impl FnOnce(Handout, T) -> D,
+        delivered: Option<impl FnOnce(Handout)>,
+    ) -> Result<D, TryGetError> {
+        let (handout, item, after) = self.take_item(turn)?;
+        // The item first goes into its delivery; only then does anything run that could
+        // panic or call back (wakers, the journal), and a delivery unwound by it ends as
+        // abandoned.
+        crate::events::delivered(handout.id, handout.attempt);
+        let delivery = wrap(handout, item);
+        if !(after == After::NOTHING && delivered.is_none() && !turn) {
+            self.after_take(handout, after, turn, delivered);
+        }
+        Ok(delivery)
+    }
+
+    /// Takes the next item out of the lane or the buffer, with its handout and what its
+    /// take asks of the caller once the item is in its delivery.
+    #[inline(always)]
+    fn take_item(&self, turn: bool) -> Result<(Handout, T, After), TryGetError> {
         // A woken getter's turn is redeemed once it has its item (see `getter_turn_used`),
         // so that no try takes the item it was woken for while it takes it.
         // The items a getter without a turn leaves alone: those owed to woken getters,
@@ -245,53 +379,43 @@ impl<T> RawQueue<T> {
         let owed = || if turn { 0 } else { self.owed_to_woken() as u64 };
         if self.lane.may_hold() && self.lane.serves_next() {
             if let Some(returned) = self.take_returned(turn) {
-                return Ok(self.hand_out_returned(returned, turn, wrap, delivered));
+                return Ok(returned.handed_out());
             }
         }
-        let taken = match self.buffer.take(owed) {
-            Ok(taken) => taken,
-            Err(nothing) => return self.nothing_buffered(nothing, turn, wrap, delivered),
-        };
-        let handout = Handout {
-            id: taken.id,
-            attempt: 1,
-        };
-        if taken.is_quiet() && delivered.is_none() && !turn {
-            crate::events::delivered(handout.id, 1);
-            // Nothing runs before the caller has the delivery: built in place, not built
-            // first and then moved past the calls below.
-            return Ok(wrap(handout, taken.item));
+        match self.buffer.take(owed) {
+            Ok(taken) => {
+                let handout = Handout {
+                    id: taken.id,
+                    attempt: 1,
+                };
+                let after = After {
+                    putters: taken.putters,
+                    last: taken.last,
+                };
+                Ok((handout, taken.item, after))
+            }
+            Err(nothing) => self.nothing_buffered(nothing, turn),
         }
-        self.hand_out_taken(taken, turn, wrap, delivered)
     }
 
-    /// Hands out a fresh item whose take asks more of the caller: wakes a putter for the
-    /// slot it freed, tells the getters the end came, tells an observed queue's journal,
-    /// redeems the caller's turn. Everything runs after the delivery exists.
+    /// What a take asks of the caller once its delivery exists: tells an observed queue's
+    /// journal, redeems the caller's turn, wakes a putter for the slot it freed and the
+    /// getters if the end came.
     #[inline(never)]
-    fn hand_out_taken<D>(
+    fn after_take(
         &self,
-        taken: buffer::Taken<T>,
+        handout: Handout,
+        after: After,
         turn: bool,
-        wrap: impl FnOnce(Handout, T) -> D,
         delivered: Option<impl FnOnce(Handout)>,
-    ) -> Result<D, TryGetError> {
-        let handout = Handout {
-            id: taken.id,
-            attempt: 1,
-        };
-        let (putters, last) = (taken.putters, taken.last);
-        // The item first goes into its delivery; only then does anything run that could
-        // panic or call back: wakers, the journal.
-        crate::events::delivered(handout.id, 1);
-        let delivery = wrap(handout, taken.item);
+    ) {
         if let Some(delivered) = delivered {
             delivered(handout);
         }
         if turn {
             self.getter_turn_used();
         }
-        self.after_wakes(putters, last, Ok(delivery))
+        self.after_wakes(after.putters, after.last, ());
     }
 
     /// Wakes a putter for the slot a take freed, and the getters if it was the end; then
@@ -330,31 +454,6 @@ impl<T> RawQueue<T> {
         self.lane.pop()
     }
 
-    /// Hands out a returned item. It held no slot of its own in the buffer, so none is
-    /// freed.
-    #[cold]
-    fn hand_out_returned<D>(
-        &self,
-        returned: Returned<T>,
-        turn: bool,
-        wrap: impl FnOnce(Handout, T) -> D,
-        delivered: Option<impl FnOnce(Handout)>,
-    ) -> D {
-        let handout = Handout {
-            id: returned.id,
-            attempt: returned.attempt,
-        };
-        crate::events::delivered(handout.id, handout.attempt);
-        let delivery = wrap(handout, returned.item);
-        if let Some(delivered) = delivered {
-            delivered(handout);
-        }
-        if turn {
-            self.getter_turn_used();
-        }
-        delivery
-    }
-
     /// A woken getter took its item: its turn is redeemed. A try refused while the turn
     /// was counted may have gone to sleep with an item left over; if any is, a getter is
     /// told (only one with no notification coming: see `waiters.rs`).
@@ -391,18 +490,16 @@ impl<T> RawQueue<T> {
     /// answer is final only if nothing can come back: the lane is empty and closed, or
     /// nothing is unfinished.
     #[cold]
-    fn nothing_buffered<D>(
+    fn nothing_buffered(
         &self,
         nothing: Nothing,
         turn: bool,
-        wrap: impl FnOnce(Handout, T) -> D,
-        delivered: Option<impl FnOnce(Handout)>,
-    ) -> Result<D, TryGetError> {
+    ) -> Result<(Handout, T, After), TryGetError> {
         // Looked at after the buffer: an item returned before this look is in the lane, or
         // was taken; a pop after seeing the lane closed is final.
         let closed = self.lane.is_closed();
         if let Some(returned) = self.take_returned(turn) {
-            return Ok(self.hand_out_returned(returned, turn, wrap, delivered));
+            return Ok(returned.handed_out());
         }
         match nothing {
             Nothing::Closed if closed || !self.returns_after_shutdown || self.is_settled() => {
@@ -464,11 +561,10 @@ impl<T> RawQueue<T> {
     /// concerns: putters if it freed slots, the joiners if it settled the queue.
     #[inline]
     fn ended(&self, n: u64) {
-        // Settling concerns the getters only while returns can come after a shutdown
-        // (see `getters_at_end`).
-        let ended = self.buffer.end(n, self.returns_after_shutdown);
-        if ended.wakes_anyone() {
-            self.wake_for_ended(ended, n as usize);
+        if let Some(ended) = self.buffer.end(n) {
+            if ended.wakes_anyone() {
+                self.wake_for_ended(ended, n as usize);
+            }
         }
     }
 

@@ -45,6 +45,9 @@ pub(crate) struct Counts {
     pub(crate) accepted: u64,
 }
 
+/// Tagged apart from its variants (`repr(u8)`), so that telling the ring from the growable
+/// buffer is one compare, never merged into the growable buffer's own branches.
+#[repr(u8)]
 enum Store<T> {
     Ring(Ring<T>),
     Growable(Growable<T>),
@@ -54,6 +57,10 @@ enum Store<T> {
 pub(crate) struct Buffer<T> {
     store: Store<T>,
     limit: Limit,
+    /// Whether an ending concerns anyone but the joiners a ring counts: its caller watches
+    /// for the queue settling (`watch_settled`), or endings free slots (an unfinished
+    /// limit). Without it, a ring's ending that reads no joiner is done.
+    watch_endings: bool,
 }
 
 impl<T> Buffer<T> {
@@ -62,7 +69,17 @@ impl<T> Buffer<T> {
             Some(bound) => Store::Ring(Ring::new(bound)),
             None => Store::Growable(Growable::new(limit)),
         };
-        Buffer { store, limit }
+        Buffer {
+            store,
+            limit,
+            watch_endings: matches!(limit, Limit::Unfinished(_)),
+        }
+    }
+
+    /// Whether every ending must say if it settled the queue, joiners or not (see
+    /// [`Ended::settled`]). Only for a queue not shared yet.
+    pub(crate) fn watch_settled(&mut self, watch: bool) {
+        self.watch_endings = watch || matches!(self.limit, Limit::Unfinished(_));
     }
 
     /// Moves the items onto the growable buffer, under the same ids, for a queue whose
@@ -104,9 +121,9 @@ impl<T> Buffer<T> {
     }
 
     /// Buffers `item` under a fresh id, leaving `owed` free slots alone (the slots the
-    /// putter turns of `turns.rs` keep for woken putters). `accepted` runs with the id:
-    /// before the item can be taken on the growable buffer, after it on the ring (which
-    /// a journaled queue does not use). Returns the id and whether to wake a getter.
+    /// putter turns of `turns.rs` keep for woken putters). `accepted` runs with the id
+    /// before the item can be taken, on the growable buffer; the ring, which a journaled
+    /// queue does not use, does not call it. Returns the id and whether to wake a getter.
     #[inline]
     pub(crate) fn put(
         &self,
@@ -115,11 +132,8 @@ impl<T> Buffer<T> {
         accepted: impl FnOnce(JobId),
     ) -> Result<(JobId, Wake), PutRefused<T>> {
         match &self.store {
-            Store::Ring(ring) => {
-                let put = ring.try_put(item, owed as u64)?;
-                accepted(put.0);
-                Ok(put)
-            }
+            // A ring's queue has no journal (see the module docs): nobody to tell.
+            Store::Ring(ring) => ring.try_put(item, owed as u64),
             Store::Growable(growable) => growable
                 .put(item, owed, accepted)
                 .map(|id| (id, Wake::Check)),
@@ -143,6 +157,15 @@ impl<T> Buffer<T> {
         }
     }
 
+    /// The ring, if the buffer is one.
+    #[inline(always)]
+    pub(crate) fn ring(&self) -> Option<&Ring<T>> {
+        match &self.store {
+            Store::Ring(ring) => Some(ring),
+            Store::Growable(_) => None,
+        }
+    }
+
     /// Takes the oldest item, leaving `owed()` items alone (see [`Ring::try_get`] and
     /// [`Growable::take`]).
     #[inline]
@@ -153,20 +176,24 @@ impl<T> Buffer<T> {
         }
     }
 
-    /// Records `n` endings (resolutions, abandonments, discards). `watch_settled`: the
-    /// caller needs [`Ended::settled`] even when no joiner is counted.
+    /// Records `n` endings (resolutions, abandonments, discards). `None`: they concern
+    /// nobody, which a ring decides from the ending's own read-modify-write and one flag.
     #[inline]
-    pub(crate) fn end(&self, n: u64, watch_settled: bool) -> Ended {
+    pub(crate) fn end(&self, n: u64) -> Option<Ended> {
         match &self.store {
             Store::Ring(ring) => {
-                let (settled, joiners) = ring.end(n, watch_settled);
-                Ended {
+                let watch = self.watch_endings;
+                let (settled, joiners) = ring.end(n, watch);
+                if !(watch || joiners) {
+                    return None;
+                }
+                Some(Ended {
                     settled,
                     joiners: Wake::counted_if(settled && joiners),
                     putters: Wake::check_if(matches!(self.limit, Limit::Unfinished(_))),
-                }
+                })
             }
-            Store::Growable(growable) => growable.end(n),
+            Store::Growable(growable) => Some(growable.end(n)),
         }
     }
 
@@ -241,13 +268,15 @@ impl<T> Buffer<T> {
 mod tests {
     use super::*;
 
+    /// A ring and a growable buffer for `limit`, both watching for the queue settling.
     fn both(limit: Limit) -> [Buffer<u32>; 2] {
-        let ring = Buffer::new(limit);
+        let mut ring = Buffer::new(limit);
         assert!(matches!(ring.store, Store::Ring(_)));
-        let growable = Buffer {
-            store: Store::Growable(Growable::new(limit)),
-            limit,
-        };
+        let mut growable = Buffer::new(limit);
+        growable.store = Store::Growable(Growable::new(limit));
+        for buffer in [&mut ring, &mut growable] {
+            buffer.watch_settled(true);
+        }
         [ring, growable]
     }
 
@@ -273,10 +302,10 @@ mod tests {
             assert_eq!(buffer.unfinished(), 2);
             let next = buffer.take(|| 0).unwrap();
             assert_eq!(next.id, b);
-            let ended = buffer.end(1, true);
+            let ended = buffer.end(1).expect("watched");
             assert!(!ended.settled);
             assert_eq!((ended.joiners, ended.putters), (Wake::No, Wake::No));
-            assert!(buffer.end(1, true).settled);
+            assert!(buffer.end(1).expect("watched").settled);
             assert_eq!(buffer.counts(|_| ()).0, counts(2, 2, 2));
         }
     }
@@ -297,7 +326,7 @@ mod tests {
             let taken = buffer.take(|| 0).unwrap();
             assert_eq!(taken.putters, Wake::No);
             assert!(matches!(buffer.put(2, 0, |_| {}), Err(PutRefused::Full(2))));
-            let ended = buffer.end(1, true);
+            let ended = buffer.end(1).expect("watched");
             assert!(ended.settled);
             assert_eq!(ended.putters, Wake::Check);
             buffer.put(2, 0, |_| {}).unwrap();
@@ -318,7 +347,7 @@ mod tests {
                 Err(PutRefused::Closed(3))
             ));
             assert_eq!(buffer.counts(|_| ()).0, counts(0, 2, 2));
-            assert!(buffer.end(2, true).settled);
+            assert!(buffer.end(2).expect("watched").settled);
         }
     }
 
@@ -329,7 +358,7 @@ mod tests {
             buffer.put(item, 0, |_| {}).unwrap();
         }
         let first = buffer.take(|| 0).unwrap();
-        buffer.end(1, true);
+        buffer.end(1);
         let mut buffer = buffer;
         buffer.for_journal();
         assert!(matches!(buffer.store, Store::Growable(_)));

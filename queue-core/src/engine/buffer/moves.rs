@@ -24,21 +24,12 @@ pub(crate) struct Taken<T> {
     pub(crate) last: bool,
 }
 
-impl<T> Taken<T> {
-    /// Whether the take asks nothing more of its caller: no putter to wake, no end to
-    /// tell.
-    #[inline(always)]
-    pub(crate) fn is_quiet(&self) -> bool {
-        self.putters == Wake::No && !self.last
-    }
-}
-
 /// What some endings did.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Ended {
-    /// Nothing is unfinished now. A ring looks only when joiners are counted or the caller
-    /// asked (`watch_settled`), and reads `false` otherwise: the look reads the producers'
-    /// word.
+    /// Nothing is unfinished now. A ring looks only when joiners are counted or the buffer
+    /// was asked to (`Buffer::watch_settled`), and reads `false` otherwise: the look reads
+    /// the producers' word.
     pub(crate) settled: bool,
     /// Whether to wake the joiners: only if the endings settled the queue (`settled`),
     /// which [`wakes_anyone`](Ended::wakes_anyone) relies on.

@@ -14,6 +14,12 @@ fn taken<T>(ring: &Ring<T>) -> (u64, T) {
 }
 
 #[test]
+fn a_slot_for_a_u64_is_two_words() {
+    // The stamp and the item: the id is the ticket, derived, not stored.
+    assert_eq!(core::mem::size_of::<Slot<u64>>(), 16);
+}
+
+#[test]
 fn items_come_out_in_order_with_contiguous_ids() {
     let ring = Ring::new(Bound::Buffered(4));
     for n in 0..4u64 {
