@@ -99,6 +99,8 @@ pub(crate) struct RawQueue<T> {
     /// The list of woken relays that every class of this queue shares.
     #[cfg(target_has_atomic = "ptr")]
     deferred: Arc<Deferred>,
+    /// The user's name for the queue, carried by every event; empty if unset.
+    label: &'static str,
 }
 
 impl<T> RawQueue<T> {
@@ -123,6 +125,7 @@ impl<T> RawQueue<T> {
             returns_after_shutdown: false,
             #[cfg(target_has_atomic = "ptr")]
             deferred,
+            label: "",
         }
     }
 
@@ -148,6 +151,17 @@ impl<T> RawQueue<T> {
     /// queue not shared yet; a queue already shut down keeps its lane as it is.
     pub(crate) fn set_returns_after_shutdown(&mut self, returns: bool) {
         self.returns_after_shutdown = returns;
+    }
+
+    /// Names the queue in its events. Only for a queue not shared yet.
+    pub(crate) fn set_label(&mut self, label: &'static str) {
+        self.label = label;
+    }
+
+    /// The name set with [`set_label`](RawQueue::set_label); empty if none was.
+    #[inline(always)]
+    pub(crate) fn label(&self) -> &'static str {
+        self.label
     }
 
     pub(crate) fn limit(&self) -> Limit {
@@ -182,7 +196,7 @@ impl<T> RawQueue<T> {
         let owed = if turn { 0 } else { putters.turns().owed() };
         match self.buffer.put(item, owed, accepted) {
             Ok((id, getters)) => {
-                crate::events::accepted(id);
+                crate::events::accepted(self.label, id);
                 if turn {
                     self.putter_turn_used();
                 }
@@ -257,7 +271,7 @@ impl<T> RawQueue<T> {
             attempt: 1,
         };
         if taken.is_quiet() && delivered.is_none() && !turn {
-            crate::events::delivered(handout.id, 1);
+            crate::events::delivered(self.label, handout.id, 1);
             // Nothing runs before the caller has the delivery: built in place, not built
             // first and then moved past the calls below.
             return Ok(wrap(handout, taken.item));
@@ -283,7 +297,7 @@ impl<T> RawQueue<T> {
         let (putters, last) = (taken.putters, taken.last);
         // The item first goes into its delivery; only then does anything run that could
         // panic or call back: wakers, the journal.
-        crate::events::delivered(handout.id, 1);
+        crate::events::delivered(self.label, handout.id, 1);
         let delivery = wrap(handout, taken.item);
         if let Some(delivered) = delivered {
             delivered(handout);
@@ -344,7 +358,7 @@ impl<T> RawQueue<T> {
             id: returned.id,
             attempt: returned.attempt,
         };
-        crate::events::delivered(handout.id, handout.attempt);
+        crate::events::delivered(self.label, handout.id, handout.attempt);
         let delivery = wrap(handout, returned.item);
         if let Some(delivered) = delivered {
             delivered(handout);
@@ -550,7 +564,7 @@ impl<T> RawQueue<T> {
     /// A worker left; if it was the last, the waiting puts are told (to refuse).
     pub(crate) fn unregister_worker(&self) {
         if self.lifecycle.unregister_worker() {
-            crate::events::last_worker_left();
+            crate::events::last_worker_left(self.label);
             // Terminal for the waiting puts: wake them all to refuse.
             self.putters().notify_all();
         }

@@ -112,6 +112,11 @@ impl<T> Steward<T> {
             .set_returns_after_shutdown(matches!(policy, AbandonPolicy::Redeliver { .. }));
     }
 
+    /// Names the queue in its events. Only for a queue not shared yet.
+    pub(crate) fn set_label(&mut self, label: &'static str) {
+        self.raw.set_label(label);
+    }
+
     pub(crate) fn policy(&self) -> AbandonPolicy {
         self.policy
     }
@@ -155,7 +160,7 @@ impl<T> Steward<T> {
     /// as a dead letter, discarded, as a redelivery would be.
     #[cold]
     fn bury_late(&self, id: JobId, item: T) {
-        crate::events::discarded(id);
+        crate::events::discarded(self.raw.label(), id);
         self.note(|| JobEvent::Discarded(id));
         self.note(|| JobEvent::DeadLettered { id, attempts: 0 });
         self.dead.bury(DeadLetter {
@@ -217,7 +222,7 @@ impl<T> Steward<T> {
     /// Counts a delivery of `id` ended with `outcome`, once the journal heard of it.
     #[inline(always)]
     fn count_ended(&self, id: JobId, outcome: Outcome) {
-        crate::events::ended(id, outcome);
+        crate::events::ended(self.raw.label(), id, outcome);
         self.raw.end(Some(outcome));
     }
 
@@ -228,7 +233,7 @@ impl<T> Steward<T> {
     #[cold]
     pub(crate) fn abandon(&self, id: JobId, attempt: u32, item: T, panicking: bool) -> Option<T> {
         let _motion = self.transition();
-        crate::events::abandoned(id, panicking);
+        crate::events::abandoned(self.raw.label(), id, panicking);
         self.note(|| JobEvent::Abandoned { id, panicking });
         match self.policy {
             AbandonPolicy::Abandon => {
@@ -254,7 +259,7 @@ impl<T> Steward<T> {
                 self.note(|| JobEvent::Redelivered { id, attempt: next });
                 match self.raw.give_back(id, next, item) {
                     Ok(()) => {
-                        crate::events::redelivered(id, next);
+                        crate::events::redelivered(self.raw.label(), id, next);
                         // Relaxed: a statistic.
                         self.redelivered.fetch_add(1, Ordering::Relaxed);
                     }
@@ -268,7 +273,7 @@ impl<T> Steward<T> {
 
     /// The last allowed delivery was abandoned: a dead letter, counted abandoned.
     fn exhausted(&self, id: JobId, attempts: u32, item: T, reason: DeadReason) {
-        crate::events::dead_lettered(id, attempts);
+        crate::events::dead_lettered(self.raw.label(), id, attempts);
         self.note(|| JobEvent::DeadLettered { id, attempts });
         self.dead.bury(DeadLetter {
             id,
@@ -282,8 +287,8 @@ impl<T> Steward<T> {
     /// An abandoned delivery came back after an immediate shutdown drained the queue: a
     /// dead letter, counted discarded.
     fn discarded_late(&self, id: JobId, attempts: u32, item: T) {
-        crate::events::discarded(id);
-        crate::events::dead_lettered(id, attempts);
+        crate::events::discarded(self.raw.label(), id);
+        crate::events::dead_lettered(self.raw.label(), id, attempts);
         self.note(|| JobEvent::Discarded(id));
         self.note(|| JobEvent::DeadLettered { id, attempts });
         self.dead.bury(DeadLetter {
@@ -324,7 +329,7 @@ impl<T> Steward<T> {
             .give_back(id, attempt.saturating_add(1), take_item())
         {
             Ok(()) => {
-                crate::events::retried(id);
+                crate::events::retried(self.raw.label(), id);
                 true
             }
             Err(item) => {
@@ -341,7 +346,7 @@ impl<T> Steward<T> {
     pub(crate) fn shutdown(&self) -> bool {
         let first = self.raw.shut_down();
         if first {
-            crate::events::shut_down(self.raw.unfinished());
+            crate::events::shut_down(self.raw.label(), self.raw.unfinished());
         }
         first
     }
@@ -352,7 +357,7 @@ impl<T> Steward<T> {
         let first = !self.raw.is_shut_down();
         let drained = self.raw.drain();
         if first {
-            crate::events::shut_down(self.raw.unfinished());
+            crate::events::shut_down(self.raw.label(), self.raw.unfinished());
         }
         // Before the endings count: a join that returns has them recorded.
         if self.journal.is_some() {
@@ -362,9 +367,9 @@ impl<T> Steward<T> {
         }
         self.raw.discard(drained.len());
         for (id, _) in &drained {
-            crate::events::discarded(*id);
+            crate::events::discarded(self.raw.label(), *id);
         }
-        crate::events::drained(drained.len());
+        crate::events::drained(self.raw.label(), drained.len());
         drained
     }
 
