@@ -139,14 +139,16 @@
 //!   `alloc::sync::Arc` does not exist, so the owned variants ([`Queue::get_owned`],
 //!   [`OwnedDelivery`], [`Queue::worker_owned`]) are left out there.
 //! - `tracing`: an event for every job and every change of the queue's state, under the
-//!   target `tally_queue` (see [the table](#tracing-events)).
+//!   target `tally_queue`, carrying the queue's label (see [the table](#tracing-events)).
 //!
 //! Without `std` the crate needs `alloc` (a global allocator at link time).
 //!
 //! # Tracing events
 //!
 //! With the `tracing` feature, the queue emits these events, all under the target
-//! `tally_queue`. Ids are [`JobId::get`] numbers; a subscriber that counts `job ended` by
+//! `tally_queue`. Every event carries first the field `label`: the queue's name, set with
+//! [`Queue::with_label`] (empty if unset), so that the events of several queues can be
+//! told apart; the table lists the fields that follow it. Ids are [`JobId::get`] numbers; a subscriber that counts `job ended` by
 //! `outcome` rebuilds the [`Ledger`]'s outcome counters, and one that filters on
 //! `tally_queue=debug` sees every ending without the per-job `TRACE` traffic.
 //!
