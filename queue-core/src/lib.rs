@@ -235,6 +235,7 @@ pub use crate::face::shutdown_until::Closed;
 pub use crate::face::stream::Deliveries;
 #[cfg(target_has_atomic = "ptr")]
 pub use crate::face::stream::OwnedDeliveries;
+pub use crate::fate::backoff::{Backoff, Jitter};
 pub use crate::fate::dead_letter::{DeadLetter, DeadReason};
 pub use crate::fate::journal::{JobEvent, Journal};
 pub use crate::fate::policy::{AbandonPolicy, ZeroAttempts};
@@ -310,6 +311,8 @@ const _: () = {
     #[cfg(feature = "std")]
     send_sync::<Record>();
     send_sync::<AbandonPolicy>();
+    send_sync::<Backoff>();
+    send_sync::<Jitter>();
     send_sync::<ZeroAttempts>();
     send_sync::<DeadReason>();
     send_sync::<DeadLetter<u8>>();

@@ -8,6 +8,8 @@
 //! makes it visible to someone else.
 //!
 //! - `policy.rs`: [`AbandonPolicy`](crate::AbandonPolicy), the public choice;
+//! - `backoff.rs`: [`Backoff`](crate::Backoff), how long a job waits before its next
+//!   attempt (pure data, shared with the Redis queue);
 //! - `dead_letter.rs`: [`DeadLetter`](crate::DeadLetter) and the list that keeps them;
 //! - `journal.rs`: [`Journal`](crate::Journal), [`JobEvent`](crate::JobEvent) and the
 //!   guard that calls it;
@@ -23,6 +25,7 @@
 //! abandonment of it makes a dead letter, so a job that keeps failing reaches the dead
 //! letters within `max_attempts` deliveries.
 
+pub(crate) mod backoff;
 pub(crate) mod cancel;
 pub(crate) mod dead_letter;
 pub(crate) mod gate;
