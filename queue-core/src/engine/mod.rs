@@ -444,14 +444,25 @@ impl<T> RawQueue<T> {
     /// of the lane, and wakes a getter for it. Hands the item back if the lane is closed
     /// (an immediate shutdown, or a graceful one when no return may come after it).
     pub(crate) fn give_back(&self, id: JobId, attempt: u32, item: T) -> Result<(), T> {
+        self.give_back_unannounced(id, attempt, item)?;
+        self.announce_returns(1);
+        Ok(())
+    }
+
+    /// The first half of [`give_back`](RawQueue::give_back): the item goes into the lane,
+    /// and no getter is woken, so no user code runs; the caller then calls
+    /// [`announce_returns`](RawQueue::announce_returns) for it, outside any lock it holds.
+    pub(crate) fn give_back_unannounced(&self, id: JobId, attempt: u32, item: T) -> Result<(), T> {
         let returned = Returned { id, attempt, item };
-        match self.lane.push(returned) {
-            Ok(()) => {
-                // Hand-off: one more item for one more getter.
-                self.getters().notify_additional(1);
-                Ok(())
-            }
-            Err(returned) => Err(returned.item),
+        self.lane.push(returned).map_err(|returned| returned.item)
+    }
+
+    /// The second half of [`give_back`](RawQueue::give_back), for `n` items put into the
+    /// lane: wakes a getter for each.
+    pub(crate) fn announce_returns(&self, n: usize) {
+        if n != 0 {
+            // Hand-off: one more item for one more getter.
+            self.getters().notify_additional(n);
         }
     }
 
@@ -591,11 +602,22 @@ impl<T> RawQueue<T> {
 
     /// A snapshot of the counts (see `tally.rs` for what it promises).
     pub(crate) fn ledger(&self) -> Ledger {
-        let (counts, (outcomes, lane)) = self.buffer.counts(|ended| {
+        self.ledger_holding(|| 0)
+    }
+
+    /// As [`ledger`](RawQueue::ledger), for a queue that also holds taken items back
+    /// outside the lane until they are due (`held`, read right after the lane): each is
+    /// counted buffered, as a returned item is. The holder raises its count (with a
+    /// release) once the item is held, and lowers it before the item moves on into the
+    /// lane or is counted ended, so the order of `tally.rs` holds: no item is counted
+    /// twice, and none is counted held before its take.
+    pub(crate) fn ledger_holding(&self, held: impl FnOnce() -> u64) -> Ledger {
+        let (counts, (outcomes, returned)) = self.buffer.counts(|ended| {
             let outcomes = self.tally.outcomes(ended);
-            (outcomes, self.lane.len() as u64)
+            let lane = self.lane.len() as u64;
+            (outcomes, lane + held())
         });
-        tally::ledger(outcomes, lane, counts.taken, counts.accepted)
+        tally::ledger(outcomes, returned, counts.taken, counts.accepted)
     }
 
     pub(crate) fn unfinished(&self) -> u64 {
