@@ -11,8 +11,10 @@
 //! ([`serves_next`](Lane::serves_next)): returned items go out oldest first, every other
 //! delivery, so a returned item waits for at most twice as many deliveries as there are
 //! returned items ahead of it (and one more), however large the fresh backlog; and fresh
-//! items keep moving even if every delivery comes back. The lane is closed by an immediate shutdown (and by a graceful one when no
-//! return may come after it), before it is drained, so a return racing the drain either
+//! items keep moving even if every delivery comes back.
+//!
+//! The lane is closed by an immediate shutdown (and by a graceful one when no return may
+//! come after it), before it is drained, so a return racing the drain either
 //! lands in the lane (and the drain hands it back) or finds it closed (and its caller
 //! deals with the item): never both, never neither.
 //!
