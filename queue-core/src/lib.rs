@@ -33,6 +33,9 @@
 //!   [`Queue::producer`] registers a producer; when the last one is gone (returned or
 //!   panicked), the queue shuts down gracefully, so workers drain and stop instead of
 //!   waiting for ever. Both guards are `Clone`, each clone one more registration.
+//! - [`Delivery::retry_at`] retries after a deadline future of the caller's choosing (the
+//!   runtime adapters' `retry_after` and `retry_backoff` use their timer, with a
+//!   [`Backoff`]): the item is held back, counted buffered, until the deadline passes.
 //! - [`Queue::deliveries`] is the consumer side as a `Stream` (`futures-core`):
 //!   `while let Some(job) = jobs.next().await`. Producers get no `Sink`: a sink's
 //!   `start_send` can hand back neither the accepted item's [`JobId`] nor a refused item
@@ -273,6 +276,9 @@ pub mod futures {
     pub use crate::face::get::GetOwned;
     pub use crate::face::join::Join;
     pub use crate::face::put::Put;
+    pub use crate::face::retry_at::RetryAt;
+    #[cfg(target_has_atomic = "ptr")]
+    pub use crate::face::retry_at::RetryAtOwned;
     pub use crate::face::shutdown_until::ShutdownUntil;
     pub use crate::fate::cancel::Cancelled;
     pub use crate::wait::deadline::Until;
@@ -328,6 +334,8 @@ const _: () = {
     send_sync::<Closed<u8>>();
     send::<futures::Until<futures::Put<'static, Cell<u8>>, core::future::Ready<()>>>();
     send::<futures::ShutdownUntil<'static, Cell<u8>, core::future::Ready<()>>>();
+    send::<futures::RetryAt<'static, Cell<u8>, core::future::Ready<()>>>();
+    send_sync::<futures::RetryAt<'static, u8, core::future::Ready<()>>>();
     send_sync::<ZeroCapacity>();
 
     #[cfg(target_has_atomic = "ptr")]
@@ -340,5 +348,6 @@ const _: () = {
         send_sync::<futures::GetOwned<u8>>();
         send::<OwnedDelivery<Cell<u8>>>();
         send::<futures::GetOwned<Cell<u8>>>();
+        send::<futures::RetryAtOwned<Cell<u8>, core::future::Ready<()>>>();
     }
 };

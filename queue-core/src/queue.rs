@@ -396,8 +396,8 @@ impl<T> Queue<T> {
         self.steward.raw().is_settled()
     }
 
-    /// The number of items waiting to be delivered: fresh ones, and ones that came back
-    /// for another attempt.
+    /// The number of items waiting to be delivered: fresh ones, ones that came back for
+    /// another attempt, and ones retried with a delay that is not over yet.
     ///
     /// # Examples
     ///
@@ -408,7 +408,7 @@ impl<T> Queue<T> {
     /// ```
     #[must_use]
     pub fn len(&self) -> usize {
-        self.steward.raw().len()
+        self.steward.len()
     }
 
     /// Whether the buffer is empty. That says nothing about work in flight: see

@@ -14,7 +14,8 @@
 //! - `journal.rs`: [`Journal`](crate::Journal), [`JobEvent`](crate::JobEvent) and the
 //!   guard that calls it;
 //! - `record.rs` (std): [`Record`](crate::Record), a ready journal;
-//! - `cancel.rs`: the cancellation request and its waiters.
+//! - `cancel.rs`: the cancellation request and its waiters;
+//! - `holding.rs`: the items retried with a delay, held back until they are due.
 //!
 //! # Attempts
 //!
@@ -29,6 +30,7 @@ pub(crate) mod backoff;
 pub(crate) mod cancel;
 pub(crate) mod dead_letter;
 pub(crate) mod gate;
+pub(crate) mod holding;
 pub(crate) mod journal;
 pub(crate) mod policy;
 #[cfg(feature = "std")]
@@ -39,6 +41,7 @@ use alloc::vec::Vec;
 use self::cancel::Cancellation;
 use self::dead_letter::{DeadLetter, DeadLetters, DeadReason};
 use self::gate::{InMotion, ReportGate};
+use self::holding::{Held, Holding, Released, Ticket};
 use self::journal::{JobEvent, Journaled};
 use self::policy::AbandonPolicy;
 use crate::engine::buffer::slots::Limit;
@@ -67,6 +70,8 @@ pub(crate) struct Steward<T> {
     raw: RawQueue<T>,
     policy: AbandonPolicy,
     dead: DeadLetters<T>,
+    /// The items retried with a delay, until they are due (counted buffered).
+    holding: Holding<T>,
     /// Redeliveries so far; kept outside the ledger, whose identity counts ids, not
     /// deliveries.
     redelivered: AtomicU64,
@@ -86,6 +91,7 @@ impl<T> Steward<T> {
             raw,
             policy: AbandonPolicy::Abandon,
             dead: DeadLetters::new(),
+            holding: Holding::new(),
             redelivered: AtomicU64::new(0),
             journal: None,
             cancellation,
@@ -343,10 +349,64 @@ impl<T> Steward<T> {
         }
     }
 
+    /// As [`retry`](Steward::retry), but the item is held back (counted buffered) until
+    /// [`release`](Steward::release) is called with the ticket this returns; `None` if the
+    /// queue takes no returns any more (the item was put back first).
+    pub(crate) fn hold(
+        &self,
+        id: JobId,
+        attempt: u32,
+        take_item: impl FnOnce() -> T,
+        put_back: impl FnOnce(T),
+    ) -> Option<Ticket> {
+        let _motion = self.transition();
+        self.note(|| JobEvent::Retried(id));
+        let held = Held {
+            id,
+            attempt: attempt.saturating_add(1),
+            item: take_item(),
+        };
+        match self.holding.hold(held) {
+            Ok(ticket) => {
+                crate::events::retried(self.raw.label(), id);
+                Some(ticket)
+            }
+            Err(held) => {
+                put_back(held.item);
+                self.note(|| JobEvent::RetryRefused(id));
+                None
+            }
+        }
+    }
+
+    /// The item held under `ticket` is due: it moves into the lane and a getter is woken.
+    /// Nothing happens if a shutdown took or moved it already.
+    pub(crate) fn release(&self, ticket: Ticket) {
+        match self.holding.release(ticket, &self.raw) {
+            Released::Returned => self.raw.announce_returns(1),
+            Released::Gone => {}
+            Released::Refused(held) => self.held_refused(held),
+        }
+    }
+
+    /// The lane refused a held item (it closed without the store closing first, which the
+    /// shutdowns here rule out): a dead letter, counted discarded, never lost.
+    #[cold]
+    fn held_refused(&self, held: Held<T>) {
+        self.discarded_late(held.id, held.attempt.saturating_sub(1), held.item);
+    }
+
     // --------------------------------------------------------------------- shutdown
 
     /// Refuses puts from now on. Returns whether this call shut the queue down.
     pub(crate) fn shutdown(&self) -> bool {
+        if !matches!(self.policy, AbandonPolicy::Redeliver { .. }) {
+            // The lane closes with the shutdown: the held items go into it at once, so the
+            // drain delivers them (a graceful shutdown does not wait for their delays).
+            let (moved, refused) = self.holding.release_all(&self.raw);
+            self.raw.announce_returns(moved);
+            refused.into_iter().for_each(|held| self.held_refused(held));
+        }
         let first = self.raw.shut_down();
         if first {
             crate::events::shut_down(self.raw.label(), self.raw.unfinished());
@@ -354,11 +414,15 @@ impl<T> Steward<T> {
         first
     }
 
-    /// Shuts down and drains the buffer and the lane; the drained items come back with
-    /// their ids, counted discarded.
+    /// Shuts down and drains the buffer, the lane and the held items, in that order; the
+    /// drained items come back with their ids, counted discarded.
     pub(crate) fn shutdown_now(&self) -> Vec<(JobId, T)> {
         let first = !self.raw.is_shut_down();
-        let drained = self.raw.drain();
+        // Before the lane closes: an item due meanwhile is either still held (taken here)
+        // or in the lane (drained below), and none can be held afterwards.
+        let held = self.holding.take_all();
+        let mut drained = self.raw.drain();
+        drained.extend(held.into_iter().map(|held| (held.id, held.item)));
         if first {
             crate::events::shut_down(self.raw.label(), self.raw.unfinished());
         }
@@ -392,7 +456,12 @@ impl<T> Steward<T> {
     // ---------------------------------------------------------------- observation
 
     pub(crate) fn ledger(&self) -> Ledger {
-        self.raw.ledger()
+        self.raw.ledger_holding(|| self.holding.count())
+    }
+
+    /// Items waiting to be delivered: buffered, returned, or held until due.
+    pub(crate) fn len(&self) -> usize {
+        self.raw.len() + self.holding.count() as usize
     }
 
     /// The ledger with the ids in flight, as of one instant: the ids agree with the

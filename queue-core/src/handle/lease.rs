@@ -2,6 +2,7 @@
 //! the queue alive. A lease ends exactly once, by a resolve, a retry, or its drop.
 
 use crate::engine::Handout;
+use crate::fate::holding::Ticket;
 use crate::fate::journal::JobEvent;
 use crate::fate::{Owner, Steward};
 use crate::job_id::JobId;
@@ -103,6 +104,39 @@ impl<T, O: Owner<T>> Lease<T, O> {
         } else {
             self.item = slot.take();
             Err(self)
+        }
+    }
+
+    /// As [`retry`](Lease::retry), but the item is held back until the steward's
+    /// `release` with the ticket returned here (see `fate/holding.rs`); the owner comes
+    /// along, to keep the queue alive for that call.
+    pub(crate) fn hold(mut self) -> Result<(O, Ticket), Self>
+    where
+        O: Clone,
+    {
+        let (id, attempt) = (self.id, self.attempt());
+        let steward = self.owner.steward();
+        if !steward.may_retry(attempt) {
+            steward.note(|| JobEvent::RetryRefused(id));
+            return Err(self);
+        }
+        let slot = core::cell::Cell::new(self.item.take());
+        let held = steward.hold(
+            id,
+            attempt,
+            || {
+                slot.take()
+                    .expect("a delivery holds its item until it is consumed")
+            },
+            |item| slot.set(Some(item)),
+        );
+        match held {
+            // The item is out: the lease's drop does nothing.
+            Some(ticket) => Ok((self.owner.clone(), ticket)),
+            None => {
+                self.item = slot.take();
+                Err(self)
+            }
         }
     }
 
