@@ -50,16 +50,12 @@ impl<T, O: Owner<T>> Hold<T, O> {
         }
     }
 
-    fn poll_with<F: Future<Output = ()>>(
-        &mut self,
-        deadline: Pin<&mut F>,
-        cx: &mut Context<'_>,
-    ) -> Poll<()> {
+    fn poll_with<F: Future>(&mut self, deadline: Pin<&mut F>, cx: &mut Context<'_>) -> Poll<()> {
         if self.ticket.is_none() {
             return Poll::Ready(());
         }
         match deadline.poll(cx) {
-            Poll::Ready(()) => {
+            Poll::Ready(_) => {
                 self.release();
                 Poll::Ready(())
             }
@@ -119,7 +115,7 @@ impl<T, F> RetryAt<'_, T, F> {
     }
 }
 
-impl<T, F: Future<Output = ()>> Future for RetryAt<'_, T, F> {
+impl<T, F: Future> Future for RetryAt<'_, T, F> {
     type Output = ();
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
@@ -182,7 +178,7 @@ impl<T, F> RetryAtOwned<T, F> {
 }
 
 #[cfg(target_has_atomic = "ptr")]
-impl<T, F: Future<Output = ()>> Future for RetryAtOwned<T, F> {
+impl<T, F: Future> Future for RetryAtOwned<T, F> {
     type Output = ();
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
@@ -220,7 +216,7 @@ impl<'a, T> Delivery<'a, T> {
     ///   Either way the future, once its item is gone, only waits out its deadline (or its
     ///   drop) and does nothing more.
     ///
-    /// The deadline is any future: a runtime's sleep (the adapters' `retry_after` and
+    /// The deadline is any future (its output is ignored): a runtime's sleep (the adapters' `retry_after` and
     /// `retry_backoff` use their runtime's timer and spawn the future), or an embedded
     /// timer. Pair it with a [`Backoff`](crate::Backoff) to space the attempts.
     ///
@@ -244,7 +240,7 @@ impl<'a, T> Delivery<'a, T> {
     /// block_on(retry);
     /// assert_eq!(queue.try_get().unwrap().attempt(), 2);
     /// ```
-    pub fn retry_at<F: Future<Output = ()>>(self, deadline: F) -> Result<RetryAt<'a, T, F>, Self> {
+    pub fn retry_at<F: Future>(self, deadline: F) -> Result<RetryAt<'a, T, F>, Self> {
         let id = self.id();
         match self.into_lease().hold() {
             Ok((steward, ticket)) => Ok(RetryAt {
@@ -277,7 +273,7 @@ impl<T> OwnedDelivery<T> {
     /// drop(retry); // the timer task is gone: the item is due at once
     /// assert_eq!(queue.try_get().unwrap().attempt(), 2);
     /// ```
-    pub fn retry_at<F: Future<Output = ()>>(self, deadline: F) -> Result<RetryAtOwned<T, F>, Self> {
+    pub fn retry_at<F: Future>(self, deadline: F) -> Result<RetryAtOwned<T, F>, Self> {
         let id = self.id();
         match self.into_lease().hold() {
             Ok((queue, ticket)) => Ok(RetryAtOwned {
