@@ -144,6 +144,10 @@
 //! - `tracing`: an event for every job and every change of the queue's state, under the
 //!   target `tally_queue`, carrying the queue's label (see [the table](#tracing-events)).
 //!
+//! - `metrics` (implies `std`): [`Queue::record_metrics`] records the ledger through the
+//!   [`metrics`](https://docs.rs/metrics) facade, and each delivery's time in flight is
+//!   recorded as it ends (see [the names](#metrics)). Off, none of this is compiled.
+//!
 //! Without `std` the crate needs `alloc` (a global allocator at link time).
 //!
 //! # Tracing events
@@ -172,6 +176,25 @@
 //!
 //! Events for one job are emitted by the threads that move it, so a subscriber on several
 //! threads can receive `job delivered` just before the `job accepted` of the same id.
+//!
+//! # Metrics
+//!
+//! With the `metrics` feature, through the `metrics` facade, every name carrying the label
+//! `queue` (the queue's [`label`](Queue::label), empty if unset). The counters and gauges
+//! are set from a [`Ledger`] snapshot by [`Queue::record_metrics`] (call it before a
+//! scrape renders them, or on a timer), so they equal the ledger at that instant and cost
+//! a job nothing; the histogram is recorded as each delivery ends. The Redis queue uses
+//! the same names.
+//!
+//! | name | kind | labels | figure |
+//! |---|---|---|---|
+//! | `tally_queue_accepted_total` | counter | `queue` | [`Ledger::accepted`] |
+//! | `tally_queue_ended_total` | counter | `queue`, `outcome` (`succeeded`, `rejected`, `uncertain`, `abandoned`, `discarded`) | the ledger's count of that outcome |
+//! | `tally_queue_buffered` | gauge | `queue` | [`Ledger::buffered`] (fresh, returned, and held by [`Delivery::retry_at`]) |
+//! | `tally_queue_in_flight` | gauge | `queue` | [`Ledger::in_flight`] |
+//! | `tally_queue_redelivered_total` | counter | `queue` | [`Queue::redeliveries`] |
+//! | `tally_queue_dead_letters` | gauge | `queue` | [`Queue::dead_letters`] (kept, not yet taken) |
+//! | `tally_queue_in_flight_seconds` | histogram | `queue` | seconds from a delivery to its end (resolved, retried, or dropped) |
 //!
 //! # Memory and counters
 //!
@@ -224,6 +247,8 @@ mod fate;
 mod handle;
 mod job_id;
 mod ledger;
+#[cfg(feature = "metrics")]
+mod metrics;
 mod outcome;
 mod queue;
 mod sync;

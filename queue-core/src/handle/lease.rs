@@ -19,6 +19,9 @@ pub(crate) struct Lease<T, O: Owner<T>> {
     /// (a move of the lease reads it a word or more at a time).
     attempt: u64,
     item: Option<T>,
+    /// When the item was handed out, for the time in flight.
+    #[cfg(feature = "metrics")]
+    since: std::time::Instant,
 }
 
 impl<T, O: Owner<T>> Lease<T, O> {
@@ -29,6 +32,8 @@ impl<T, O: Owner<T>> Lease<T, O> {
             id: handout.id,
             attempt: u64::from(handout.attempt),
             item: Some(item),
+            #[cfg(feature = "metrics")]
+            since: std::time::Instant::now(),
         }
     }
 
@@ -162,5 +167,8 @@ impl<T, O: Owner<T>> Drop for Lease<T, O> {
         if self.item.is_some() {
             self.abandoned();
         }
+        // Every lease drops once, whichever way it ended.
+        #[cfg(feature = "metrics")]
+        crate::metrics::delivery_ended(self.steward().raw().label(), self.since.elapsed());
     }
 }
