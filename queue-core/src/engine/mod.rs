@@ -601,8 +601,8 @@ impl<T> RawQueue<T> {
     // ---------------------------------------------------------------- observation
 
     /// A snapshot of the counts (see `tally.rs` for what it promises), for a queue that
-    /// also holds taken items back outside the lane until they are due (`held`, read right after the lane): each is
-    /// counted buffered, as a returned item is. The holder raises its count (with a
+    /// also holds taken items back outside the lane until they are due (`held`, read
+    /// right after the lane): each is counted buffered, as a returned item is. The holder raises its count (with a
     /// release) once the item is held, and lowers it before the item moves on into the
     /// lane or is counted ended, so the order of `tally.rs` holds: no item is counted
     /// twice, and none is counted held before its take.
