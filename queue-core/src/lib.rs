@@ -183,7 +183,8 @@
 //! `queue` (the queue's [`label`](Queue::label), empty if unset). The counters and gauges
 //! are set from a [`Ledger`] snapshot by [`Queue::record_metrics`] (call it before a
 //! scrape renders them, or on a timer), so they equal the ledger at that instant and cost
-//! a job nothing; the histogram is recorded as each delivery ends. The Redis queue uses
+//! a job nothing; the histograms are recorded as each item is taken and as each delivery
+//! ends (one clock read per put, return, take and ending). The Redis queue uses
 //! the same names.
 //!
 //! | name | kind | labels | figure |
@@ -194,6 +195,7 @@
 //! | `tally_queue_in_flight` | gauge | `queue` | [`Ledger::in_flight`] |
 //! | `tally_queue_redelivered_total` | counter | `queue` | [`Queue::redeliveries`] |
 //! | `tally_queue_dead_letters` | gauge | `queue` | [`Queue::dead_letters`] (kept, not yet taken) |
+//! | `tally_queue_buffered_seconds` | histogram | `queue` | seconds from becoming buffered (accepted, returned, or held by [`Delivery::retry_at`]) to being taken; drained items are not recorded |
 //! | `tally_queue_in_flight_seconds` | histogram | `queue` | seconds from a delivery to its end (resolved, retried, or dropped) |
 //!
 //! # Memory and counters

@@ -18,6 +18,8 @@ pub(crate) const IN_FLIGHT: &str = "tally_queue_in_flight";
 pub(crate) const REDELIVERED: &str = "tally_queue_redelivered_total";
 /// Dead letters kept, not yet taken (gauge).
 pub(crate) const DEAD_LETTERS: &str = "tally_queue_dead_letters";
+/// Seconds from becoming buffered (accepted, returned or held) to being taken (histogram).
+pub(crate) const BUFFERED_SECONDS: &str = "tally_queue_buffered_seconds";
 /// Seconds from a delivery to its end: resolved, retried or dropped (histogram).
 pub(crate) const IN_FLIGHT_SECONDS: &str = "tally_queue_in_flight_seconds";
 
@@ -43,4 +45,9 @@ pub(crate) fn record(label: &'static str, ledger: &Ledger, redeliveries: u64, de
 /// A delivery of the queue `label` ended (resolved, retried or dropped) after `held`.
 pub(crate) fn delivery_ended(label: &'static str, held: Duration) {
     metrics::histogram!(IN_FLIGHT_SECONDS, "queue" => label).record(held.as_secs_f64());
+}
+
+/// An item of the queue `label` was taken after `waited` buffered.
+pub(crate) fn buffered_for(label: &'static str, waited: Duration) {
+    metrics::histogram!(BUFFERED_SECONDS, "queue" => label).record(waited.as_secs_f64());
 }

@@ -1,5 +1,6 @@
 //! The `metrics` feature: `record_metrics` sets every figure to the ledger's, under the
-//! queue's label, and each delivery's end records its time in flight.
+//! queue's label; each take records the item's time buffered and each delivery's end its
+//! time in flight.
 #![cfg(feature = "metrics")]
 
 use std::collections::HashMap;
@@ -69,7 +70,11 @@ fn record_metrics_matches_the_ledger_for_every_outcome_per_label() {
         let again = jobs.try_get().unwrap();
         assert_eq!(again.attempt(), 2);
         drop(again); // its last attempt: a dead letter, abandoned
-        let _held = jobs.try_get().unwrap().retry_at(std::future::pending::<()>()).unwrap();
+        let _held = jobs
+            .try_get()
+            .unwrap()
+            .retry_at(std::future::pending::<()>())
+            .unwrap();
         let in_flight = jobs.try_get().unwrap();
         jobs.record_metrics();
         other.record_metrics();
@@ -77,24 +82,55 @@ fn record_metrics_matches_the_ledger_for_every_outcome_per_label() {
         let ledger = jobs.ledger();
         let mut all = figures(&snapshotter);
         let seen = all.remove("jobs").unwrap();
-        assert_eq!(counter(&seen, "tally_queue_accepted_total"), ledger.accepted);
-        assert_eq!(counter(&seen, "tally_queue_ended_total/succeeded"), ledger.succeeded);
-        assert_eq!(counter(&seen, "tally_queue_ended_total/rejected"), ledger.rejected);
-        assert_eq!(counter(&seen, "tally_queue_ended_total/uncertain"), ledger.uncertain);
-        assert_eq!(counter(&seen, "tally_queue_ended_total/abandoned"), ledger.abandoned);
-        assert_eq!(counter(&seen, "tally_queue_ended_total/discarded"), ledger.discarded);
+        assert_eq!(
+            counter(&seen, "tally_queue_accepted_total"),
+            ledger.accepted
+        );
+        assert_eq!(
+            counter(&seen, "tally_queue_ended_total/succeeded"),
+            ledger.succeeded
+        );
+        assert_eq!(
+            counter(&seen, "tally_queue_ended_total/rejected"),
+            ledger.rejected
+        );
+        assert_eq!(
+            counter(&seen, "tally_queue_ended_total/uncertain"),
+            ledger.uncertain
+        );
+        assert_eq!(
+            counter(&seen, "tally_queue_ended_total/abandoned"),
+            ledger.abandoned
+        );
+        assert_eq!(
+            counter(&seen, "tally_queue_ended_total/discarded"),
+            ledger.discarded
+        );
         assert_eq!(gauge(&seen, "tally_queue_buffered"), ledger.buffered as f64);
-        assert_eq!(gauge(&seen, "tally_queue_in_flight"), ledger.in_flight as f64);
+        assert_eq!(
+            gauge(&seen, "tally_queue_in_flight"),
+            ledger.in_flight as f64
+        );
         assert_eq!(counter(&seen, "tally_queue_redelivered_total"), 1);
         assert_eq!(gauge(&seen, "tally_queue_dead_letters"), 1.0);
         assert_eq!(
-            (ledger.accepted, ledger.succeeded, ledger.rejected, ledger.uncertain),
+            (
+                ledger.accepted,
+                ledger.succeeded,
+                ledger.rejected,
+                ledger.uncertain
+            ),
             (8, 1, 1, 1)
         );
         // One held retry and two never taken are buffered; one is in flight.
-        assert_eq!((ledger.abandoned, ledger.buffered, ledger.in_flight), (1, 3, 1));
+        assert_eq!(
+            (ledger.abandoned, ledger.buffered, ledger.in_flight),
+            (1, 3, 1)
+        );
         // Six deliveries ended (three resolved, two dropped, one retried).
         assert_eq!(histogram_len(&seen, "tally_queue_in_flight_seconds"), 6);
+        // Seven takes (the redelivered item twice), each after its time buffered.
+        assert_eq!(histogram_len(&seen, "tally_queue_buffered_seconds"), 7);
 
         // The other queue's figures are its own.
         let theirs = all.remove("other").unwrap();
@@ -109,7 +145,10 @@ fn record_metrics_matches_the_ledger_for_every_outcome_per_label() {
         let ledger = jobs.ledger();
         assert_eq!(drained.len() as u64, ledger.discarded);
         // A snapshot reports a counter's rise since the last one: the discards, from 0.
-        assert_eq!(counter(&seen, "tally_queue_ended_total/discarded"), ledger.discarded);
+        assert_eq!(
+            counter(&seen, "tally_queue_ended_total/discarded"),
+            ledger.discarded
+        );
         assert_eq!(gauge(&seen, "tally_queue_buffered"), 0.0);
     });
 }

@@ -288,8 +288,9 @@ async fn metrics_export_readiness_and_the_ledger() {
         (ledger.accepted, ledger.succeeded, ledger.rejected),
         (3, 2, 1)
     );
-    // Each delivery's end was recorded as it happened.
+    // Each take and each delivery's end was recorded as it happened.
     assert_eq!(queue("tally_queue_in_flight_seconds_count"), Some(3.0));
+    assert_eq!(queue("tally_queue_buffered_seconds_count"), Some(3.0));
 
     assert_eq!(
         sample(&page, "tally_latch_open{latch=\"metrics\"}"),

@@ -15,7 +15,9 @@
 //!   guard that calls it;
 //! - `record.rs` (std): [`Record`](crate::Record), a ready journal;
 //! - `cancel.rs`: the cancellation request and its waiters;
-//! - `holding.rs`: the items retried with a delay, held back until they are due.
+//! - `holding.rs`: the items retried with a delay, held back until they are due;
+//! - `stamp.rs`: what the raw queue holds for an item (with the `metrics` feature, the
+//!   instant it became buffered).
 //!
 //! # Attempts
 //!
@@ -35,6 +37,7 @@ pub(crate) mod journal;
 pub(crate) mod policy;
 #[cfg(feature = "std")]
 pub(crate) mod record;
+pub(crate) mod stamp;
 
 use alloc::vec::Vec;
 
@@ -44,6 +47,7 @@ use self::gate::{InMotion, ReportGate};
 use self::holding::{Held, Holding, Released, Ticket};
 use self::journal::{JobEvent, Journaled};
 use self::policy::AbandonPolicy;
+use self::stamp::{refused, stamp, taken, unstamp, Slot};
 use crate::engine::buffer::slots::Limit;
 use crate::engine::{Handout, RawQueue};
 use crate::error::{TryGetError, TryPutError};
@@ -67,11 +71,11 @@ impl<T> Owner<T> for &Steward<T> {
 
 /// The fate layer over a raw queue; see the module docs.
 pub(crate) struct Steward<T> {
-    raw: RawQueue<T>,
+    raw: RawQueue<Slot<T>>,
     policy: AbandonPolicy,
     dead: DeadLetters<T>,
     /// The items retried with a delay, until they are due (counted buffered).
-    holding: Holding<T>,
+    holding: Holding<Slot<T>>,
     /// Redeliveries so far; kept outside the ledger, whose identity counts ids, not
     /// deliveries.
     redelivered: AtomicU64,
@@ -101,7 +105,7 @@ impl<T> Steward<T> {
 
     /// The raw queue, for what the faces only read or count (observers, roles, waiters).
     #[inline(always)]
-    pub(crate) fn raw(&self) -> &RawQueue<T> {
+    pub(crate) fn raw(&self) -> &RawQueue<Slot<T>> {
         &self.raw
     }
 
@@ -157,12 +161,14 @@ impl<T> Steward<T> {
     /// drain becomes a dead letter.
     #[inline]
     pub(crate) fn put(&self, turn: bool, item: T) -> Result<JobId, TryPutError<T>> {
-        self.raw.put(
-            turn,
-            item,
-            |id| self.note(|| JobEvent::Accepted(id)),
-            |id, item| self.bury_late(id, item),
-        )
+        self.raw
+            .put(
+                turn,
+                stamp(item),
+                |id| self.note(|| JobEvent::Accepted(id)),
+                |id, slot| self.bury_late(id, unstamp(slot)),
+            )
+            .map_err(refused)
     }
 
     /// A put that raced an immediate shutdown's drain landed after it: its item is kept
@@ -189,6 +195,8 @@ impl<T> Steward<T> {
         turn: bool,
         wrap: impl FnOnce(Handout, T) -> D,
     ) -> Result<D, TryGetError> {
+        let label = self.raw.label();
+        let wrap = move |handout, slot| wrap(handout, taken(label, slot));
         let Some(journal) = &self.journal else {
             return self.raw.take(turn, wrap, None::<fn(Handout)>);
         };
@@ -266,7 +274,7 @@ impl<T> Steward<T> {
                 // Before the return: once in the lane, another getter may record its
                 // delivery.
                 self.note(|| JobEvent::Redelivered { id, attempt: next });
-                match self.raw.give_back(id, next, item) {
+                match self.raw.give_back(id, next, stamp(item)).map_err(unstamp) {
                     Ok(()) => {
                         crate::events::redelivered(self.raw.label(), id, next);
                         // Relaxed: a statistic.
@@ -335,7 +343,8 @@ impl<T> Steward<T> {
         self.note(|| JobEvent::Retried(id));
         match self
             .raw
-            .give_back(id, attempt.saturating_add(1), take_item())
+            .give_back(id, attempt.saturating_add(1), stamp(take_item()))
+            .map_err(unstamp)
         {
             Ok(()) => {
                 crate::events::retried(self.raw.label(), id);
@@ -364,7 +373,7 @@ impl<T> Steward<T> {
         let held = Held {
             id,
             attempt: attempt.saturating_add(1),
-            item: take_item(),
+            item: stamp(take_item()),
         };
         match self.holding.hold(held) {
             Ok(ticket) => {
@@ -372,7 +381,7 @@ impl<T> Steward<T> {
                 Some(ticket)
             }
             Err(held) => {
-                put_back(held.item);
+                put_back(unstamp(held.item));
                 self.note(|| JobEvent::RetryRefused(id));
                 None
             }
@@ -392,8 +401,8 @@ impl<T> Steward<T> {
     /// The lane refused a held item (it closed without the store closing first, which the
     /// shutdowns here rule out): a dead letter, counted discarded, never lost.
     #[cold]
-    fn held_refused(&self, held: Held<T>) {
-        self.discarded_late(held.id, held.attempt.saturating_sub(1), held.item);
+    fn held_refused(&self, held: Held<Slot<T>>) {
+        self.discarded_late(held.id, held.attempt.saturating_sub(1), unstamp(held.item));
     }
 
     // --------------------------------------------------------------------- shutdown
@@ -423,6 +432,11 @@ impl<T> Steward<T> {
         let held = self.holding.take_all();
         let mut drained = self.raw.drain();
         drained.extend(held.into_iter().map(|held| (held.id, held.item)));
+        #[cfg(feature = "metrics")]
+        let drained: Vec<(JobId, T)> = drained
+            .into_iter()
+            .map(|(id, slot)| (id, unstamp(slot)))
+            .collect();
         if first {
             crate::events::shut_down(self.raw.label(), self.raw.unfinished());
         }

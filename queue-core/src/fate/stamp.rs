@@ -1,0 +1,71 @@
+//! What the raw queue holds for an item: the item itself, or, under the `metrics` feature,
+//! the item with the instant it became buffered (accepted, returned, or held), so that its
+//! take records the time it spent buffered. Without the feature every function here is
+//! the identity, and the raw queue holds the bare item.
+
+use crate::error::TryPutError;
+
+/// The item as the raw queue holds it.
+#[cfg(not(feature = "metrics"))]
+pub(crate) type Slot<T> = T;
+
+/// The item as the raw queue holds it: with the instant it became buffered.
+#[cfg(feature = "metrics")]
+pub(crate) type Slot<T> = Stamped<T>;
+
+/// An item and the instant it became buffered.
+#[cfg(feature = "metrics")]
+pub(crate) struct Stamped<T> {
+    item: T,
+    since: std::time::Instant,
+}
+
+/// The item, as it becomes buffered.
+#[inline(always)]
+pub(crate) fn stamp<T>(item: T) -> Slot<T> {
+    #[cfg(feature = "metrics")]
+    return Stamped {
+        item,
+        since: std::time::Instant::now(),
+    };
+    #[cfg(not(feature = "metrics"))]
+    item
+}
+
+/// The item, leaving the buffer for anywhere but a delivery (a drain, a dead letter, a
+/// refused put or return).
+#[inline(always)]
+pub(crate) fn unstamp<T>(slot: Slot<T>) -> T {
+    #[cfg(feature = "metrics")]
+    return slot.item;
+    #[cfg(not(feature = "metrics"))]
+    slot
+}
+
+/// The item, taken for a delivery of the queue `label`: its time buffered is recorded.
+#[inline(always)]
+pub(crate) fn taken<T>(label: &'static str, slot: Slot<T>) -> T {
+    #[cfg(feature = "metrics")]
+    {
+        crate::metrics::buffered_for(label, slot.since.elapsed());
+        slot.item
+    }
+    #[cfg(not(feature = "metrics"))]
+    {
+        let _ = label;
+        slot
+    }
+}
+
+/// A refused put's error, with the bare item.
+#[inline(always)]
+pub(crate) fn refused<T>(error: TryPutError<Slot<T>>) -> TryPutError<T> {
+    #[cfg(feature = "metrics")]
+    return match error {
+        TryPutError::Full(slot) => TryPutError::Full(slot.item),
+        TryPutError::ShutDown(slot) => TryPutError::ShutDown(slot.item),
+        TryPutError::NoWorkers(slot) => TryPutError::NoWorkers(slot.item),
+    };
+    #[cfg(not(feature = "metrics"))]
+    error
+}
