@@ -3,7 +3,7 @@
 //!
 //! The queue takes no time of its own: the caller hands it a deadline future (a runtime's
 //! sleep, an embedded timer; the adapters' `retry_after` and `retry_backoff` pass their
-//! runtime's) and the returned future, polled by some task, moves the item into the lane
+//! runtime's), and the returned future, polled by some task, moves the item into the lane
 //! when the deadline passes.
 
 use core::fmt;
@@ -216,9 +216,10 @@ impl<'a, T> Delivery<'a, T> {
     ///   Either way the future, once its item is gone, only waits out its deadline (or its
     ///   drop) and does nothing more.
     ///
-    /// The deadline is any future (its output is ignored): a runtime's sleep (the adapters' `retry_after` and
-    /// `retry_backoff` use their runtime's timer and spawn the future), or an embedded
-    /// timer. Pair it with a [`Backoff`](crate::Backoff) to space the attempts.
+    /// The deadline is any future (its output is ignored): a runtime's sleep (the
+    /// adapters' `retry_after` and `retry_backoff` supply their runtime's timer), or an
+    /// embedded timer. The caller awaits the returned future or spawns it as a task. Pair
+    /// it with a [`Backoff`](crate::Backoff) to space the attempts.
     ///
     /// # Errors
     ///
