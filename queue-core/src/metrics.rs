@@ -2,7 +2,10 @@
 //! in one place (and in the crate docs' table), and the calls that record them. Without
 //! the feature this module is not built.
 
+use alloc::vec;
 use core::time::Duration;
+
+use metrics::{Key, Label, Level, Metadata};
 
 use crate::ledger::Ledger;
 
@@ -42,12 +45,43 @@ pub(crate) fn record(label: &'static str, ledger: &Ledger, redeliveries: u64, de
     metrics::gauge!(DEAD_LETTERS, "queue" => label).set(dead_letters as f64);
 }
 
-/// A delivery of the queue `label` ended (resolved, retried or dropped) after `held`.
-pub(crate) fn delivery_ended(label: &'static str, held: Duration) {
-    metrics::histogram!(IN_FLIGHT_SECONDS, "queue" => label).record(held.as_secs_f64());
+/// Where the histograms are recorded from.
+const METADATA: Metadata<'static> = Metadata::new("tally_queue", Level::INFO, Some(module_path!()));
+
+/// The keys of a queue's histograms, built once per label: recording through them
+/// allocates nothing (the macros would build a key, and allocate, at every call).
+pub(crate) struct Keys {
+    buffered_seconds: Key,
+    in_flight_seconds: Key,
 }
 
-/// An item of the queue `label` was taken after `waited` buffered.
-pub(crate) fn buffered_for(label: &'static str, waited: Duration) {
-    metrics::histogram!(BUFFERED_SECONDS, "queue" => label).record(waited.as_secs_f64());
+impl Keys {
+    pub(crate) fn new(label: &'static str) -> Self {
+        let key = |name: &'static str| {
+            Key::from_parts(name, vec![Label::from_static_parts("queue", label)])
+        };
+        Keys {
+            buffered_seconds: key(BUFFERED_SECONDS),
+            in_flight_seconds: key(IN_FLIGHT_SECONDS),
+        }
+    }
+}
+
+/// An item of the queue whose keys are `keys` was taken after `waited` buffered.
+pub(crate) fn buffered_for(keys: &Keys, waited: Duration) {
+    metrics::with_recorder(|recorder| {
+        recorder
+            .register_histogram(&keys.buffered_seconds, &METADATA)
+            .record(waited.as_secs_f64());
+    });
+}
+
+/// A delivery of the queue whose keys are `keys` ended (resolved, retried or dropped)
+/// after `held`.
+pub(crate) fn delivery_ended(keys: &Keys, held: Duration) {
+    metrics::with_recorder(|recorder| {
+        recorder
+            .register_histogram(&keys.in_flight_seconds, &METADATA)
+            .record(held.as_secs_f64());
+    });
 }

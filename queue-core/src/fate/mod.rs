@@ -47,7 +47,7 @@ use self::gate::{InMotion, ReportGate};
 use self::holding::{Held, Holding, Released, Ticket};
 use self::journal::{JobEvent, Journaled};
 use self::policy::AbandonPolicy;
-use self::stamp::{refused, stamp, taken, unstamp, Slot};
+use self::stamp::{refused, stamp, taken, unstamp, Keys, Slot};
 use crate::engine::buffer::slots::Limit;
 use crate::engine::{Handout, RawQueue};
 use crate::error::{TryGetError, TryPutError};
@@ -85,6 +85,8 @@ pub(crate) struct Steward<T> {
     cancellation: Cancellation,
     /// Lets a shutdown report read the journal's ids and the ledger at one instant.
     gate: ReportGate,
+    /// The keys of the queue's histograms (`metrics`; nothing without it).
+    keys: Keys,
 }
 
 impl<T> Steward<T> {
@@ -100,6 +102,7 @@ impl<T> Steward<T> {
             journal: None,
             cancellation,
             gate: ReportGate::new(),
+            keys: stamp::keys(""),
         }
     }
 
@@ -128,6 +131,14 @@ impl<T> Steward<T> {
     /// Names the queue in its events. Only for a queue not shared yet.
     pub(crate) fn set_label(&mut self, label: &'static str) {
         self.raw.set_label(label);
+        self.keys = stamp::keys(label);
+    }
+
+    /// The keys of the queue's histograms.
+    #[cfg(feature = "metrics")]
+    #[inline(always)]
+    pub(crate) fn keys(&self) -> &Keys {
+        &self.keys
     }
 
     pub(crate) fn policy(&self) -> AbandonPolicy {
@@ -195,8 +206,8 @@ impl<T> Steward<T> {
         turn: bool,
         wrap: impl FnOnce(Handout, T) -> D,
     ) -> Result<D, TryGetError> {
-        let label = self.raw.label();
-        let wrap = move |handout, slot| wrap(handout, taken(label, slot));
+        let keys = &self.keys;
+        let wrap = move |handout, slot| wrap(handout, taken(keys, slot));
         let Some(journal) = &self.journal else {
             return self.raw.take(turn, wrap, None::<fn(Handout)>);
         };

@@ -5,6 +5,23 @@
 
 use crate::error::TryPutError;
 
+/// What the histograms of a queue are recorded under: nothing without the feature.
+#[cfg(not(feature = "metrics"))]
+pub(crate) type Keys = ();
+
+/// What the histograms of a queue are recorded under.
+#[cfg(feature = "metrics")]
+pub(crate) type Keys = crate::metrics::Keys;
+
+/// The keys for the queue `label`.
+#[inline(always)]
+pub(crate) fn keys(label: &'static str) -> Keys {
+    #[cfg(feature = "metrics")]
+    return crate::metrics::Keys::new(label);
+    #[cfg(not(feature = "metrics"))]
+    let _ = label;
+}
+
 /// The item as the raw queue holds it.
 #[cfg(not(feature = "metrics"))]
 pub(crate) type Slot<T> = T;
@@ -42,17 +59,18 @@ pub(crate) fn unstamp<T>(slot: Slot<T>) -> T {
     slot
 }
 
-/// The item, taken for a delivery of the queue `label`: its time buffered is recorded.
+/// The item, taken for a delivery of the queue whose keys are `keys`: its time buffered
+/// is recorded.
 #[inline(always)]
-pub(crate) fn taken<T>(label: &'static str, slot: Slot<T>) -> T {
+pub(crate) fn taken<T>(keys: &Keys, slot: Slot<T>) -> T {
     #[cfg(feature = "metrics")]
     {
-        crate::metrics::buffered_for(label, slot.since.elapsed());
+        crate::metrics::buffered_for(keys, slot.since.elapsed());
         slot.item
     }
     #[cfg(not(feature = "metrics"))]
     {
-        let _ = label;
+        let () = *keys;
         slot
     }
 }

@@ -169,6 +169,6 @@ impl<T, O: Owner<T>> Drop for Lease<T, O> {
         }
         // Every lease drops once, whichever way it ended.
         #[cfg(feature = "metrics")]
-        crate::metrics::delivery_ended(self.steward().raw().label(), self.since.elapsed());
+        crate::metrics::delivery_ended(self.steward().keys(), self.since.elapsed());
     }
 }
