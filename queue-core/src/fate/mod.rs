@@ -47,7 +47,9 @@ use self::gate::{InMotion, ReportGate};
 use self::holding::{Held, Holding, Released, Ticket};
 use self::journal::{JobEvent, Journaled};
 use self::policy::AbandonPolicy;
-use self::stamp::{refused, stamp, taken, unstamp, Keys, Slot};
+#[cfg(feature = "metrics")]
+use self::stamp::{refused, taken};
+use self::stamp::{stamp, unstamp, Keys, Slot};
 use crate::engine::buffer::slots::Limit;
 use crate::engine::{Handout, RawQueue};
 use crate::error::{TryGetError, TryPutError};
@@ -172,14 +174,16 @@ impl<T> Steward<T> {
     /// drain becomes a dead letter.
     #[inline]
     pub(crate) fn put(&self, turn: bool, item: T) -> Result<JobId, TryPutError<T>> {
-        self.raw
-            .put(
-                turn,
-                stamp(item),
-                |id| self.note(|| JobEvent::Accepted(id)),
-                |id, slot| self.bury_late(id, unstamp(slot)),
-            )
-            .map_err(refused)
+        let put = self.raw.put(
+            turn,
+            stamp(item),
+            |id| self.note(|| JobEvent::Accepted(id)),
+            |id, slot| self.bury_late(id, unstamp(slot)),
+        );
+        // Without `metrics` the slot is the item: the call above is the whole put.
+        #[cfg(feature = "metrics")]
+        let put = put.map_err(refused);
+        put
     }
 
     /// A put that raced an immediate shutdown's drain landed after it: its item is kept
@@ -206,8 +210,12 @@ impl<T> Steward<T> {
         turn: bool,
         wrap: impl FnOnce(Handout, T) -> D,
     ) -> Result<D, TryGetError> {
-        let keys = &self.keys;
-        let wrap = move |handout, slot| wrap(handout, taken(keys, slot));
+        // Without `metrics` the slot is the item, and `wrap` takes it as it is.
+        #[cfg(feature = "metrics")]
+        let wrap = {
+            let keys = &self.keys;
+            move |handout, slot| wrap(handout, taken(keys, slot))
+        };
         let Some(journal) = &self.journal else {
             return self.raw.take(turn, wrap, None::<fn(Handout)>);
         };

@@ -3,6 +3,7 @@
 //! take records the time it spent buffered. Without the feature every function here is
 //! the identity, and the raw queue holds the bare item.
 
+#[cfg(feature = "metrics")]
 use crate::error::TryPutError;
 
 /// What the histograms of a queue are recorded under: nothing without the feature.
@@ -60,30 +61,21 @@ pub(crate) fn unstamp<T>(slot: Slot<T>) -> T {
 }
 
 /// The item, taken for a delivery of the queue whose keys are `keys`: its time buffered
-/// is recorded.
+/// is recorded. (Without the feature the raw queue hands out the item itself.)
+#[cfg(feature = "metrics")]
 #[inline(always)]
 pub(crate) fn taken<T>(keys: &Keys, slot: Slot<T>) -> T {
-    #[cfg(feature = "metrics")]
-    {
-        crate::metrics::buffered_for(keys, slot.since.elapsed());
-        slot.item
-    }
-    #[cfg(not(feature = "metrics"))]
-    {
-        let () = *keys;
-        slot
-    }
+    crate::metrics::buffered_for(keys, slot.since.elapsed());
+    slot.item
 }
 
-/// A refused put's error, with the bare item.
+/// A refused put's error, with the bare item. (Without the feature the error holds it.)
+#[cfg(feature = "metrics")]
 #[inline(always)]
 pub(crate) fn refused<T>(error: TryPutError<Slot<T>>) -> TryPutError<T> {
-    #[cfg(feature = "metrics")]
-    return match error {
+    match error {
         TryPutError::Full(slot) => TryPutError::Full(slot.item),
         TryPutError::ShutDown(slot) => TryPutError::ShutDown(slot.item),
         TryPutError::NoWorkers(slot) => TryPutError::NoWorkers(slot.item),
-    };
-    #[cfg(not(feature = "metrics"))]
-    error
+    }
 }
