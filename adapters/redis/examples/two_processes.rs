@@ -9,6 +9,9 @@
 //! The producer puts ten jobs, shuts the queue down gracefully and waits for the ledger;
 //! the consumer resolves jobs until the queue is shut down and empty. Kill the consumer
 //! with `kill -9` mid-run and start another: the job it held comes back as attempt 2.
+//!
+//! It runs on smol: in a project of your own, turn on tally-redis's `smol` feature
+//! (`tokio` is the default runtime).
 
 use std::time::Duration;
 

@@ -291,6 +291,71 @@ async fn waiters_share_one_connection(_rt: Rt) {
     }
 }
 
+/// A wait dropped at any of its awaits (the get's script, the dial of the blocking
+/// connection, the blocking read, and for the join the interrupt of a running read) hands
+/// its turn on. On one handle a get (on the stream) and a join (on the wake-ups, while
+/// another handle holds a job) wait together; the get is dropped after `step` polls; the
+/// join still returns as soon as the job ends, and a get after it as soon as a job is
+/// put, well within one poll interval. A wait left parked would notice only at a later
+/// round, or never.
+async fn waits_dropped_at_any_await_hand_the_turn_on(_rt: Rt) {
+    let server = server!();
+    let poll = Duration::from_secs(5);
+    let queue = common::open(&server, "drops", options().poll(poll)).await;
+    let other = common::open(&server, "drops", options().poll(poll)).await;
+    let limit = Duration::from_secs(3);
+    for step in 0..16u8 {
+        other.try_put(vec![step]).await.unwrap();
+        let held = other.get().await.unwrap();
+        let start = Instant::now();
+        let mut joined = Box::pin(queue.join());
+        {
+            let mut victim = Box::pin(queue.get());
+            for _ in 0..step {
+                let polled = futures_lite::future::poll_once(victim.as_mut()).await;
+                assert!(polled.is_none(), "step {step}: nothing to get yet");
+                let polled = futures_lite::future::poll_once(joined.as_mut()).await;
+                assert!(polled.is_none(), "step {step}: a job is in flight");
+                sleep(Duration::from_millis(2)).await;
+            }
+        }
+        let finish = async {
+            sleep(Duration::from_millis(20)).await;
+            held.succeed().await.unwrap();
+        };
+        let both = async {
+            futures_lite::future::zip(joined, finish).await.0.unwrap();
+            true
+        };
+        let late = async {
+            after(limit).await;
+            false
+        };
+        assert!(
+            futures_lite::future::or(both, late).await,
+            "step {step}: the join was left parked after the get was dropped"
+        );
+        let got = async {
+            let job = queue.get().await.unwrap();
+            assert_eq!(job.item(), &[step + 100]);
+            job.succeed().await.unwrap();
+            true
+        };
+        let put = async {
+            sleep(Duration::from_millis(20)).await;
+            other.try_put(vec![step + 100]).await.unwrap();
+        };
+        let late = async {
+            after(limit).await;
+            false
+        };
+        let got =
+            futures_lite::future::or(async { futures_lite::future::zip(got, put).await.0 }, late);
+        assert!(got.await, "step {step}: the next get was left parked");
+        assert!(start.elapsed() < poll, "step {step}: {:?}", start.elapsed());
+    }
+}
+
 /// A handle that is given an id not above one it saw before it sent the put knows the
 /// server went back (here the ledger is set back by hand, as a lost tail of the
 /// append-only file would): the put is refused as `Gone`, and the keys are marked rewound
@@ -364,5 +429,6 @@ on_both!(
     first_call_after_a_restart_is_not_unknown,
     missing_password_is_said_plainly,
     waiters_share_one_connection,
+    waits_dropped_at_any_await_hand_the_turn_on,
     ids_seen_going_back_mark_the_queue_rewound,
 );

@@ -11,7 +11,9 @@
 //! - `REDIS_BENCH_FSYNC` (`everysec`): the server's `appendfsync`, the same for every
 //!   system;
 //! - `REDIS_BENCH_SYSTEMS`: only the systems whose names contain one of these
-//!   comma-separated words (all by default);
+//!   `|`-separated words (names have commas: `tally-redis, batched`); all by default;
+//! - `REDIS_BENCH_WORKLOADS`: only these comma-separated workloads (`put-one`,
+//!   `put-bulk`, `consume-N` for each N of `REDIS_BENCH_CONSUMERS`); all by default;
 //! - `REDIS_BENCH_BULLMQ`: a `node_modules` folder with bullmq and ioredis, or
 //!   `REDIS_BENCH_BULLMQ_ABSENT`: why there is none;
 //! - `REDIS_BENCH_OUT`: where `runs.tsv` and `section.md` go (`target/redis-bench`);
@@ -104,6 +106,7 @@ fn main() {
         Box::new(Raw::batched()),
         Box::new(Raw::unbatched()),
         Box::new(Tally::new("tally-redis", Flavor::OneAtATime)),
+        Box::new(Tally::new("tally-redis, batched", Flavor::Batched)),
     ];
     let mut meta = Meta::collect(&server, setup, rounds, &consumers);
     match std::env::var_os("REDIS_BENCH_BULLMQ") {
@@ -124,7 +127,7 @@ fn main() {
         }
     }
     if let Ok(only) = std::env::var("REDIS_BENCH_SYSTEMS") {
-        let words: Vec<String> = only.split(',').map(|w| w.trim().to_lowercase()).collect();
+        let words: Vec<String> = only.split('|').map(|w| w.trim().to_lowercase()).collect();
         systems.retain(|s| words.iter().any(|w| s.name().to_lowercase().contains(w)));
     }
     let names: Vec<String> = systems.iter().map(|s| s.name().to_string()).collect();
@@ -138,6 +141,10 @@ fn main() {
 
     let mut workloads = vec![Workload::PutOne, Workload::PutBulk];
     workloads.extend(consumers.iter().map(|&n| Workload::Consume(n)));
+    if let Ok(only) = std::env::var("REDIS_BENCH_WORKLOADS") {
+        let names: Vec<&str> = only.split(',').map(str::trim).collect();
+        workloads.retain(|w| names.contains(&w.to_string().as_str()));
+    }
     let mut measurements = Vec::new();
     let mut failures = Vec::new();
     meta.load_before = load_average();

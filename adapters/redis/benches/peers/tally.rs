@@ -3,6 +3,7 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
+use tally_queue::Outcome;
 use tally_redis::{Bytes, Options, Queue, TryGetError};
 
 use crate::server::Server;
@@ -18,6 +19,10 @@ pub(crate) enum Flavor {
     /// `put` per job; a bulk put keeps `batch` puts in flight (there is no batch API). A
     /// consumer takes one job at a time (`try_get`) and acknowledges it (`succeed`).
     OneAtATime,
+    /// `put_many` of `batch` jobs per call. A consumer takes up to `batch` jobs
+    /// (`try_get_many`), then acknowledges them and takes the next ones in one call
+    /// (`resolve_and_get`), going back to `try_get_many` when that call finds none.
+    Batched,
 }
 
 pub(crate) struct Tally {
@@ -67,6 +72,21 @@ async fn put_one(queue: &Queue<Bytes>, jobs: usize) -> Result<(), String> {
 
 async fn bulk_put(flavor: Flavor, queue: &Queue<Bytes>, setup: Setup) -> Result<(), String> {
     match flavor {
+        Flavor::Batched => {
+            let mut left = setup.jobs;
+            while left > 0 {
+                let n = left.min(setup.batch);
+                let ids = queue
+                    .put_many((0..n).map(|_| PAYLOAD.to_vec()))
+                    .await
+                    .map_err(|e| format!("put_many: {e}"))?;
+                if ids.len() != n {
+                    return Err(format!("put_many of {n} gave {} ids", ids.len()));
+                }
+                left -= n;
+            }
+            Ok(())
+        }
         Flavor::OneAtATime => {
             let Setup { jobs, batch } = setup;
             let mut tasks = Vec::new();
@@ -83,17 +103,44 @@ async fn bulk_put(flavor: Flavor, queue: &Queue<Bytes>, setup: Setup) -> Result<
     }
 }
 
-/// Puts the jobs a consume starts from (untimed). One at a time for this flavor, so that
-/// a consume is measured even if the bulk path fails (that failure is the bulk put's).
+/// Puts the jobs a consume starts from (untimed): one at a time for the one-at-a-time
+/// flavor, so that a consume is measured even if its bulk path fails (that failure is the
+/// bulk put's); through the batch API for the batched one.
 async fn prefill(flavor: Flavor, queue: &Queue<Bytes>, setup: Setup) -> Result<(), String> {
     match flavor {
         Flavor::OneAtATime => put_one(queue, setup.jobs).await,
+        Flavor::Batched => bulk_put(flavor, queue, setup).await,
     }
 }
 
 /// Takes and acknowledges jobs until none is left; returns how many.
-async fn consume(flavor: Flavor, queue: Queue<Bytes>) -> Result<usize, String> {
+async fn consume(flavor: Flavor, queue: Queue<Bytes>, batch: usize) -> Result<usize, String> {
     match flavor {
+        Flavor::Batched => {
+            let mut done = 0;
+            loop {
+                let mut jobs = match queue.try_get_many(batch).await {
+                    Ok(jobs) => jobs,
+                    Err(TryGetError::Empty) => return Ok(done),
+                    Err(e) => return Err(format!("try_get_many: {e}")),
+                };
+                while !jobs.is_empty() {
+                    let resolves = jobs
+                        .into_iter()
+                        .map(|job| (job, Outcome::Succeeded))
+                        .collect();
+                    let (answers, next) = queue
+                        .resolve_and_get(resolves, batch)
+                        .await
+                        .map_err(|e| format!("resolve_and_get: {e}"))?;
+                    if let Some(Err(e)) = answers.iter().find(|answer| answer.is_err()) {
+                        return Err(format!("resolve_and_get: a resolve was not counted: {e}"));
+                    }
+                    done += answers.len();
+                    jobs = next;
+                }
+            }
+        }
         Flavor::OneAtATime => {
             let mut done = 0;
             loop {
@@ -121,6 +168,12 @@ impl System for Tally {
                 "bulk: {batch} `put`s in flight on one handle (no batch API); a consumer is a \
                  handle looping `try_get` + `succeed` until `Empty`; a consume's jobs are put \
                  one at a time"
+            ),
+            Flavor::Batched => format!(
+                "bulk: `put_many` of {batch}; a consumer is a handle that takes up to {batch} \
+                 jobs with `try_get_many`, then acknowledges them and takes the next ones in one \
+                 call (`resolve_and_get`), back to `try_get_many` when that finds none, until \
+                 `Empty`"
             ),
         };
         format!("`put`; {how}; no maintenance future runs (nothing is dropped, no lease expires)")
@@ -162,7 +215,7 @@ impl System for Tally {
                     let tasks: Vec<_> = state
                         .consumers
                         .drain(..)
-                        .map(|queue| tokio::spawn(consume(flavor, queue)))
+                        .map(|queue| tokio::spawn(consume(flavor, queue, state.setup.batch)))
                         .collect();
                     for task in tasks {
                         state.consumed += task.await.map_err(|e| e.to_string())??;

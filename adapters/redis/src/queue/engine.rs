@@ -576,17 +576,14 @@ impl<C: Codec> Engine<C> {
                 resolved.push(answer);
             }
         }
-        let mut raw = Vec::new();
-        let Value::Array(reclaimed) = reply.value()? else {
-            return Err(Error::Protocol("step: reclaimed entries".into()));
+        let Value::Array(handed) = reply.value()? else {
+            return Err(Error::Protocol("step: entries".into()));
         };
-        let mut reclaimed = reclaimed.into_iter();
-        while let (Some(entry), Some(id), Some(attempt), Some(bytes)) = (
-            reclaimed.next(),
-            reclaimed.next(),
-            reclaimed.next(),
-            reclaimed.next(),
-        ) {
+        let mut raw = Vec::with_capacity(handed.len() / 4);
+        let mut handed = handed.into_iter();
+        while let (Some(entry), Some(id), Some(attempt), Some(bytes)) =
+            (handed.next(), handed.next(), handed.next(), handed.next())
+        {
             let id = reply::text(id)?;
             let id = if id.is_empty() {
                 None
@@ -605,17 +602,6 @@ impl<C: Codec> Engine<C> {
                 other => reply::text(other)?.into_bytes(),
             };
             raw.push((reply::text(entry)?, id, attempt, bytes));
-        }
-        let Value::Array(fresh) = reply.value()? else {
-            return Err(Error::Protocol("step: new entries".into()));
-        };
-        raw.reserve(fresh.len());
-        for value in fresh {
-            let (entry, fields) = reply::entry(value)?;
-            match job_fields(fields) {
-                Some((id, bytes)) => raw.push((entry, Some(id), 1, bytes)),
-                None => raw.push((entry, None, 1, Vec::new())),
-            }
         }
         Ok((resolved, raw, then))
     }

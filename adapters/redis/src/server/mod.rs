@@ -8,4 +8,5 @@ pub(crate) mod maintenance;
 pub(crate) mod names;
 pub(crate) mod reply;
 pub(crate) mod scripts;
+pub(crate) mod turns;
 pub(crate) mod waits;

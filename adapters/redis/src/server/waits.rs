@@ -9,15 +9,18 @@
 //! round ends and every wait registered before it wakes. A wake-up is never the truth:
 //! each waiter re-reads its own state and waits again if it must.
 //!
-//! No wake-up is lost: a waiter registers its key before it checks the round, and the
-//! round is advanced (and `done` notified) under the state lock after the read returns.
+//! No wake-up is lost: a waiter listens and registers its key before it checks the round;
+//! the round is advanced under the state lock after the read returns; and `done` is
+//! notified only once the leader's slot is released, so a waiter that found the slot
+//! taken is told after it is free.
 //! A waiter that registers a key the leader's read does not cover interrupts that read
 //! (`CLIENT UNBLOCK`), so a new wait is not held up for the rest of someone else's round.
-//! A leader that is cancelled hands the turn on: its guard notifies the others, one of
-//! which leads next, and its connection (still blocked on the server) is dropped.
+//! A leader that is cancelled hands the turn on: its guard releases the slot, then notifies
+//! the others, one of which leads next, and its connection (still blocked on the server)
+//! is dropped. The turn-taking state lives in `turns.rs`, with a loom model of this
+//! protocol.
 
-use alloc::collections::BTreeMap;
-use alloc::string::{String, ToString};
+use alloc::string::String;
 use alloc::vec::Vec;
 use std::sync::Mutex;
 
@@ -26,50 +29,19 @@ use redis::Value;
 
 use crate::server::conn::{classify, lock, Conn, Live};
 use crate::server::error::Error;
+use crate::server::turns::{StreamId, Turns};
 
-/// A stream entry id, ordered; `$` (only what is added from now on) is the largest.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-struct StreamId(u64, u64);
-
-const NEWEST: StreamId = StreamId(u64::MAX, u64::MAX);
-
-impl StreamId {
-    fn parse(text: &str) -> StreamId {
-        if text == "$" {
-            return NEWEST;
-        }
-        let (ms, seq) = text.split_once('-').unwrap_or((text, "0"));
-        StreamId(ms.parse().unwrap_or(0), seq.parse().unwrap_or(0))
-    }
-
-    fn text(self) -> String {
-        if self == NEWEST {
-            "$".to_string()
-        } else {
-            alloc::format!("{}-{}", self.0, self.1)
-        }
-    }
-}
-
-#[derive(Debug, Default)]
-struct State {
-    /// Rounds finished.
-    round: u64,
-    next_waiter: u64,
-    /// Per key, the id each registered waiter has seen.
-    wanted: BTreeMap<String, BTreeMap<u64, StreamId>>,
-    /// The read in progress: the blocking connection's client id, and what it covers.
-    blocking: Option<(Option<i64>, BTreeMap<String, StreamId>)>,
-}
+/// What the leader's slot holds: the blocking connection and its client id, once dialled.
+type Held = Option<(Live, Option<i64>)>;
 
 /// The blocking connection and the waits that share it.
 #[derive(Debug, Default)]
 pub(crate) struct Waits {
-    state: Mutex<State>,
-    /// A round ended, or a leader gave up its turn.
+    state: Mutex<Turns>,
+    /// The leader's slot was let go (a round ended, or a leader gave up its turn).
     done: Event,
     /// Held by the leader; inside, the blocking connection and its client id.
-    leader: async_lock::Mutex<Option<(Live, Option<i64>)>>,
+    leader: async_lock::Mutex<Held>,
 }
 
 impl Waits {
@@ -89,28 +61,11 @@ impl Waits {
         key: &str,
         after: &str,
     ) -> Result<(), Error> {
-        let id = StreamId::parse(after);
-        let (me, round, interrupt) = {
-            let mut state = lock(&self.state);
-            let me = state.next_waiter;
-            state.next_waiter += 1;
-            state
-                .wanted
-                .entry(key.to_string())
-                .or_default()
-                .insert(me, id);
-            let interrupt = match &state.blocking {
-                Some((Some(client), covered)) if covered.get(key).is_none_or(|from| *from > id) => {
-                    Some(*client)
-                }
-                _ => None,
-            };
-            (me, state.round, interrupt)
-        };
+        let (ticket, interrupt) = lock(&self.state).register(key, StreamId::parse(after));
         let _registered = Registered {
             waits: self,
             key,
-            me,
+            me: ticket.me,
         };
         if let Some(client) = interrupt {
             let mut unblock = redis::cmd("CLIENT");
@@ -121,21 +76,28 @@ impl Waits {
         }
         loop {
             let listener = self.done.listen();
-            if lock(&self.state).round != round {
+            if lock(&self.state).ended(ticket) {
                 return Ok(());
             }
-            if let Some(mut slot) = self.leader.try_lock() {
-                if lock(&self.state).round != round {
+            if let Some(guard) = self.leader.try_lock() {
+                let mut slot = Slot {
+                    waits: self,
+                    guard: Some(guard),
+                };
+                if lock(&self.state).ended(ticket) {
                     return Ok(());
                 }
-                return self.lead(conn, &mut slot).await;
+                let Some(guard) = slot.guard.as_mut() else {
+                    unreachable!("the slot is held until it is dropped")
+                };
+                return self.lead(conn, guard).await;
             }
             listener.await;
         }
     }
 
     /// One round: a blocking read over every registered key.
-    async fn lead(&self, conn: &Conn, slot: &mut Option<(Live, Option<i64>)>) -> Result<(), Error> {
+    async fn lead(&self, conn: &Conn, slot: &mut Held) -> Result<(), Error> {
         let mut turn = Turn {
             waits: self,
             finished: false,
@@ -153,16 +115,7 @@ impl Waits {
                 (live, client)
             }
         };
-        let keys: Vec<(String, StreamId)> = {
-            let mut state = lock(&self.state);
-            let keys: BTreeMap<String, StreamId> = state
-                .wanted
-                .iter()
-                .filter_map(|(key, waiters)| Some((key.clone(), *waiters.values().min()?)))
-                .collect();
-            state.blocking = Some((client, keys.clone()));
-            keys.into_iter().collect()
-        };
+        let keys: Vec<(String, StreamId)> = lock(&self.state).start(client);
         let mut read = redis::cmd("XREAD");
         read.arg("COUNT")
             .arg(1)
@@ -196,18 +149,29 @@ struct Registered<'a> {
 
 impl Drop for Registered<'_> {
     fn drop(&mut self) {
-        let mut state = lock(&self.waits.state);
-        if let Some(waiters) = state.wanted.get_mut(self.key) {
-            waiters.remove(&self.me);
-            if waiters.is_empty() {
-                state.wanted.remove(self.key);
-            }
-        }
+        lock(&self.waits.state).unregister(self.key, self.me);
     }
 }
 
-/// The leader's turn: when it ends (or the leader is dropped), the others are told; a
-/// finished read also ends the round.
+/// The leader's slot, held by one wait at a time. Whenever it is let go (a round ended,
+/// the leader was dropped, or the round had ended before it led), it is released first
+/// and the other waits are told after: a wait that found it taken has parked by then, so
+/// it wakes and finds it free. (Told before the release, it could park again on a slot
+/// that nobody hands on, and wait for good.)
+struct Slot<'a> {
+    waits: &'a Waits,
+    guard: Option<async_lock::MutexGuard<'a, Held>>,
+}
+
+impl Drop for Slot<'_> {
+    fn drop(&mut self) {
+        drop(self.guard.take());
+        self.waits.done.notify(usize::MAX);
+    }
+}
+
+/// The leader's turn: when it ends (or the leader is dropped), the read stops; a finished
+/// read also ends the round. (The slot's release then tells the others.)
 struct Turn<'a> {
     waits: &'a Waits,
     finished: bool,
@@ -215,28 +179,6 @@ struct Turn<'a> {
 
 impl Drop for Turn<'_> {
     fn drop(&mut self) {
-        {
-            let mut state = lock(&self.waits.state);
-            state.blocking = None;
-            if self.finished {
-                state.round += 1;
-            }
-        }
-        self.waits.done.notify(usize::MAX);
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn stream_ids_order_with_newest_last() {
-        assert!(StreamId::parse("5-1") < StreamId::parse("5-2"));
-        assert!(StreamId::parse("5-9") < StreamId::parse("6-0"));
-        assert!(StreamId::parse("0-0") < StreamId::parse("1"));
-        assert!(StreamId::parse("999999999999-0") < StreamId::parse("$"));
-        assert_eq!(StreamId::parse("7-3").text(), "7-3");
-        assert_eq!(StreamId::parse("$").text(), "$");
+        lock(&self.waits.state).stop(self.finished);
     }
 }

