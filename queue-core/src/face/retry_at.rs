@@ -106,7 +106,7 @@ impl<T, F> RetryAt<'_, T, F> {
     /// ```
     /// let queue = tally_queue::Queue::unbounded();
     /// let id = queue.try_put(1).unwrap();
-    /// let retry = queue.try_get().unwrap().retry_at(std::future::pending()).unwrap();
+    /// let retry = queue.try_get().unwrap().retry_at(std::future::pending::<()>()).unwrap();
     /// assert_eq!(retry.id(), id);
     /// ```
     #[must_use]
@@ -168,7 +168,7 @@ impl<T, F> RetryAtOwned<T, F> {
     ///
     /// let queue = Arc::new(tally_queue::Queue::unbounded());
     /// let id = queue.try_put(1).unwrap();
-    /// let retry = queue.try_get_owned().unwrap().retry_at(std::future::pending()).unwrap();
+    /// let retry = queue.try_get_owned().unwrap().retry_at(std::future::pending::<()>()).unwrap();
     /// assert_eq!(retry.id(), id);
     /// ```
     #[must_use]
@@ -269,7 +269,7 @@ impl<T> OwnedDelivery<T> {
     ///
     /// let queue = Arc::new(tally_queue::Queue::unbounded());
     /// queue.try_put(1).unwrap();
-    /// let retry = queue.try_get_owned().unwrap().retry_at(std::future::pending()).unwrap();
+    /// let retry = queue.try_get_owned().unwrap().retry_at(std::future::pending::<()>()).unwrap();
     /// assert_eq!(queue.ledger().buffered, 1);
     /// drop(retry); // the timer task is gone: the item is due at once
     /// assert_eq!(queue.try_get().unwrap().attempt(), 2);
