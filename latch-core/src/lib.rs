@@ -116,6 +116,18 @@
 //!   reporting) or `panicked` (dropped while its thread panicked). The error value itself
 //!   is not formatted: the latches put no `Display` bound on `E` (`error_type` names it).
 //!   Events are emitted before the waiters they concern wake.
+//! - `metrics` (implies `std`): the latches' figures through the
+//!   [`metrics`](https://docs.rs/metrics) facade, each under the label `latch` (the label
+//!   set with `with_label`, empty if unset), written by `record_metrics` (e.g.
+//!   [`CountDownLatch::record_metrics`]; call it before a scrape renders them), except
+//!   the time to open, recorded as a [`TrackingLatch`] opens:
+//!
+//!   | name | kind | figure |
+//!   |---|---|---|
+//!   | `tally_latch_pending` | gauge | [`count`](CountDownLatch::count): count-downs still needed (a tracking latch's counters not reported) |
+//!   | `tally_latch_open` | gauge | 1 once open, else 0 |
+//!   | `tally_latch_failed` | gauge | 1 once failed, else 0 |
+//!   | `tally_latch_time_to_open_seconds` | histogram | a [`TrackingLatch`]'s [`time_to_open`](TrackingLatch::time_to_open), recorded as it opens |
 //! - `alloc` (default, implied by `std`): the latches above, on event-listener. Without it
 //!   (`default-features = false`) the crate needs no global allocator and offers only the
 //!   [`fixed`] tier: [`FixedLatch`], [`FixedFailableLatch`] and [`FixedTrackingLatch`], `const`

@@ -72,7 +72,8 @@ pub struct Ledger {
     /// once each, however often they were delivered.
     pub accepted: u64,
     /// Items waiting to be delivered: fresh ones, and ones that came back for another
-    /// attempt (a [`retry`](crate::Delivery::retry), a redelivery).
+    /// attempt (a [`retry`](crate::Delivery::retry), a redelivery, or a
+    /// [`retry_at`](crate::Delivery::retry_at) whose deadline has not passed yet).
     pub buffered: u64,
     /// Items delivered to a consumer and not yet resolved.
     pub in_flight: u64,

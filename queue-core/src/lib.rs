@@ -33,6 +33,9 @@
 //!   [`Queue::producer`] registers a producer; when the last one is gone (returned or
 //!   panicked), the queue shuts down gracefully, so workers drain and stop instead of
 //!   waiting for ever. Both guards are `Clone`, each clone one more registration.
+//! - [`Delivery::retry_at`] retries after a deadline future of the caller's choosing (the
+//!   runtime adapters' `retry_after` and `retry_backoff` use their timer, with a
+//!   [`Backoff`]): the item is held back, counted buffered, until the deadline passes.
 //! - [`Queue::deliveries`] is the consumer side as a `Stream` (`futures-core`):
 //!   `while let Some(job) = jobs.next().await`. Producers get no `Sink`: a sink's
 //!   `start_send` can hand back neither the accepted item's [`JobId`] nor a refused item
@@ -139,14 +142,20 @@
 //!   `alloc::sync::Arc` does not exist, so the owned variants ([`Queue::get_owned`],
 //!   [`OwnedDelivery`], [`Queue::worker_owned`]) are left out there.
 //! - `tracing`: an event for every job and every change of the queue's state, under the
-//!   target `tally_queue` (see [the table](#tracing-events)).
+//!   target `tally_queue`, carrying the queue's label (see [the table](#tracing-events)).
+//!
+//! - `metrics` (implies `std`): [`Queue::record_metrics`] records the ledger through the
+//!   [`metrics`](https://docs.rs/metrics) facade, and each delivery's time in flight is
+//!   recorded as it ends (see [the names](#metrics)). Off, none of this is compiled.
 //!
 //! Without `std` the crate needs `alloc` (a global allocator at link time).
 //!
 //! # Tracing events
 //!
 //! With the `tracing` feature, the queue emits these events, all under the target
-//! `tally_queue`. Ids are [`JobId::get`] numbers; a subscriber that counts `job ended` by
+//! `tally_queue`. Every event carries first the field `label`: the queue's name, set with
+//! [`Queue::with_label`] (empty if unset), so that the events of several queues can be
+//! told apart; the table lists the fields that follow it. Ids are [`JobId::get`] numbers; a subscriber that counts `job ended` by
 //! `outcome` rebuilds the [`Ledger`]'s outcome counters, and one that filters on
 //! `tally_queue=debug` sees every ending without the per-job `TRACE` traffic.
 //!
@@ -167,6 +176,27 @@
 //!
 //! Events for one job are emitted by the threads that move it, so a subscriber on several
 //! threads can receive `job delivered` just before the `job accepted` of the same id.
+//!
+//! # Metrics
+//!
+//! With the `metrics` feature, through the `metrics` facade, every name carrying the label
+//! `queue` (the queue's [`label`](Queue::label), empty if unset). The counters and gauges
+//! are set from a [`Ledger`] snapshot by [`Queue::record_metrics`] (call it before a
+//! scrape renders them, or on a timer), so they equal the ledger at that instant and cost
+//! a job nothing; the histograms are recorded as each item is taken and as each delivery
+//! ends (one clock read per put, return, take and ending). The Redis queue uses
+//! the same names.
+//!
+//! | name | kind | labels | figure |
+//! |---|---|---|---|
+//! | `tally_queue_accepted_total` | counter | `queue` | [`Ledger::accepted`] |
+//! | `tally_queue_ended_total` | counter | `queue`, `outcome` (`succeeded`, `rejected`, `uncertain`, `abandoned`, `discarded`) | the ledger's count of that outcome |
+//! | `tally_queue_buffered` | gauge | `queue` | [`Ledger::buffered`] (fresh, returned, and held by [`Delivery::retry_at`]) |
+//! | `tally_queue_in_flight` | gauge | `queue` | [`Ledger::in_flight`] |
+//! | `tally_queue_redelivered_total` | counter | `queue` | [`Queue::redeliveries`] |
+//! | `tally_queue_dead_letters` | gauge | `queue` | [`Queue::dead_letters`] (kept, not yet taken) |
+//! | `tally_queue_buffered_seconds` | histogram | `queue` | seconds from becoming buffered (accepted, returned, or held by [`Delivery::retry_at`]) to being taken; drained items are not recorded |
+//! | `tally_queue_in_flight_seconds` | histogram | `queue` | seconds from a delivery to its end (resolved, retried, or dropped) |
 //!
 //! # Memory and counters
 //!
@@ -219,6 +249,8 @@ mod fate;
 mod handle;
 mod job_id;
 mod ledger;
+#[cfg(feature = "metrics")]
+mod metrics;
 mod outcome;
 mod queue;
 mod sync;
@@ -233,6 +265,7 @@ pub use crate::face::shutdown_until::Closed;
 pub use crate::face::stream::Deliveries;
 #[cfg(target_has_atomic = "ptr")]
 pub use crate::face::stream::OwnedDeliveries;
+pub use crate::fate::backoff::{Backoff, Jitter};
 pub use crate::fate::dead_letter::{DeadLetter, DeadReason};
 pub use crate::fate::journal::{JobEvent, Journal};
 pub use crate::fate::policy::{AbandonPolicy, ZeroAttempts};
@@ -270,6 +303,9 @@ pub mod futures {
     pub use crate::face::get::GetOwned;
     pub use crate::face::join::Join;
     pub use crate::face::put::Put;
+    pub use crate::face::retry_at::RetryAt;
+    #[cfg(target_has_atomic = "ptr")]
+    pub use crate::face::retry_at::RetryAtOwned;
     pub use crate::face::shutdown_until::ShutdownUntil;
     pub use crate::fate::cancel::Cancelled;
     pub use crate::wait::deadline::Until;
@@ -308,6 +344,8 @@ const _: () = {
     #[cfg(feature = "std")]
     send_sync::<Record>();
     send_sync::<AbandonPolicy>();
+    send_sync::<Backoff>();
+    send_sync::<Jitter>();
     send_sync::<ZeroAttempts>();
     send_sync::<DeadReason>();
     send_sync::<DeadLetter<u8>>();
@@ -323,6 +361,8 @@ const _: () = {
     send_sync::<Closed<u8>>();
     send::<futures::Until<futures::Put<'static, Cell<u8>>, core::future::Ready<()>>>();
     send::<futures::ShutdownUntil<'static, Cell<u8>, core::future::Ready<()>>>();
+    send::<futures::RetryAt<'static, Cell<u8>, core::future::Ready<()>>>();
+    send_sync::<futures::RetryAt<'static, u8, core::future::Ready<()>>>();
     send_sync::<ZeroCapacity>();
 
     #[cfg(target_has_atomic = "ptr")]
@@ -335,5 +375,6 @@ const _: () = {
         send_sync::<futures::GetOwned<u8>>();
         send::<OwnedDelivery<Cell<u8>>>();
         send::<futures::GetOwned<Cell<u8>>>();
+        send::<futures::RetryAtOwned<Cell<u8>, core::future::Ready<()>>>();
     }
 };

@@ -178,6 +178,40 @@ impl<T> Queue<T> {
         self
     }
 
+    /// Names this queue in its `tracing` events (the `label` field of each) and its
+    /// `Debug` output, as `with_label` names a latch in `tally-latch`, so that the events of several queues in one service can be told
+    /// apart. Under the `metrics` feature the label is also the `queue` label of every
+    /// metric the queue records. Consumes and returns the queue, so the label is set
+    /// before the queue is shared; a second call replaces the first label.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let queue = tally_queue::Queue::<u8>::unbounded().with_label("thumbnails");
+    /// assert_eq!(queue.label(), "thumbnails");
+    /// assert!(format!("{queue:?}").starts_with(r#"Queue { label: "thumbnails", "#));
+    /// ```
+    #[must_use = "returns the queue with the label set"]
+    pub fn with_label(mut self, label: &'static str) -> Self {
+        self.steward.set_label(label);
+        self
+    }
+
+    /// The label set with [`with_label`](Queue::with_label); empty if none was.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use tally_queue::Queue;
+    ///
+    /// assert_eq!(Queue::<u8>::unbounded().label(), "");
+    /// assert_eq!(Queue::<u8>::unbounded().with_label("mail").label(), "mail");
+    /// ```
+    #[must_use]
+    pub fn label(&self) -> &'static str {
+        self.steward.raw().label()
+    }
+
     /// How many calls of the installed [`Journal`] panicked (each was caught; the queue
     /// went on, and that event was lost to the journal). 0 without a journal, and always
     /// 0 without `std` (where a panic is not caught).
@@ -362,8 +396,8 @@ impl<T> Queue<T> {
         self.steward.raw().is_settled()
     }
 
-    /// The number of items waiting to be delivered: fresh ones, and ones that came back
-    /// for another attempt.
+    /// The number of items waiting to be delivered: fresh ones, ones that came back for
+    /// another attempt, and ones retried with a delay that is not over yet.
     ///
     /// # Examples
     ///
@@ -374,7 +408,7 @@ impl<T> Queue<T> {
     /// ```
     #[must_use]
     pub fn len(&self) -> usize {
-        self.steward.raw().len()
+        self.steward.len()
     }
 
     /// Whether the buffer is empty. That says nothing about work in flight: see
@@ -419,6 +453,11 @@ impl<T> Owner<T> for Arc<Queue<T>> {
 impl<T> fmt::Debug for Queue<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut s = f.debug_struct("Queue");
+        // The label shows only once set, as a latch's does.
+        let label = self.label();
+        if !label.is_empty() {
+            s.field("label", &label);
+        }
         match self.steward.raw().limit() {
             Limit::None => s.field("capacity", &None::<usize>),
             Limit::Buffered(n) => s.field("capacity", &Some(n)),

@@ -1097,3 +1097,60 @@ fn woken_get_vs_barging_try_get_vs_two_puts(queue: Queue<u8>) {
 fn woken_get_vs_barging_try_get_vs_two_puts_on_the_ring() {
     loom::model(|| woken_get_vs_barging_try_get_vs_two_puts(Queue::bounded(2).unwrap()));
 }
+
+/// A held retry let go (its future dropped) vs `shutdown_now`: the item is handed back
+/// by the drain whichever comes first (still held, or already in the lane), never lost,
+/// never a dead letter.
+#[test]
+fn held_retry_let_go_vs_shutdown_now() {
+    loom::model(|| {
+        let queue = Arc::new(Queue::<u8>::unbounded());
+        queue.try_put(5).unwrap();
+        let held = queue
+            .try_get_owned()
+            .unwrap()
+            .retry_at(std::future::pending::<()>())
+            .unwrap();
+        let timer = thread::spawn(move || drop(held));
+        let drained = queue.shutdown_now();
+        timer.join().unwrap();
+        assert_eq!(drained.iter().map(|(_, n)| *n).collect::<Vec<_>>(), [5]);
+        assert!(queue.take_dead_letters().is_empty());
+        let ledger = queue.ledger();
+        assert_eq!(
+            (ledger.discarded, ledger.buffered, ledger.in_flight),
+            (1, 0, 0)
+        );
+    });
+}
+
+/// A held retry let go vs a waiting getter vs a ledger snapshot: the getter gets the
+/// item's second attempt, and no snapshot counts the item twice (held and returned).
+#[test]
+fn held_retry_let_go_vs_getter_vs_ledger() {
+    loom::model(|| {
+        let queue = Arc::new(Queue::<u8>::unbounded());
+        queue.try_put(5).unwrap();
+        let held = queue
+            .try_get_owned()
+            .unwrap()
+            .retry_at(std::future::pending::<()>())
+            .unwrap();
+        let timer = thread::spawn(move || drop(held));
+        let getter = {
+            let queue = Arc::clone(&queue);
+            thread::spawn(move || {
+                let job = queue.get_blocking().unwrap();
+                (job.attempt(), job.succeed())
+            })
+        };
+        let ledger = queue.ledger();
+        assert!(
+            ledger.buffered + ledger.in_flight + ledger.succeeded == 1,
+            "{ledger:?}"
+        );
+        timer.join().unwrap();
+        assert_eq!(getter.join().unwrap(), (2, 5));
+        assert_eq!(queue.join_blocking().succeeded, 1);
+    });
+}

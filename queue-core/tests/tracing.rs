@@ -57,7 +57,7 @@ fn captured(run: impl FnOnce()) -> Vec<String> {
 #[test]
 fn every_job_event_of_the_table_is_emitted() {
     let lines = captured(|| {
-        let queue = Queue::unbounded();
+        let queue = Queue::unbounded().with_label("jobs");
         let worker = queue.worker();
         for n in 0..5 {
             queue.try_put(n).unwrap();
@@ -70,24 +70,24 @@ fn every_job_event_of_the_table_is_emitted() {
         drop(worker);
     });
     let expected = [
-        "TRACE job accepted id=0",
-        "TRACE job accepted id=1",
-        "TRACE job accepted id=2",
-        "TRACE job accepted id=3",
-        "TRACE job accepted id=4",
-        "TRACE job delivered id=0 attempt=1",
-        "DEBUG job ended id=0 outcome=succeeded",
-        "TRACE job delivered id=1 attempt=1",
-        "DEBUG job ended id=1 outcome=uncertain",
-        "TRACE job delivered id=2 attempt=1",
-        "WARN job abandoned id=2 panicking=false",
-        "TRACE job delivered id=3 attempt=1",
-        "DEBUG job retried id=3",
-        "DEBUG queue shut down unfinished=2",
-        "DEBUG job discarded id=4",
-        "DEBUG job discarded id=3",
-        "DEBUG queue drained discarded=2",
-        "DEBUG last worker left",
+        "TRACE job accepted label=\"jobs\" id=0",
+        "TRACE job accepted label=\"jobs\" id=1",
+        "TRACE job accepted label=\"jobs\" id=2",
+        "TRACE job accepted label=\"jobs\" id=3",
+        "TRACE job accepted label=\"jobs\" id=4",
+        "TRACE job delivered label=\"jobs\" id=0 attempt=1",
+        "DEBUG job ended label=\"jobs\" id=0 outcome=succeeded",
+        "TRACE job delivered label=\"jobs\" id=1 attempt=1",
+        "DEBUG job ended label=\"jobs\" id=1 outcome=uncertain",
+        "TRACE job delivered label=\"jobs\" id=2 attempt=1",
+        "WARN job abandoned label=\"jobs\" id=2 panicking=false",
+        "TRACE job delivered label=\"jobs\" id=3 attempt=1",
+        "DEBUG job retried label=\"jobs\" id=3",
+        "DEBUG queue shut down label=\"jobs\" unfinished=2",
+        "DEBUG job discarded label=\"jobs\" id=4",
+        "DEBUG job discarded label=\"jobs\" id=3",
+        "DEBUG queue drained label=\"jobs\" discarded=2",
+        "DEBUG last worker left label=\"jobs\"",
     ];
     assert_eq!(lines, expected);
 }
@@ -95,14 +95,14 @@ fn every_job_event_of_the_table_is_emitted() {
 #[test]
 fn the_last_producer_is_reported_before_the_shutdown_it_causes() {
     let lines = captured(|| {
-        let queue = Queue::<u8>::unbounded();
+        let queue = Queue::<u8>::unbounded().with_label("jobs");
         drop(queue.producer());
     });
     assert_eq!(
         lines,
         [
-            "DEBUG last producer left",
-            "DEBUG queue shut down unfinished=0"
+            "DEBUG last producer left label=\"jobs\"",
+            "DEBUG queue shut down label=\"jobs\" unfinished=0"
         ]
     );
 }
@@ -110,7 +110,9 @@ fn the_last_producer_is_reported_before_the_shutdown_it_causes() {
 #[test]
 fn redelivery_events_carry_the_attempt() {
     let lines = captured(|| {
-        let queue = Queue::unbounded().with_abandon_policy(AbandonPolicy::redeliver(2).unwrap());
+        let queue = Queue::unbounded()
+            .with_label("jobs")
+            .with_abandon_policy(AbandonPolicy::redeliver(2).unwrap());
         queue.try_put(0).unwrap();
         queue.try_put(1).unwrap();
         drop(queue.try_get().unwrap());
@@ -122,23 +124,23 @@ fn redelivery_events_carry_the_attempt() {
         drop(held);
     });
     let expected = [
-        "TRACE job accepted id=0",
-        "TRACE job accepted id=1",
-        "TRACE job delivered id=0 attempt=1",
-        "WARN job abandoned id=0 panicking=false",
-        "DEBUG job redelivered id=0 attempt=2",
-        "TRACE job delivered id=0 attempt=2",
-        "WARN job abandoned id=0 panicking=false",
-        "WARN job dead-lettered id=0 attempts=2",
-        "TRACE job delivered id=1 attempt=1",
-        "DEBUG job ended id=1 outcome=succeeded",
-        "TRACE job accepted id=2",
-        "TRACE job delivered id=2 attempt=1",
-        "DEBUG queue shut down unfinished=1",
-        "DEBUG queue drained discarded=0",
-        "WARN job abandoned id=2 panicking=false",
-        "DEBUG job discarded id=2",
-        "WARN job dead-lettered id=2 attempts=1",
+        "TRACE job accepted label=\"jobs\" id=0",
+        "TRACE job accepted label=\"jobs\" id=1",
+        "TRACE job delivered label=\"jobs\" id=0 attempt=1",
+        "WARN job abandoned label=\"jobs\" id=0 panicking=false",
+        "DEBUG job redelivered label=\"jobs\" id=0 attempt=2",
+        "TRACE job delivered label=\"jobs\" id=0 attempt=2",
+        "WARN job abandoned label=\"jobs\" id=0 panicking=false",
+        "WARN job dead-lettered label=\"jobs\" id=0 attempts=2",
+        "TRACE job delivered label=\"jobs\" id=1 attempt=1",
+        "DEBUG job ended label=\"jobs\" id=1 outcome=succeeded",
+        "TRACE job accepted label=\"jobs\" id=2",
+        "TRACE job delivered label=\"jobs\" id=2 attempt=1",
+        "DEBUG queue shut down label=\"jobs\" unfinished=1",
+        "DEBUG queue drained label=\"jobs\" discarded=0",
+        "WARN job abandoned label=\"jobs\" id=2 panicking=false",
+        "DEBUG job discarded label=\"jobs\" id=2",
+        "WARN job dead-lettered label=\"jobs\" id=2 attempts=1",
     ];
     assert_eq!(lines, expected);
 }
@@ -146,7 +148,9 @@ fn redelivery_events_carry_the_attempt() {
 #[test]
 fn an_uncertain_abandonment_is_abandoned_then_ended() {
     let lines = captured(|| {
-        let queue = Queue::unbounded().with_abandon_policy(AbandonPolicy::Uncertain);
+        let queue = Queue::unbounded()
+            .with_abandon_policy(AbandonPolicy::Uncertain)
+            .with_label("jobs");
         queue.try_put(0).unwrap();
         drop(queue.try_get().unwrap());
         assert_eq!(queue.ledger().uncertain, 1);
@@ -154,10 +158,35 @@ fn an_uncertain_abandonment_is_abandoned_then_ended() {
     assert_eq!(
         lines,
         [
-            "TRACE job accepted id=0",
-            "TRACE job delivered id=0 attempt=1",
-            "WARN job abandoned id=0 panicking=false",
-            "DEBUG job ended id=0 outcome=uncertain",
+            "TRACE job accepted label=\"jobs\" id=0",
+            "TRACE job delivered label=\"jobs\" id=0 attempt=1",
+            "WARN job abandoned label=\"jobs\" id=0 panicking=false",
+            "DEBUG job ended label=\"jobs\" id=0 outcome=uncertain",
+        ]
+    );
+}
+
+#[test]
+fn each_queue_s_events_carry_its_own_label_and_an_unlabelled_one_an_empty_one() {
+    let lines = captured(|| {
+        let mail = Queue::unbounded().with_label("mail");
+        let thumbnails = Queue::unbounded().with_label("thumbnails");
+        let plain = Queue::unbounded();
+        mail.try_put("a").unwrap();
+        thumbnails.try_put("b").unwrap();
+        plain.try_put("c").unwrap();
+        thumbnails.try_get().unwrap().reject();
+        mail.shutdown();
+    });
+    assert_eq!(
+        lines,
+        [
+            "TRACE job accepted label=\"mail\" id=0",
+            "TRACE job accepted label=\"thumbnails\" id=0",
+            "TRACE job accepted label=\"\" id=0",
+            "TRACE job delivered label=\"thumbnails\" id=0 attempt=1",
+            "DEBUG job ended label=\"thumbnails\" id=0 outcome=rejected",
+            "DEBUG queue shut down label=\"mail\" unfinished=1",
         ]
     );
 }

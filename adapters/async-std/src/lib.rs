@@ -18,6 +18,10 @@
 //!   `get_timeout`, `get_owned_timeout` (for a queue in an `Arc`: a `'static` delivery for
 //!   a spawned task), `join_timeout` (a timed-out join carries the ledger at the deadline),
 //!   and `shutdown_timeout`, the "drain or abort" policy.
+//! - [`RetryExt`], for a [`Delivery`] or an [`OwnedDelivery`]: `retry_after` and
+//!   `retry_backoff` (with a [`Backoff`]), a retry held back on the timer: the item counts
+//!   as buffered until the delay is over, and the returned future, spawned or awaited,
+//!   lets it go then (or at once if dropped, so nothing is lost).
 //!
 //! async-std does not name its sleep future, so the deadline in the return types is an
 //! `impl Future<Output = ()> + Send + Sync`; the futures are otherwise the cores' own
@@ -47,6 +51,9 @@
 //! [`TrackingLatch`]: tally_latch::TrackingLatch
 //! [`FailableLatch`]: tally_latch::FailableLatch
 //! [`Queue`]: tally_queue::Queue
+//! [`Delivery`]: tally_queue::Delivery
+//! [`OwnedDelivery`]: tally_queue::OwnedDelivery
+//! [`Backoff`]: tally_queue::Backoff
 #![forbid(unsafe_code)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
@@ -65,8 +72,8 @@ use async_std::task::sleep;
 
 use tally_latch::futures::WaitUntil;
 use tally_latch::Latch;
-use tally_queue::futures::{Get, GetOwned, Join, Put, ShutdownUntil, Until};
-use tally_queue::Queue;
+use tally_queue::futures::{Get, GetOwned, Join, Put, RetryAt, RetryAtOwned, ShutdownUntil, Until};
+use tally_queue::{Backoff, Delivery, OwnedDelivery, Queue};
 
 /// A `Duration` timeout on any latch ([`CountDownLatch`](tally_latch::CountDownLatch),
 /// [`FailableLatch`](tally_latch::FailableLatch), [`TrackingLatch`](tally_latch::TrackingLatch)).
@@ -392,3 +399,142 @@ impl<T> QueueExt<T> for Queue<T> {
             .with_grace(sleep(drain.saturating_add(grace)))
     }
 }
+
+/// A retry held back on async-std's timer, for a [`Delivery`] or an [`OwnedDelivery`]
+/// ([`Delivery::retry_at`] with [`async_std::task::sleep`]).
+///
+/// The item counts as buffered until the delay is over; the returned future lets it go
+/// then. Spawn it (`async_std::task::spawn`, for an [`OwnedDelivery`]) so the worker goes
+/// on, or await it. Dropped before the delay is over (an aborted task, a runtime shutting down),
+/// it lets the item go at once: nothing is lost. Attempts never reset, and under
+/// [`AbandonPolicy::Redeliver`](tally_queue::AbandonPolicy::Redeliver) a delayed retry
+/// counts toward `max_attempts` as a plain one does. async-std does not name its sleep
+/// future, so the deadline here is [`Sleep`], that future boxed (one allocation per
+/// delayed retry).
+///
+/// # Examples
+///
+/// ```
+/// use std::sync::Arc;
+/// use std::time::Duration;
+///
+/// use tally_async_std::RetryExt;
+/// use tally_queue::{Backoff, Queue};
+///
+/// # async_std::task::block_on(async {
+/// let queue = Arc::new(Queue::unbounded());
+/// queue.try_put("flaky").unwrap();
+/// let backoff = Backoff::exponential(Duration::from_millis(10), Duration::from_secs(1));
+/// let job = queue.get_owned().await.unwrap();
+/// async_std::task::spawn(job.retry_backoff(&backoff).unwrap()); // back in 10 ms
+/// assert_eq!(queue.ledger().buffered, 1);
+/// assert!(queue.try_get().is_err());
+/// let again = queue.get().await.unwrap(); // after the delay
+/// assert_eq!(again.attempt(), 2);
+/// again.succeed();
+/// # });
+/// ```
+pub trait RetryExt: Sized {
+    /// The future that holds the item back: [`RetryAt`] or [`RetryAtOwned`] on a
+    /// [`Sleep`].
+    type Held;
+
+    /// Puts the item back for its next delivery after `delay`.
+    ///
+    /// # Errors
+    ///
+    /// As [`Delivery::retry`]: the delivery comes back, still in flight, on the last
+    /// attempt the policy allows or once the queue takes no returns.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// use tally_async_std::RetryExt;
+    /// use tally_queue::Queue;
+    ///
+    /// # async_std::task::block_on(async {
+    /// let queue = Queue::unbounded();
+    /// queue.try_put("job").unwrap();
+    /// let held = queue.try_get().unwrap().retry_after(Duration::from_millis(5)).unwrap();
+    /// held.await; // here the worker waits; spawn an owned delivery's instead
+    /// assert_eq!(queue.try_get().unwrap().attempt(), 2);
+    /// # });
+    /// ```
+    fn retry_after(self, delay: Duration) -> Result<Self::Held, Self>;
+
+    /// Puts the item back after the delay `backoff` gives for this delivery's attempt,
+    /// with the job's id as the jitter key ([`Backoff::delay_for`]).
+    ///
+    /// # Errors
+    ///
+    /// As [`retry_after`](RetryExt::retry_after).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// use tally_async_std::RetryExt;
+    /// use tally_queue::{AbandonPolicy, Backoff, Queue};
+    ///
+    /// # async_std::task::block_on(async {
+    /// let queue = Queue::unbounded().with_abandon_policy(AbandonPolicy::redeliver(2).unwrap());
+    /// queue.try_put("flaky").unwrap();
+    /// let backoff = Backoff::fixed(Duration::from_millis(5));
+    /// queue.try_get().unwrap().retry_backoff(&backoff).unwrap().await;
+    /// let last = queue.try_get().unwrap();
+    /// assert_eq!(last.attempt(), 2);
+    /// let last = last.retry_backoff(&backoff).unwrap_err(); // no third attempt
+    /// last.reject();
+    /// # });
+    /// ```
+    fn retry_backoff(self, backoff: &Backoff) -> Result<Self::Held, Self>;
+}
+
+impl<'a, T> RetryExt for Delivery<'a, T> {
+    type Held = RetryAt<'a, T, Sleep>;
+
+    fn retry_after(self, delay: Duration) -> Result<Self::Held, Self> {
+        self.retry_at(Box::pin(sleep(delay)))
+    }
+
+    fn retry_backoff(self, backoff: &Backoff) -> Result<Self::Held, Self> {
+        let delay = backoff.delay_for(self.attempt(), self.id().get());
+        self.retry_after(delay)
+    }
+}
+
+impl<T> RetryExt for OwnedDelivery<T> {
+    type Held = RetryAtOwned<T, Sleep>;
+
+    fn retry_after(self, delay: Duration) -> Result<Self::Held, Self> {
+        self.retry_at(Box::pin(sleep(delay)))
+    }
+
+    fn retry_backoff(self, backoff: &Backoff) -> Result<Self::Held, Self> {
+        let delay = backoff.delay_for(self.attempt(), self.id().get());
+        self.retry_after(delay)
+    }
+}
+
+/// async-std's sleep future, boxed: the deadline of [`RetryExt`]'s futures.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+///
+/// use tally_async_std::{RetryExt, Sleep};
+/// use tally_queue::futures::RetryAt;
+/// use tally_queue::Queue;
+///
+/// let queue = Queue::unbounded();
+/// queue.try_put(1).unwrap();
+/// let held: RetryAt<'_, i32, Sleep> =
+///     queue.try_get().unwrap().retry_after(Duration::from_millis(5)).unwrap();
+/// async_std::task::block_on(held);
+/// assert_eq!(queue.try_get().unwrap().attempt(), 2);
+/// ```
+pub type Sleep = core::pin::Pin<alloc::boxed::Box<dyn Future<Output = ()> + Send + Sync>>;

@@ -10,6 +10,10 @@
 //!   `get_owned_timeout` (for a queue in an `Arc`, on targets with pointer-sized atomics),
 //!   `join_timeout` (a timeout carries the ledger), and `shutdown_timeout`, the
 //!   drain-or-abort policy.
+//! - [`RetryExt`]: `retry_after` and `retry_backoff` (with a
+//!   [`Backoff`](tally_queue::Backoff)) on a delivery, a retry held back on an embassy
+//!   timer: the item counts as buffered until the delay is over, and the returned future
+//!   lets it go then (or at once if dropped, so nothing is lost).
 //!
 //! The names are those of every other adapter (`tally-tokio`, `tally-smol`, ...). For
 //! an absolute deadline, give the core's `_until` method an embassy timer:
@@ -50,6 +54,8 @@ extern crate alloc;
 
 mod latch;
 mod queue;
+mod retry;
 
 pub use crate::latch::LatchExt;
 pub use crate::queue::QueueExt;
+pub use crate::retry::RetryExt;

@@ -12,6 +12,11 @@
 //!   `get_timeout`, `get_owned_timeout` (for a queue in an `Arc`: a `'static` delivery for
 //!   a spawned task), `join_timeout` (a timed-out join carries the ledger at the deadline),
 //!   and `shutdown_timeout`, the "drain or abort" policy.
+//! - [`RetryExt`], for a [`Delivery`] or an [`OwnedDelivery`]: `retry_after` and
+//!   `retry_backoff` (with a [`Backoff`]), a retry held back on tokio's timer: the item
+//!   counts as buffered until the delay is over, and the returned future, spawned or
+//!   awaited, lets it go then (or at once if dropped, so a runtime shutting down loses
+//!   nothing).
 //!
 //! The only dependency on tokio is its `time` feature. The timer belongs to the runtime, so
 //! these methods must be called from inside a tokio runtime with the time driver enabled
@@ -44,6 +49,9 @@
 //! [`TrackingLatch`]: tally_latch::TrackingLatch
 //! [`FailableLatch`]: tally_latch::FailableLatch
 //! [`Queue`]: tally_queue::Queue
+//! [`Delivery`]: tally_queue::Delivery
+//! [`OwnedDelivery`]: tally_queue::OwnedDelivery
+//! [`Backoff`]: tally_queue::Backoff
 #![forbid(unsafe_code)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
@@ -59,8 +67,8 @@ use core::time::Duration;
 
 use tally_latch::futures::WaitUntil;
 use tally_latch::Latch;
-use tally_queue::futures::{Get, GetOwned, Join, Put, ShutdownUntil, Until};
-use tally_queue::Queue;
+use tally_queue::futures::{Get, GetOwned, Join, Put, RetryAt, RetryAtOwned, ShutdownUntil, Until};
+use tally_queue::{Backoff, Delivery, OwnedDelivery, Queue};
 use tokio::time::{sleep, Sleep};
 
 /// A `Duration` timeout on any latch ([`CountDownLatch`](tally_latch::CountDownLatch),
@@ -346,5 +354,123 @@ impl<T> QueueExt<T> for Queue<T> {
         // Both timers start now, so the grace one ends `grace` after the drain one.
         self.shutdown_until(sleep(drain))
             .with_grace(sleep(drain.saturating_add(grace)))
+    }
+}
+
+/// A retry held back on tokio's timer, for a [`Delivery`] or an [`OwnedDelivery`]
+/// ([`Delivery::retry_at`] with [`tokio::time::sleep`]).
+///
+/// The item counts as buffered until the delay is over; the returned future lets it go
+/// then. Spawn it (`tokio::spawn`, for an [`OwnedDelivery`]) so the worker goes on, or
+/// await it. Dropped before the delay is over (an aborted task, a runtime shutting down),
+/// it lets the item go at once: nothing is lost. Attempts never reset, and under
+/// [`AbandonPolicy::Redeliver`](tally_queue::AbandonPolicy::Redeliver) a delayed retry
+/// counts toward `max_attempts` as a plain one does. Like the timeouts, these must be
+/// called inside a tokio runtime with the time driver enabled.
+///
+/// # Examples
+///
+/// ```
+/// use std::sync::Arc;
+/// use std::time::Duration;
+///
+/// use tally_tokio::RetryExt;
+/// use tally_queue::{Backoff, Queue};
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_time().start_paused(true).build().unwrap().block_on(async {
+/// let queue = Arc::new(Queue::unbounded());
+/// queue.try_put("flaky").unwrap();
+/// let backoff = Backoff::exponential(Duration::from_secs(1), Duration::from_secs(30));
+/// let job = queue.get_owned().await.unwrap();
+/// tokio::spawn(job.retry_backoff(&backoff).unwrap()); // back in 1 s
+/// assert_eq!(queue.ledger().buffered, 1);
+/// assert!(queue.try_get().is_err());
+/// let again = queue.get().await.unwrap(); // the paused clock runs ahead to the delay
+/// assert_eq!(again.attempt(), 2);
+/// again.succeed();
+/// # });
+/// ```
+pub trait RetryExt: Sized {
+    /// The future that holds the item back: [`RetryAt`] or [`RetryAtOwned`] on a
+    /// [`Sleep`].
+    type Held;
+
+    /// Puts the item back for its next delivery after `delay`.
+    ///
+    /// # Errors
+    ///
+    /// As [`Delivery::retry`]: the delivery comes back, still in flight, on the last
+    /// attempt the policy allows or once the queue takes no returns.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// use tally_tokio::RetryExt;
+    /// use tally_queue::Queue;
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+    /// let queue = Queue::unbounded();
+    /// queue.try_put("job").unwrap();
+    /// let held = queue.try_get().unwrap().retry_after(Duration::from_millis(5)).unwrap();
+    /// held.await; // here the worker waits; spawn an owned delivery's instead
+    /// assert_eq!(queue.try_get().unwrap().attempt(), 2);
+    /// # });
+    /// ```
+    fn retry_after(self, delay: Duration) -> Result<Self::Held, Self>;
+
+    /// Puts the item back after the delay `backoff` gives for this delivery's attempt,
+    /// with the job's id as the jitter key ([`Backoff::delay_for`]).
+    ///
+    /// # Errors
+    ///
+    /// As [`retry_after`](RetryExt::retry_after).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// use tally_tokio::RetryExt;
+    /// use tally_queue::{AbandonPolicy, Backoff, Queue};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_time().start_paused(true).build().unwrap().block_on(async {
+    /// let queue = Queue::unbounded().with_abandon_policy(AbandonPolicy::redeliver(2).unwrap());
+    /// queue.try_put("flaky").unwrap();
+    /// let backoff = Backoff::fixed(Duration::from_secs(1));
+    /// queue.try_get().unwrap().retry_backoff(&backoff).unwrap().await;
+    /// let last = queue.try_get().unwrap();
+    /// assert_eq!(last.attempt(), 2);
+    /// let last = last.retry_backoff(&backoff).unwrap_err(); // no third attempt
+    /// last.reject();
+    /// # });
+    /// ```
+    fn retry_backoff(self, backoff: &Backoff) -> Result<Self::Held, Self>;
+}
+
+impl<'a, T> RetryExt for Delivery<'a, T> {
+    type Held = RetryAt<'a, T, Sleep>;
+
+    fn retry_after(self, delay: Duration) -> Result<Self::Held, Self> {
+        self.retry_at(sleep(delay))
+    }
+
+    fn retry_backoff(self, backoff: &Backoff) -> Result<Self::Held, Self> {
+        let delay = backoff.delay_for(self.attempt(), self.id().get());
+        self.retry_after(delay)
+    }
+}
+
+impl<T> RetryExt for OwnedDelivery<T> {
+    type Held = RetryAtOwned<T, Sleep>;
+
+    fn retry_after(self, delay: Duration) -> Result<Self::Held, Self> {
+        self.retry_at(sleep(delay))
+    }
+
+    fn retry_backoff(self, backoff: &Backoff) -> Result<Self::Held, Self> {
+        let delay = backoff.delay_for(self.attempt(), self.id().get());
+        self.retry_after(delay)
     }
 }

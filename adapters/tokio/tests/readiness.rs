@@ -16,8 +16,10 @@ use tally_latch::{CountDownLatch, Failure};
 /// A bound on every wait in these tests, far above what they need.
 const MARGIN: Duration = Duration::from_secs(5);
 
-fn config(warmup: Warmup, startup_timeout: Duration) -> Config {
+/// Each test's service has its own label: the tests share the process's metrics recorder.
+fn config(label: &'static str, warmup: Warmup, startup_timeout: Duration) -> Config {
     Config {
+        label,
         addr: SocketAddr::from(([127, 0, 0, 1], 0)),
         consumer_delay: Duration::from_millis(10),
         warmup,
@@ -48,9 +50,13 @@ async fn probe_until(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn readyz_answers_503_until_the_delayed_component_reports_then_200() {
     let gate = Arc::new(CountDownLatch::new(1));
-    let service = Service::start(config(Warmup::When(gate.clone()), Duration::from_secs(30)))
-        .await
-        .unwrap();
+    let service = Service::start(config(
+        "readyz",
+        Warmup::When(gate.clone()),
+        Duration::from_secs(30),
+    ))
+    .await
+    .unwrap();
     let addr = service.addr;
 
     // Live from the start, whatever readiness says.
@@ -91,7 +97,7 @@ async fn a_startup_that_times_out_fails_naming_the_missing_component() {
     let never = Arc::new(CountDownLatch::new(1));
     let timeout = Duration::from_millis(200);
     let start = Instant::now();
-    let service = Service::start(config(Warmup::When(never), timeout))
+    let service = Service::start(config("timeout", Warmup::When(never), timeout))
         .await
         .unwrap();
     let addr = service.addr;
@@ -121,7 +127,7 @@ async fn a_startup_that_times_out_fails_naming_the_missing_component() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_component_that_panics_before_reporting_fails_the_latch_with_its_name() {
-    let service = Service::start(config(Warmup::Panic, Duration::from_secs(30)))
+    let service = Service::start(config("panic", Warmup::Panic, Duration::from_secs(30)))
         .await
         .unwrap();
     let ready = service.ready.clone();
@@ -149,9 +155,13 @@ async fn a_component_that_panics_before_reporting_fails_the_latch_with_its_name(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_slowest_component_sets_the_time_to_open() {
     let warmup = Duration::from_millis(150);
-    let service = Service::start(config(Warmup::After(warmup), Duration::from_secs(30)))
-        .await
-        .unwrap();
+    let service = Service::start(config(
+        "slowest",
+        Warmup::After(warmup),
+        Duration::from_secs(30),
+    ))
+    .await
+    .unwrap();
     let (status, _) = get(service.addr, "/readyz").await.unwrap();
     assert_eq!(status, 503);
     probe_until(
@@ -175,15 +185,20 @@ fn sample(page: &str, name: &str) -> Option<f64> {
         .map(|value| value.parse().expect("a number"))
 }
 
-/// `/metrics` follows the latch and the ledger: pending components before, the time to
-/// open after, and each job's ending by outcome; `POST /jobs/NAME` is refused until the
-/// service is ready.
+/// `/metrics`, scraped over HTTP, follows the latch and the ledger: pending components
+/// before, the time to open after, and each job's ending by outcome, every figure equal to
+/// the primitives' own (`ledger()`, `time_to_open()`); `POST /jobs/NAME` is refused until
+/// the service is ready.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn metrics_export_readiness_and_the_ledger() {
     let gate = Arc::new(CountDownLatch::new(1));
-    let service = Service::start(config(Warmup::When(gate.clone()), Duration::from_secs(30)))
-        .await
-        .unwrap();
+    let service = Service::start(config(
+        "metrics",
+        Warmup::When(gate.clone()),
+        Duration::from_secs(30),
+    ))
+    .await
+    .unwrap();
     let addr = service.addr;
     probe_until(
         addr,
@@ -193,21 +208,43 @@ async fn metrics_export_readiness_and_the_ledger() {
     .await;
     let (status, page) = get(addr, "/metrics").await.unwrap();
     assert_eq!(status, 200);
-    assert_eq!(sample(&page, "readiness_open"), Some(0.0));
     assert_eq!(
-        sample(&page, "readiness_pending{component=\"cache-warmer\"}"),
+        sample(&page, "tally_latch_open{latch=\"metrics\"}"),
+        Some(0.0)
+    );
+    assert_eq!(
+        sample(&page, "tally_latch_pending{latch=\"metrics\"}"),
         Some(1.0)
     );
     assert_eq!(
-        sample(&page, "readiness_pending{component=\"consumer\"}"),
+        sample(
+            &page,
+            "readiness_pending{latch=\"metrics\",component=\"cache-warmer\"}"
+        ),
+        Some(1.0)
+    );
+    assert_eq!(
+        sample(
+            &page,
+            "readiness_pending{latch=\"metrics\",component=\"consumer\"}"
+        ),
         Some(0.0)
     );
-    assert_eq!(sample(&page, "readiness_time_to_open_seconds"), None);
+    assert_eq!(
+        sample(
+            &page,
+            "tally_latch_time_to_open_seconds_count{latch=\"metrics\"}"
+        ),
+        None
+    );
     assert_eq!(
         post(addr, "/jobs/early").await.unwrap(),
         (503, "not ready".into())
     );
-    assert_eq!(sample(&page, "jobs_accepted_total"), Some(0.0));
+    assert_eq!(
+        sample(&page, "tally_queue_accepted_total{queue=\"metrics\"}"),
+        Some(0.0)
+    );
 
     gate.count_down();
     probe_until(
@@ -227,23 +264,49 @@ async fn metrics_export_readiness_and_the_ledger() {
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
     let (_, page) = get(addr, "/metrics").await.unwrap();
-    assert_eq!(sample(&page, "readiness_open"), Some(1.0));
-    assert_eq!(sample(&page, "readiness_failed"), Some(0.0));
+    let ledger = service.jobs.ledger();
+    let queue = |name: &str| sample(&page, &format!("{name}{{queue=\"metrics\"}}"));
+    let ended = |outcome: &str| {
+        let name = format!("tally_queue_ended_total{{queue=\"metrics\",outcome=\"{outcome}\"}}");
+        sample(&page, &name)
+    };
+    assert_eq!(
+        queue("tally_queue_accepted_total"),
+        Some(ledger.accepted as f64)
+    );
+    assert_eq!(ended("succeeded"), Some(ledger.succeeded as f64));
+    assert_eq!(ended("rejected"), Some(ledger.rejected as f64));
+    assert_eq!(ended("uncertain"), Some(ledger.uncertain as f64));
+    assert_eq!(ended("abandoned"), Some(ledger.abandoned as f64));
+    assert_eq!(ended("discarded"), Some(ledger.discarded as f64));
+    assert_eq!(queue("tally_queue_buffered"), Some(ledger.buffered as f64));
+    assert_eq!(
+        queue("tally_queue_in_flight"),
+        Some(ledger.in_flight as f64)
+    );
+    assert_eq!(
+        (ledger.accepted, ledger.succeeded, ledger.rejected),
+        (3, 2, 1)
+    );
+    // Each take and each delivery's end was recorded as it happened.
+    assert_eq!(queue("tally_queue_in_flight_seconds_count"), Some(3.0));
+    assert_eq!(queue("tally_queue_buffered_seconds_count"), Some(3.0));
+
+    assert_eq!(
+        sample(&page, "tally_latch_open{latch=\"metrics\"}"),
+        Some(1.0)
+    );
+    assert_eq!(
+        sample(&page, "tally_latch_failed{latch=\"metrics\"}"),
+        Some(0.0)
+    );
     let time_to_open = service.ready.time_to_open().unwrap().as_secs_f64();
-    let exported = sample(&page, "readiness_time_to_open_seconds").unwrap();
+    let latch = |name: &str| sample(&page, &format!("{name}{{latch=\"metrics\"}}"));
+    assert_eq!(latch("tally_latch_time_to_open_seconds_count"), Some(1.0));
+    let exported = latch("tally_latch_time_to_open_seconds_sum").unwrap();
     assert!(
         (exported - time_to_open).abs() < 1e-6,
         "{exported} vs {time_to_open}"
     );
-    assert_eq!(sample(&page, "jobs_accepted_total"), Some(3.0));
-    assert_eq!(
-        sample(&page, "jobs_ended_total{outcome=\"succeeded\"}"),
-        Some(2.0)
-    );
-    assert_eq!(
-        sample(&page, "jobs_ended_total{outcome=\"rejected\"}"),
-        Some(1.0)
-    );
-    assert_eq!(sample(&page, "jobs{state=\"in_flight\"}"), Some(0.0));
     service.stop().await;
 }

@@ -181,10 +181,10 @@ impl<K> LatchOf<K> {
         self.raw.terminal() == Some(Terminal::Open)
     }
 
-    /// Names this latch in its `tracing` events (the `label` field) and its `Debug`
-    /// output. Without the `tracing` feature the label is not kept (a
-    /// [`CountDownLatch`](crate::CountDownLatch) stays two words) and this does nothing, so
-    /// code that sets one builds either way.
+    /// Names this latch in its `tracing` events (the `label` field), its metrics (the
+    /// `latch` label) and its `Debug` output. Without the `tracing` and `metrics` features
+    /// the label is not kept (a [`CountDownLatch`](crate::CountDownLatch) stays two words)
+    /// and this does nothing, so code that sets one builds either way.
     ///
     /// # Examples
     ///
@@ -201,9 +201,9 @@ impl<K> LatchOf<K> {
     /// assert_eq!(ready.count(), 2);
     /// ```
     #[must_use = "returns the latch with the label set"]
-    #[cfg_attr(not(feature = "tracing"), allow(unused_mut))]
+    #[cfg_attr(not(any(feature = "tracing", feature = "metrics")), allow(unused_mut))]
     pub const fn with_label(mut self, label: &'static str) -> Self {
-        #[cfg(feature = "tracing")]
+        #[cfg(any(feature = "tracing", feature = "metrics"))]
         {
             self.raw.label = label;
         }
@@ -225,8 +225,8 @@ impl<K> LatchOf<K> {
     /// let ready = TrackingLatch::new(["a"]).unwrap().with_label("readiness");
     /// assert_eq!(ready.label(), "readiness");
     /// ```
-    #[cfg(feature = "tracing")]
-    #[cfg_attr(docsrs, doc(cfg(feature = "tracing")))]
+    #[cfg(any(feature = "tracing", feature = "metrics"))]
+    #[cfg_attr(docsrs, doc(cfg(any(feature = "tracing", feature = "metrics"))))]
     pub fn label(&self) -> &'static str {
         self.raw.label
     }
@@ -451,7 +451,7 @@ impl<K: Kind> fmt::Debug for LatchOf<K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut f = f.debug_struct(K::NAME);
         // The label shows only once set, so unlabelled latches print as before.
-        #[cfg(feature = "tracing")]
+        #[cfg(any(feature = "tracing", feature = "metrics"))]
         if !self.raw.label.is_empty() {
             f.field("label", &self.raw.label);
         }

@@ -22,6 +22,8 @@ mod failable;
 pub mod futures;
 mod latch;
 mod latch_of;
+#[cfg(feature = "metrics")]
+mod metrics;
 mod names;
 mod notify;
 mod raw;

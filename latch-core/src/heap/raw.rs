@@ -97,9 +97,10 @@ pub struct RawLatch {
     /// Woken once, with [`notify_all`](crate::heap::notify::notify_all), by the transition to
     /// open or failed.
     event: Event,
-    /// The user's name for this latch, in its `tracing` events and `Debug`; empty if unset.
-    /// Kept only under the `tracing` feature, so that a latch is two words without it.
-    #[cfg(feature = "tracing")]
+    /// The user's name for this latch, in its `tracing` events, its metrics and `Debug`;
+    /// empty if unset. Kept only under the `tracing` or `metrics` feature, so that a latch
+    /// is two words without them.
+    #[cfg(any(feature = "tracing", feature = "metrics"))]
     pub(crate) label: &'static str,
 }
 
@@ -129,7 +130,7 @@ impl RawLatch {
             Self {
                 state: AtomicUsize::new(BIAS + (count << SHIFT)),
                 event: Event::new(),
-                #[cfg(feature = "tracing")]
+                #[cfg(any(feature = "tracing", feature = "metrics"))]
                 label: "",
             }
         }
@@ -245,7 +246,7 @@ impl fmt::Debug for RawLatch {
         let state = self.state.load(Ordering::Acquire);
         let mut f = f.debug_struct("RawLatch");
         // The label shows only once set, so unlabelled latches print as before.
-        #[cfg(feature = "tracing")]
+        #[cfg(any(feature = "tracing", feature = "metrics"))]
         if !self.label.is_empty() {
             f.field("label", &self.label);
         }

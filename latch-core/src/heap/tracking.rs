@@ -422,6 +422,14 @@ impl<E> LatchOf<Tracking<E>> {
 
     /// Runs after counter `index` counted, before the waiters it may release wake.
     fn record(&self, index: usize, remaining: usize) {
+        #[cfg(feature = "metrics")]
+        if remaining == 0 {
+            let opened = *self
+                .kind
+                .time_to_open
+                .get_or_init(|| self.kind.created.elapsed());
+            crate::heap::metrics::opened(self.label(), opened);
+        }
         let observed = self.kind.observer.is_some() || cfg!(feature = "tracing");
         #[cfg(feature = "std")]
         let elapsed = if remaining == 0 {

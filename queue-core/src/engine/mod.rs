@@ -129,6 +129,8 @@ pub(crate) struct RawQueue<T> {
     /// The list of woken relays that every class of this queue shares.
     #[cfg(target_has_atomic = "ptr")]
     deferred: Arc<Deferred>,
+    /// The user's name for the queue, carried by every event; empty if unset.
+    label: &'static str,
 }
 
 impl<T> RawQueue<T> {
@@ -153,6 +155,7 @@ impl<T> RawQueue<T> {
             returns_after_shutdown: false,
             #[cfg(target_has_atomic = "ptr")]
             deferred,
+            label: "",
         }
     }
 
@@ -181,6 +184,17 @@ impl<T> RawQueue<T> {
         // Settling concerns the getters only while returns can come after a shutdown
         // (see `getters_at_end`).
         self.buffer.watch_settled(returns);
+    }
+
+    /// Names the queue in its events. Only for a queue not shared yet.
+    pub(crate) fn set_label(&mut self, label: &'static str) {
+        self.label = label;
+    }
+
+    /// The name set with [`set_label`](RawQueue::set_label); empty if none was.
+    #[inline(always)]
+    pub(crate) fn label(&self) -> &'static str {
+        self.label
     }
 
     pub(crate) fn limit(&self) -> Limit {
@@ -215,7 +229,7 @@ impl<T> RawQueue<T> {
         let owed = if turn { 0 } else { putters.turns().owed() };
         match self.buffer.put(item, owed, accepted) {
             Ok((id, getters)) => {
-                crate::events::accepted(id);
+                crate::events::accepted(self.label, id);
                 if turn {
                     self.putter_turn_used();
                 }
@@ -297,7 +311,7 @@ impl<T> RawQueue<T> {
         wrap: impl FnOnce(Handout, T) -> D,
     ) -> Result<D, TryGetError> {
         if taken.putters == Wake::No && !taken.last {
-            crate::events::delivered(taken.id, 1);
+            crate::events::delivered(self.label, taken.id, 1);
             let handout = Handout {
                 id: taken.id,
                 attempt: 1,
@@ -321,7 +335,7 @@ impl<T> RawQueue<T> {
             id: taken.id,
             attempt: 1,
         };
-        crate::events::delivered(handout.id, 1);
+        crate::events::delivered(self.label, handout.id, 1);
         let after = After {
             putters: taken.putters,
             last: taken.last,
@@ -340,7 +354,7 @@ impl<T> RawQueue<T> {
         wrap: impl FnOnce(Handout, T) -> D,
     ) -> Result<D, TryGetError> {
         let (handout, item, after) = self.nothing_buffered(nothing, false)?;
-        crate::events::delivered(handout.id, handout.attempt);
+        crate::events::delivered(self.label, handout.id, handout.attempt);
         let delivery = wrap(handout, item);
         debug_assert_eq!(after, After::NOTHING, "a returned item frees no slot");
         Ok(delivery)
@@ -359,7 +373,7 @@ impl<T> RawQueue<T> {
         // The item first goes into its delivery; only then does anything run that could
         // panic or call back (wakers, the journal), and a delivery unwound by it ends as
         // abandoned.
-        crate::events::delivered(handout.id, handout.attempt);
+        crate::events::delivered(self.label, handout.id, handout.attempt);
         let delivery = wrap(handout, item);
         if !(after == After::NOTHING && delivered.is_none() && !turn) {
             self.after_take(handout, after, turn, delivered);
@@ -527,14 +541,25 @@ impl<T> RawQueue<T> {
     /// of the lane, and wakes a getter for it. Hands the item back if the lane is closed
     /// (an immediate shutdown, or a graceful one when no return may come after it).
     pub(crate) fn give_back(&self, id: JobId, attempt: u32, item: T) -> Result<(), T> {
+        self.give_back_unannounced(id, attempt, item)?;
+        self.announce_returns(1);
+        Ok(())
+    }
+
+    /// The first half of [`give_back`](RawQueue::give_back): the item goes into the lane,
+    /// and no getter is woken, so no user code runs; the caller then calls
+    /// [`announce_returns`](RawQueue::announce_returns) for it, outside any lock it holds.
+    pub(crate) fn give_back_unannounced(&self, id: JobId, attempt: u32, item: T) -> Result<(), T> {
         let returned = Returned { id, attempt, item };
-        match self.lane.push(returned) {
-            Ok(()) => {
-                // Hand-off: one more item for one more getter.
-                self.getters().notify_additional(1);
-                Ok(())
-            }
-            Err(returned) => Err(returned.item),
+        self.lane.push(returned).map_err(|returned| returned.item)
+    }
+
+    /// The second half of [`give_back`](RawQueue::give_back), for `n` items put into the
+    /// lane: wakes a getter for each.
+    pub(crate) fn announce_returns(&self, n: usize) {
+        if n != 0 {
+            // Hand-off: one more item for one more getter.
+            self.getters().notify_additional(n);
         }
     }
 
@@ -646,7 +671,7 @@ impl<T> RawQueue<T> {
     /// A worker left; if it was the last, the waiting puts are told (to refuse).
     pub(crate) fn unregister_worker(&self) {
         if self.lifecycle.unregister_worker() {
-            crate::events::last_worker_left();
+            crate::events::last_worker_left(self.label);
             // Terminal for the waiting puts: wake them all to refuse.
             self.putters().notify_all();
         }
@@ -671,13 +696,19 @@ impl<T> RawQueue<T> {
 
     // ---------------------------------------------------------------- observation
 
-    /// A snapshot of the counts (see `tally.rs` for what it promises).
-    pub(crate) fn ledger(&self) -> Ledger {
-        let (counts, (outcomes, lane)) = self.buffer.counts(|ended| {
+    /// A snapshot of the counts (see `tally.rs` for what it promises), for a queue that
+    /// also holds taken items back outside the lane until they are due (`held`, read
+    /// right after the lane): each is counted buffered, as a returned item is. The holder raises its count (with a
+    /// release) once the item is held, and lowers it before the item moves on into the
+    /// lane or is counted ended, so the order of `tally.rs` holds: no item is counted
+    /// twice, and none is counted held before its take.
+    pub(crate) fn ledger_holding(&self, held: impl FnOnce() -> u64) -> Ledger {
+        let (counts, (outcomes, returned)) = self.buffer.counts(|ended| {
             let outcomes = self.tally.outcomes(ended);
-            (outcomes, self.lane.len() as u64)
+            let lane = self.lane.len() as u64;
+            (outcomes, lane + held())
         });
-        tally::ledger(outcomes, lane, counts.taken, counts.accepted)
+        tally::ledger(outcomes, returned, counts.taken, counts.accepted)
     }
 
     pub(crate) fn unfinished(&self) -> u64 {

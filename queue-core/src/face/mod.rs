@@ -9,12 +9,18 @@
 //! - `stream.rs`: `deliveries` and the [`Deliveries`](stream::Deliveries) streams;
 //! - `shutdown.rs`: `shutdown`, `shutdown_now`, `abort`, `cancel_in_flight`;
 //! - `shutdown_until.rs`: the drain-or-abort policy [`ShutdownUntil`](shutdown_until::ShutdownUntil);
-//! - `dead_letters.rs`: `take_dead_letters` and the redelivery count.
+//! - `dead_letters.rs`: `take_dead_letters` and the redelivery count;
+//! - `metrics.rs` (the `metrics` feature): `record_metrics`;
+//! - `retry_at.rs`: `retry_at` on deliveries (a retry after a deadline) and
+//!   [`RetryAt`](retry_at::RetryAt), [`RetryAtOwned`](retry_at::RetryAtOwned).
 
 pub(crate) mod dead_letters;
 pub(crate) mod get;
 pub(crate) mod join;
+#[cfg(feature = "metrics")]
+pub(crate) mod metrics;
 pub(crate) mod put;
+pub(crate) mod retry_at;
 pub(crate) mod shutdown;
 pub(crate) mod shutdown_until;
 pub(crate) mod stream;

@@ -8,11 +8,16 @@
 //! makes it visible to someone else.
 //!
 //! - `policy.rs`: [`AbandonPolicy`](crate::AbandonPolicy), the public choice;
+//! - `backoff.rs`: [`Backoff`](crate::Backoff), how long a job waits before its next
+//!   attempt (pure data, shared with the Redis queue);
 //! - `dead_letter.rs`: [`DeadLetter`](crate::DeadLetter) and the list that keeps them;
 //! - `journal.rs`: [`Journal`](crate::Journal), [`JobEvent`](crate::JobEvent) and the
 //!   guard that calls it;
 //! - `record.rs` (std): [`Record`](crate::Record), a ready journal;
-//! - `cancel.rs`: the cancellation request and its waiters.
+//! - `cancel.rs`: the cancellation request and its waiters;
+//! - `holding.rs`: the items retried with a delay, held back until they are due;
+//! - `stamp.rs`: what the raw queue holds for an item (with the `metrics` feature, the
+//!   instant it became buffered).
 //!
 //! # Attempts
 //!
@@ -23,21 +28,28 @@
 //! abandonment of it makes a dead letter, so a job that keeps failing reaches the dead
 //! letters within `max_attempts` deliveries.
 
+pub(crate) mod backoff;
 pub(crate) mod cancel;
 pub(crate) mod dead_letter;
 pub(crate) mod gate;
+pub(crate) mod holding;
 pub(crate) mod journal;
 pub(crate) mod policy;
 #[cfg(feature = "std")]
 pub(crate) mod record;
+pub(crate) mod stamp;
 
 use alloc::vec::Vec;
 
 use self::cancel::Cancellation;
 use self::dead_letter::{DeadLetter, DeadLetters, DeadReason};
 use self::gate::{InMotion, ReportGate};
+use self::holding::{Held, Holding, Released, Ticket};
 use self::journal::{JobEvent, Journaled};
 use self::policy::AbandonPolicy;
+#[cfg(feature = "metrics")]
+use self::stamp::{refused, taken};
+use self::stamp::{stamp, unstamp, Keys, Slot};
 use crate::engine::buffer::slots::Limit;
 use crate::engine::{Handout, RawQueue};
 use crate::error::{TryGetError, TryPutError};
@@ -61,9 +73,11 @@ impl<T> Owner<T> for &Steward<T> {
 
 /// The fate layer over a raw queue; see the module docs.
 pub(crate) struct Steward<T> {
-    raw: RawQueue<T>,
+    raw: RawQueue<Slot<T>>,
     policy: AbandonPolicy,
     dead: DeadLetters<T>,
+    /// The items retried with a delay, until they are due (counted buffered).
+    holding: Holding<Slot<T>>,
     /// Redeliveries so far; kept outside the ledger, whose identity counts ids, not
     /// deliveries.
     redelivered: AtomicU64,
@@ -73,6 +87,8 @@ pub(crate) struct Steward<T> {
     cancellation: Cancellation,
     /// Lets a shutdown report read the journal's ids and the ledger at one instant.
     gate: ReportGate,
+    /// The keys of the queue's histograms (`metrics`; nothing without it).
+    keys: Keys,
 }
 
 impl<T> Steward<T> {
@@ -83,16 +99,18 @@ impl<T> Steward<T> {
             raw,
             policy: AbandonPolicy::Abandon,
             dead: DeadLetters::new(),
+            holding: Holding::new(),
             redelivered: AtomicU64::new(0),
             journal: None,
             cancellation,
             gate: ReportGate::new(),
+            keys: stamp::keys(""),
         }
     }
 
     /// The raw queue, for what the faces only read or count (observers, roles, waiters).
     #[inline(always)]
-    pub(crate) fn raw(&self) -> &RawQueue<T> {
+    pub(crate) fn raw(&self) -> &RawQueue<Slot<T>> {
         &self.raw
     }
 
@@ -110,6 +128,19 @@ impl<T> Steward<T> {
         self.policy = policy;
         self.raw
             .set_returns_after_shutdown(matches!(policy, AbandonPolicy::Redeliver { .. }));
+    }
+
+    /// Names the queue in its events. Only for a queue not shared yet.
+    pub(crate) fn set_label(&mut self, label: &'static str) {
+        self.raw.set_label(label);
+        self.keys = stamp::keys(label);
+    }
+
+    /// The keys of the queue's histograms.
+    #[cfg(feature = "metrics")]
+    #[inline(always)]
+    pub(crate) fn keys(&self) -> &Keys {
+        &self.keys
     }
 
     pub(crate) fn policy(&self) -> AbandonPolicy {
@@ -143,19 +174,23 @@ impl<T> Steward<T> {
     /// drain becomes a dead letter.
     #[inline]
     pub(crate) fn put(&self, turn: bool, item: T) -> Result<JobId, TryPutError<T>> {
-        self.raw.put(
+        let put = self.raw.put(
             turn,
-            item,
+            stamp(item),
             |id| self.note(|| JobEvent::Accepted(id)),
-            |id, item| self.bury_late(id, item),
-        )
+            |id, slot| self.bury_late(id, unstamp(slot)),
+        );
+        // Without `metrics` the slot is the item: the call above is the whole put.
+        #[cfg(feature = "metrics")]
+        let put = put.map_err(refused);
+        put
     }
 
     /// A put that raced an immediate shutdown's drain landed after it: its item is kept
     /// as a dead letter, discarded, as a redelivery would be.
     #[cold]
     fn bury_late(&self, id: JobId, item: T) {
-        crate::events::discarded(id);
+        crate::events::discarded(self.raw.label(), id);
         self.note(|| JobEvent::Discarded(id));
         self.note(|| JobEvent::DeadLettered { id, attempts: 0 });
         self.dead.bury(DeadLetter {
@@ -175,6 +210,12 @@ impl<T> Steward<T> {
         turn: bool,
         wrap: impl FnOnce(Handout, T) -> D,
     ) -> Result<D, TryGetError> {
+        // Without `metrics` the slot is the item, and `wrap` takes it as it is.
+        #[cfg(feature = "metrics")]
+        let wrap = {
+            let keys = &self.keys;
+            move |handout, slot| wrap(handout, taken(keys, slot))
+        };
         let Some(journal) = &self.journal else {
             return self.raw.take(turn, wrap, None::<fn(Handout)>);
         };
@@ -217,7 +258,7 @@ impl<T> Steward<T> {
     /// Counts a delivery of `id` ended with `outcome`, once the journal heard of it.
     #[inline(always)]
     fn count_ended(&self, id: JobId, outcome: Outcome) {
-        crate::events::ended(id, outcome);
+        crate::events::ended(self.raw.label(), id, outcome);
         self.raw.end(Some(outcome));
     }
 
@@ -228,7 +269,7 @@ impl<T> Steward<T> {
     #[cold]
     pub(crate) fn abandon(&self, id: JobId, attempt: u32, item: T, panicking: bool) -> Option<T> {
         let _motion = self.transition();
-        crate::events::abandoned(id, panicking);
+        crate::events::abandoned(self.raw.label(), id, panicking);
         self.note(|| JobEvent::Abandoned { id, panicking });
         match self.policy {
             AbandonPolicy::Abandon => {
@@ -252,9 +293,9 @@ impl<T> Steward<T> {
                 // Before the return: once in the lane, another getter may record its
                 // delivery.
                 self.note(|| JobEvent::Redelivered { id, attempt: next });
-                match self.raw.give_back(id, next, item) {
+                match self.raw.give_back(id, next, stamp(item)).map_err(unstamp) {
                     Ok(()) => {
-                        crate::events::redelivered(id, next);
+                        crate::events::redelivered(self.raw.label(), id, next);
                         // Relaxed: a statistic.
                         self.redelivered.fetch_add(1, Ordering::Relaxed);
                     }
@@ -268,7 +309,7 @@ impl<T> Steward<T> {
 
     /// The last allowed delivery was abandoned: a dead letter, counted abandoned.
     fn exhausted(&self, id: JobId, attempts: u32, item: T, reason: DeadReason) {
-        crate::events::dead_lettered(id, attempts);
+        crate::events::dead_lettered(self.raw.label(), id, attempts);
         self.note(|| JobEvent::DeadLettered { id, attempts });
         self.dead.bury(DeadLetter {
             id,
@@ -282,8 +323,8 @@ impl<T> Steward<T> {
     /// An abandoned delivery came back after an immediate shutdown drained the queue: a
     /// dead letter, counted discarded.
     fn discarded_late(&self, id: JobId, attempts: u32, item: T) {
-        crate::events::discarded(id);
-        crate::events::dead_lettered(id, attempts);
+        crate::events::discarded(self.raw.label(), id);
+        crate::events::dead_lettered(self.raw.label(), id, attempts);
         self.note(|| JobEvent::Discarded(id));
         self.note(|| JobEvent::DeadLettered { id, attempts });
         self.dead.bury(DeadLetter {
@@ -321,10 +362,11 @@ impl<T> Steward<T> {
         self.note(|| JobEvent::Retried(id));
         match self
             .raw
-            .give_back(id, attempt.saturating_add(1), take_item())
+            .give_back(id, attempt.saturating_add(1), stamp(take_item()))
+            .map_err(unstamp)
         {
             Ok(()) => {
-                crate::events::retried(id);
+                crate::events::retried(self.raw.label(), id);
                 true
             }
             Err(item) => {
@@ -335,24 +377,87 @@ impl<T> Steward<T> {
         }
     }
 
+    /// As [`retry`](Steward::retry), but the item is held back (counted buffered) until
+    /// [`release`](Steward::release) is called with the ticket this returns; `None` if the
+    /// queue takes no returns any more (the item was put back first).
+    pub(crate) fn hold(
+        &self,
+        id: JobId,
+        attempt: u32,
+        take_item: impl FnOnce() -> T,
+        put_back: impl FnOnce(T),
+    ) -> Option<Ticket> {
+        let _motion = self.transition();
+        self.note(|| JobEvent::Retried(id));
+        let held = Held {
+            id,
+            attempt: attempt.saturating_add(1),
+            item: stamp(take_item()),
+        };
+        match self.holding.hold(held) {
+            Ok(ticket) => {
+                crate::events::retried(self.raw.label(), id);
+                Some(ticket)
+            }
+            Err(held) => {
+                put_back(unstamp(held.item));
+                self.note(|| JobEvent::RetryRefused(id));
+                None
+            }
+        }
+    }
+
+    /// The item held under `ticket` is due: it moves into the lane and a getter is woken.
+    /// Nothing happens if a shutdown took or moved it already.
+    pub(crate) fn release(&self, ticket: Ticket) {
+        match self.holding.release(ticket, &self.raw) {
+            Released::Returned => self.raw.announce_returns(1),
+            Released::Gone => {}
+            Released::Refused(held) => self.held_refused(held),
+        }
+    }
+
+    /// The lane refused a held item (it closed without the store closing first, which the
+    /// shutdowns here rule out): a dead letter, counted discarded, never lost.
+    #[cold]
+    fn held_refused(&self, held: Held<Slot<T>>) {
+        self.discarded_late(held.id, held.attempt.saturating_sub(1), unstamp(held.item));
+    }
+
     // --------------------------------------------------------------------- shutdown
 
     /// Refuses puts from now on. Returns whether this call shut the queue down.
     pub(crate) fn shutdown(&self) -> bool {
+        if !matches!(self.policy, AbandonPolicy::Redeliver { .. }) {
+            // The lane closes with the shutdown: the held items go into it at once, so the
+            // drain delivers them (a graceful shutdown does not wait for their delays).
+            let (moved, refused) = self.holding.release_all(&self.raw);
+            self.raw.announce_returns(moved);
+            refused.into_iter().for_each(|held| self.held_refused(held));
+        }
         let first = self.raw.shut_down();
         if first {
-            crate::events::shut_down(self.raw.unfinished());
+            crate::events::shut_down(self.raw.label(), self.raw.unfinished());
         }
         first
     }
 
-    /// Shuts down and drains the buffer and the lane; the drained items come back with
-    /// their ids, counted discarded.
+    /// Shuts down and drains the buffer, the lane and the held items, in that order; the
+    /// drained items come back with their ids, counted discarded.
     pub(crate) fn shutdown_now(&self) -> Vec<(JobId, T)> {
         let first = !self.raw.is_shut_down();
-        let drained = self.raw.drain();
+        // Before the lane closes: an item due meanwhile is either still held (taken here)
+        // or in the lane (drained below), and none can be held afterwards.
+        let held = self.holding.take_all();
+        let mut drained = self.raw.drain();
+        drained.extend(held.into_iter().map(|held| (held.id, held.item)));
+        #[cfg(feature = "metrics")]
+        let drained: Vec<(JobId, T)> = drained
+            .into_iter()
+            .map(|(id, slot)| (id, unstamp(slot)))
+            .collect();
         if first {
-            crate::events::shut_down(self.raw.unfinished());
+            crate::events::shut_down(self.raw.label(), self.raw.unfinished());
         }
         // Before the endings count: a join that returns has them recorded.
         if self.journal.is_some() {
@@ -362,9 +467,9 @@ impl<T> Steward<T> {
         }
         self.raw.discard(drained.len());
         for (id, _) in &drained {
-            crate::events::discarded(*id);
+            crate::events::discarded(self.raw.label(), *id);
         }
-        crate::events::drained(drained.len());
+        crate::events::drained(self.raw.label(), drained.len());
         drained
     }
 
@@ -384,7 +489,12 @@ impl<T> Steward<T> {
     // ---------------------------------------------------------------- observation
 
     pub(crate) fn ledger(&self) -> Ledger {
-        self.raw.ledger()
+        self.raw.ledger_holding(|| self.holding.count())
+    }
+
+    /// Items waiting to be delivered: buffered, returned, or held until due.
+    pub(crate) fn len(&self) -> usize {
+        self.raw.len() + self.holding.count() as usize
     }
 
     /// The ledger with the ids in flight, as of one instant: the ids agree with the

@@ -206,6 +206,16 @@ impl<'a, T> Delivery<'a, T> {
 
     delivery_methods!(Delivery);
 
+    /// The lease, for the verbs that consume the delivery outside this file.
+    pub(crate) fn into_lease(self) -> Lease<T, &'a Steward<T>> {
+        self.lease
+    }
+
+    /// Back from [`into_lease`](Delivery::into_lease).
+    pub(crate) fn from_lease(lease: Lease<T, &'a Steward<T>>) -> Self {
+        Delivery { lease }
+    }
+
     /// A future that resolves once cancellation of the queue's in-flight work is requested
     /// (at once if it already was); see [`Cancelled`]. Creating it allocates nothing.
     ///
@@ -337,6 +347,16 @@ impl<T> OwnedDelivery<T> {
     }
 
     delivery_methods!(OwnedDelivery);
+
+    /// The lease, for the verbs that consume the delivery outside this file.
+    pub(crate) fn into_lease(self) -> Lease<T, Arc<Queue<T>>> {
+        self.lease
+    }
+
+    /// Back from [`into_lease`](OwnedDelivery::into_lease).
+    pub(crate) fn from_lease(lease: Lease<T, Arc<Queue<T>>>) -> Self {
+        OwnedDelivery { lease }
+    }
 
     /// A future that resolves once cancellation of the queue's in-flight work is requested
     /// (at once if it already was); see [`Cancelled`]. Creating it allocates nothing.

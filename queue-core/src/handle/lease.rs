@@ -2,6 +2,7 @@
 //! the queue alive. A lease ends exactly once, by a resolve, a retry, or its drop.
 
 use crate::engine::Handout;
+use crate::fate::holding::Ticket;
 use crate::fate::journal::JobEvent;
 use crate::fate::{Owner, Steward};
 use crate::job_id::JobId;
@@ -18,6 +19,9 @@ pub(crate) struct Lease<T, O: Owner<T>> {
     /// (a move of the lease reads it a word or more at a time).
     attempt: u64,
     item: Option<T>,
+    /// When the item was handed out, for the time in flight.
+    #[cfg(feature = "metrics")]
+    since: std::time::Instant,
 }
 
 impl<T, O: Owner<T>> Lease<T, O> {
@@ -28,6 +32,8 @@ impl<T, O: Owner<T>> Lease<T, O> {
             id: handout.id,
             attempt: u64::from(handout.attempt),
             item: Some(item),
+            #[cfg(feature = "metrics")]
+            since: std::time::Instant::now(),
         }
     }
 
@@ -106,6 +112,39 @@ impl<T, O: Owner<T>> Lease<T, O> {
         }
     }
 
+    /// As [`retry`](Lease::retry), but the item is held back until the steward's
+    /// `release` with the ticket returned here (see `fate/holding.rs`); the owner comes
+    /// along, to keep the queue alive for that call.
+    pub(crate) fn hold(mut self) -> Result<(O, Ticket), Self>
+    where
+        O: Clone,
+    {
+        let (id, attempt) = (self.id, self.attempt());
+        let steward = self.owner.steward();
+        if !steward.may_retry(attempt) {
+            steward.note(|| JobEvent::RetryRefused(id));
+            return Err(self);
+        }
+        let slot = core::cell::Cell::new(self.item.take());
+        let held = steward.hold(
+            id,
+            attempt,
+            || {
+                slot.take()
+                    .expect("a delivery holds its item until it is consumed")
+            },
+            |item| slot.set(Some(item)),
+        );
+        match held {
+            // The item is out: the lease's drop does nothing.
+            Some(ticket) => Ok((self.owner.clone(), ticket)),
+            None => {
+                self.item = slot.take();
+                Err(self)
+            }
+        }
+    }
+
     #[cold]
     fn abandoned(&mut self) {
         #[cfg(feature = "std")]
@@ -128,5 +167,8 @@ impl<T, O: Owner<T>> Drop for Lease<T, O> {
         if self.item.is_some() {
             self.abandoned();
         }
+        // Every lease drops once, whichever way it ended.
+        #[cfg(feature = "metrics")]
+        crate::metrics::delivery_ended(self.steward().keys(), self.since.elapsed());
     }
 }

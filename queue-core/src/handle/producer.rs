@@ -85,7 +85,7 @@ impl<T> Queue<T> {
     /// A producer guard left; the last one shuts the queue down.
     fn producer_left(&self) {
         if self.steward.raw().unregister_producer() {
-            crate::events::last_producer_left();
+            crate::events::last_producer_left(self.steward.raw().label());
             self.steward.shutdown();
         }
     }

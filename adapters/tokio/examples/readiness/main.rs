@@ -9,8 +9,8 @@
 //! reporting and the latch fails with its name.
 //!
 //! Once ready, it enqueues three jobs (`POST /jobs/NAME`, one of them one the consumer
-//! rejects) and prints `/metrics`: the readiness latch and the queue's ledger in
-//! Prometheus' text format.
+//! rejects) and prints `/metrics`: the readiness latch and the queue through the `metrics`
+//! facade, rendered by `metrics-exporter-prometheus`.
 //!
 //! With `--features tracing` the latch's and the queue's own `tracing` events are printed
 //! too (through `tracing-subscriber`): each component's count-down, the opening with its
@@ -53,6 +53,7 @@ async fn main() -> Result<ExitCode, Box<dyn std::error::Error>> {
         warmup,
         startup_timeout: Duration::from_secs(startup_timeout),
         verbose: true,
+        label: "readiness",
     })
     .await?;
     println!("serving on http://{}", service.addr);

@@ -11,8 +11,9 @@
 //!
 //! The consumer works a job queue: `POST /jobs/NAME` enqueues the job `NAME` (202 with its
 //! id, or 503 while the service is not ready), and `/metrics` exports the readiness latch (open,
-//! failed, each component pending, time to open) and the queue's ledger in Prometheus'
-//! text format.
+//! failed, pending, each component pending, time to open) and the queue's ledger through the
+//! `metrics` facade, in Prometheus' text format; the latch and the queue carry the service's
+//! label.
 
 use std::convert::Infallible;
 use std::fmt;
@@ -62,6 +63,8 @@ pub(crate) struct Config {
     pub(crate) startup_timeout: Duration,
     /// Print each component's readiness as it reports.
     pub(crate) verbose: bool,
+    /// The label of the readiness latch and the job queue, in their metrics and events.
+    pub(crate) label: &'static str,
 }
 
 /// Why the service stopped.
@@ -116,11 +119,12 @@ pub(crate) struct Service {
 impl Service {
     /// Binds the listener and starts the components; returns at once, before any is ready.
     pub(crate) async fn start(config: Config) -> io::Result<Self> {
+        crate::metrics::install();
         let listener = TcpListener::bind(config.addr).await?;
         let addr = listener.local_addr()?;
         let mut latch = TrackingLatch::new(COMPONENTS)
             .expect("the names are distinct")
-            .with_label("readiness");
+            .with_label(config.label);
         if config.verbose {
             latch = latch.on_count_down(|event| {
                 println!(
@@ -132,7 +136,7 @@ impl Service {
             });
         }
         let ready = Arc::new(latch);
-        let jobs = Arc::new(Queue::unbounded());
+        let jobs = Arc::new(Queue::unbounded().with_label(config.label));
         let supervisor = tokio::spawn(supervise(config, listener, ready.clone(), jobs.clone()));
         Ok(Self {
             addr,
@@ -264,7 +268,7 @@ fn respond(
         },
         (&Method::GET, "/metrics") => (
             StatusCode::OK,
-            crate::metrics::render(ready, &COMPONENTS, &jobs.ledger()),
+            crate::metrics::render(ready, &COMPONENTS, jobs),
         ),
         (&Method::POST, path) if path.starts_with("/jobs/") => {
             let name = path.trim_start_matches("/jobs/").to_owned();

@@ -1,0 +1,81 @@
+//! What the raw queue holds for an item: the item itself, or, under the `metrics` feature,
+//! the item with the instant it became buffered (accepted, returned, or held), so that its
+//! take records the time it spent buffered. Without the feature every function here is
+//! the identity, and the raw queue holds the bare item.
+
+#[cfg(feature = "metrics")]
+use crate::error::TryPutError;
+
+/// What the histograms of a queue are recorded under: nothing without the feature.
+#[cfg(not(feature = "metrics"))]
+pub(crate) type Keys = ();
+
+/// What the histograms of a queue are recorded under.
+#[cfg(feature = "metrics")]
+pub(crate) type Keys = crate::metrics::Keys;
+
+/// The keys for the queue `label`.
+#[inline(always)]
+pub(crate) fn keys(label: &'static str) -> Keys {
+    #[cfg(feature = "metrics")]
+    return crate::metrics::Keys::new(label);
+    #[cfg(not(feature = "metrics"))]
+    let _ = label;
+}
+
+/// The item as the raw queue holds it.
+#[cfg(not(feature = "metrics"))]
+pub(crate) type Slot<T> = T;
+
+/// The item as the raw queue holds it: with the instant it became buffered.
+#[cfg(feature = "metrics")]
+pub(crate) type Slot<T> = Stamped<T>;
+
+/// An item and the instant it became buffered.
+#[cfg(feature = "metrics")]
+pub(crate) struct Stamped<T> {
+    item: T,
+    since: std::time::Instant,
+}
+
+/// The item, as it becomes buffered.
+#[inline(always)]
+pub(crate) fn stamp<T>(item: T) -> Slot<T> {
+    #[cfg(feature = "metrics")]
+    return Stamped {
+        item,
+        since: std::time::Instant::now(),
+    };
+    #[cfg(not(feature = "metrics"))]
+    item
+}
+
+/// The item, leaving the buffer for anywhere but a delivery (a drain, a dead letter, a
+/// refused put or return).
+#[inline(always)]
+pub(crate) fn unstamp<T>(slot: Slot<T>) -> T {
+    #[cfg(feature = "metrics")]
+    return slot.item;
+    #[cfg(not(feature = "metrics"))]
+    slot
+}
+
+/// The item, taken for a delivery of the queue whose keys are `keys`: its time buffered
+/// is recorded. (Without the feature the raw queue hands out the item itself.)
+#[cfg(feature = "metrics")]
+#[inline(always)]
+pub(crate) fn taken<T>(keys: &Keys, slot: Slot<T>) -> T {
+    crate::metrics::buffered_for(keys, slot.since.elapsed());
+    slot.item
+}
+
+/// A refused put's error, with the bare item. (Without the feature the error holds it.)
+#[cfg(feature = "metrics")]
+#[inline(always)]
+pub(crate) fn refused<T>(error: TryPutError<Slot<T>>) -> TryPutError<T> {
+    match error {
+        TryPutError::Full(slot) => TryPutError::Full(slot.item),
+        TryPutError::ShutDown(slot) => TryPutError::ShutDown(slot.item),
+        TryPutError::NoWorkers(slot) => TryPutError::NoWorkers(slot.item),
+    }
+}

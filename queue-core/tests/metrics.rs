@@ -1,0 +1,154 @@
+//! The `metrics` feature: `record_metrics` sets every figure to the ledger's, under the
+//! queue's label; each take records the item's time buffered and each delivery's end its
+//! time in flight.
+#![cfg(feature = "metrics")]
+
+use std::collections::HashMap;
+
+use metrics_util::debugging::{DebugValue, DebuggingRecorder, Snapshotter};
+use tally_queue::{AbandonPolicy, Outcome, Queue};
+
+/// The figures of each queue, by label and then by name (with `/outcome` for the ended
+/// counters), from one snapshot (a snapshot takes the counters' increments since the last).
+fn figures(snapshotter: &Snapshotter) -> HashMap<String, HashMap<String, DebugValue>> {
+    let mut by_label: HashMap<String, HashMap<String, DebugValue>> = HashMap::new();
+    for (key, _, _, value) in snapshotter.snapshot().into_vec() {
+        let Some(label) = key.key().labels().find(|l| l.key() == "queue") else {
+            continue;
+        };
+        let name = match key.key().labels().find(|l| l.key() == "outcome") {
+            Some(outcome) => format!("{}/{}", key.key().name(), outcome.value()),
+            None => key.key().name().to_string(),
+        };
+        by_label
+            .entry(label.value().to_string())
+            .or_default()
+            .insert(name, value);
+    }
+    by_label
+}
+
+fn counter(figures: &HashMap<String, DebugValue>, name: &str) -> u64 {
+    match figures.get(name) {
+        Some(DebugValue::Counter(n)) => *n,
+        other => panic!("{name}: {other:?}"),
+    }
+}
+
+fn gauge(figures: &HashMap<String, DebugValue>, name: &str) -> f64 {
+    match figures.get(name) {
+        Some(DebugValue::Gauge(x)) => x.into_inner(),
+        other => panic!("{name}: {other:?}"),
+    }
+}
+
+fn histogram_len(figures: &HashMap<String, DebugValue>, name: &str) -> usize {
+    match figures.get(name) {
+        Some(DebugValue::Histogram(samples)) => samples.len(),
+        None => 0,
+        other => panic!("{name}: {other:?}"),
+    }
+}
+
+#[test]
+fn record_metrics_matches_the_ledger_for_every_outcome_per_label() {
+    let recorder = DebuggingRecorder::new();
+    let snapshotter = recorder.snapshotter();
+    metrics::with_local_recorder(&recorder, || {
+        let jobs = Queue::unbounded()
+            .with_label("jobs")
+            .with_abandon_policy(AbandonPolicy::redeliver(2).unwrap());
+        let other = Queue::unbounded().with_label("other");
+        for n in 0..8 {
+            jobs.try_put(n).unwrap();
+        }
+        other.try_put(0).unwrap();
+        jobs.try_get().unwrap().succeed();
+        jobs.try_get().unwrap().reject();
+        jobs.try_get().unwrap().resolve(Outcome::Uncertain);
+        drop(jobs.try_get().unwrap()); // redelivered
+        let again = jobs.try_get().unwrap();
+        assert_eq!(again.attempt(), 2);
+        drop(again); // its last attempt: a dead letter, abandoned
+        let _held = jobs
+            .try_get()
+            .unwrap()
+            .retry_at(std::future::pending::<()>())
+            .unwrap();
+        let in_flight = jobs.try_get().unwrap();
+        jobs.record_metrics();
+        other.record_metrics();
+
+        let ledger = jobs.ledger();
+        let mut all = figures(&snapshotter);
+        let seen = all.remove("jobs").unwrap();
+        assert_eq!(
+            counter(&seen, "tally_queue_accepted_total"),
+            ledger.accepted
+        );
+        assert_eq!(
+            counter(&seen, "tally_queue_ended_total/succeeded"),
+            ledger.succeeded
+        );
+        assert_eq!(
+            counter(&seen, "tally_queue_ended_total/rejected"),
+            ledger.rejected
+        );
+        assert_eq!(
+            counter(&seen, "tally_queue_ended_total/uncertain"),
+            ledger.uncertain
+        );
+        assert_eq!(
+            counter(&seen, "tally_queue_ended_total/abandoned"),
+            ledger.abandoned
+        );
+        assert_eq!(
+            counter(&seen, "tally_queue_ended_total/discarded"),
+            ledger.discarded
+        );
+        assert_eq!(gauge(&seen, "tally_queue_buffered"), ledger.buffered as f64);
+        assert_eq!(
+            gauge(&seen, "tally_queue_in_flight"),
+            ledger.in_flight as f64
+        );
+        assert_eq!(counter(&seen, "tally_queue_redelivered_total"), 1);
+        assert_eq!(gauge(&seen, "tally_queue_dead_letters"), 1.0);
+        assert_eq!(
+            (
+                ledger.accepted,
+                ledger.succeeded,
+                ledger.rejected,
+                ledger.uncertain
+            ),
+            (8, 1, 1, 1)
+        );
+        // One held retry and two never taken are buffered; one is in flight.
+        assert_eq!(
+            (ledger.abandoned, ledger.buffered, ledger.in_flight),
+            (1, 3, 1)
+        );
+        // Six deliveries ended (three resolved, two dropped, one retried).
+        assert_eq!(histogram_len(&seen, "tally_queue_in_flight_seconds"), 6);
+        // Seven takes (the redelivered item twice), each after its time buffered.
+        assert_eq!(histogram_len(&seen, "tally_queue_buffered_seconds"), 7);
+
+        // The other queue's figures are its own.
+        let theirs = all.remove("other").unwrap();
+        assert_eq!(counter(&theirs, "tally_queue_accepted_total"), 1);
+        assert_eq!(gauge(&theirs, "tally_queue_buffered"), 1.0);
+
+        // A shutdown_now: the discards show at the next recording.
+        drop(in_flight);
+        let drained = jobs.shutdown_now();
+        jobs.record_metrics();
+        let seen = figures(&snapshotter).remove("jobs").unwrap();
+        let ledger = jobs.ledger();
+        assert_eq!(drained.len() as u64, ledger.discarded);
+        // A snapshot reports a counter's rise since the last one: the discards, from 0.
+        assert_eq!(
+            counter(&seen, "tally_queue_ended_total/discarded"),
+            ledger.discarded
+        );
+        assert_eq!(gauge(&seen, "tally_queue_buffered"), 0.0);
+    });
+}
