@@ -207,49 +207,100 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![cfg_attr(docsrs, doc(auto_cfg(hide(loom))))]
 
+#[cfg(feature = "alloc")]
 extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
 
+/// Declares a `const fn`, except under `cfg(loom)`, whose atomics are not `const`.
+macro_rules! const_fn {
+    ($(#[$attr:meta])* $vis:vis fn $name:ident($($arg:ident: $ty:ty),*) -> $ret:ty $body:block) => {
+        #[cfg(not(loom))]
+        $(#[$attr])*
+        $vis const fn $name($($arg: $ty),*) -> $ret $body
+
+        #[cfg(loom)]
+        $(#[$attr])*
+        $vis fn $name($($arg: $ty),*) -> $ret $body
+    };
+}
+pub(crate) use const_fn;
+
+#[cfg(feature = "alloc")]
 mod engine;
+/// Without `alloc`: the parts of the engine the fixed tier runs on (the ring and the
+/// ledger's counters), from the same files.
+#[cfg(not(feature = "alloc"))]
+mod engine {
+    pub(crate) mod buffer {
+        pub(crate) mod moves;
+        #[allow(unsafe_code)]
+        pub(crate) mod ring;
+    }
+    pub(crate) mod tally;
+}
 mod error;
 mod events;
+#[cfg(feature = "alloc")]
 mod face;
+#[cfg(feature = "alloc")]
 mod fate;
+pub mod fixed;
+#[cfg(feature = "alloc")]
 mod handle;
 mod job_id;
 mod ledger;
 mod outcome;
+#[cfg(feature = "alloc")]
 mod queue;
 mod sync;
 mod unwind;
+#[cfg(feature = "alloc")]
 mod wait;
+/// Without `alloc`: the parts of `wait/` the fixed tier uses (the waiter fields, the
+/// turns, the deadline race), from the same files.
+#[cfg(not(feature = "alloc"))]
+mod wait {
+    pub(crate) mod counted;
+    pub(crate) mod deadline;
+    pub(crate) mod turns;
+    pub(crate) mod wake;
+}
 
 pub use crate::error::{
     GetError, GetTimeoutError, JoinTimedOut, PutError, PutTimeoutError, TryGetError, TryPutError,
     ZeroCapacity,
 };
+#[cfg(feature = "alloc")]
 pub use crate::face::shutdown_until::Closed;
+#[cfg(feature = "alloc")]
 pub use crate::face::stream::Deliveries;
-#[cfg(target_has_atomic = "ptr")]
+#[cfg(all(feature = "alloc", target_has_atomic = "ptr"))]
 pub use crate::face::stream::OwnedDeliveries;
+#[cfg(feature = "alloc")]
 pub use crate::fate::dead_letter::{DeadLetter, DeadReason};
+#[cfg(feature = "alloc")]
 pub use crate::fate::journal::{JobEvent, Journal};
+#[cfg(feature = "alloc")]
 pub use crate::fate::policy::{AbandonPolicy, ZeroAttempts};
 #[cfg(feature = "std")]
 pub use crate::fate::record::{JobState, Record};
+#[cfg(feature = "alloc")]
 pub use crate::handle::delivery::Delivery;
-#[cfg(target_has_atomic = "ptr")]
+#[cfg(all(feature = "alloc", target_has_atomic = "ptr"))]
 pub use crate::handle::delivery::OwnedDelivery;
-#[cfg(target_has_atomic = "ptr")]
+#[cfg(all(feature = "alloc", target_has_atomic = "ptr"))]
 pub use crate::handle::producer::OwnedProducer;
+#[cfg(feature = "alloc")]
 pub use crate::handle::producer::Producer;
-#[cfg(target_has_atomic = "ptr")]
+#[cfg(all(feature = "alloc", target_has_atomic = "ptr"))]
 pub use crate::handle::worker::OwnedWorker;
+#[cfg(feature = "alloc")]
 pub use crate::handle::worker::Worker;
 pub use crate::job_id::JobId;
 pub use crate::ledger::Ledger;
 pub use crate::outcome::Outcome;
+#[cfg(feature = "alloc")]
 pub use crate::queue::Queue;
 
 /// The named futures returned by [`Queue`]'s waiting methods.
@@ -265,18 +316,23 @@ pub use crate::queue::Queue;
 /// futures_lite::future::block_on(put).unwrap();
 /// ```
 pub mod futures {
+    #[cfg(feature = "alloc")]
     pub use crate::face::get::Get;
-    #[cfg(target_has_atomic = "ptr")]
+    #[cfg(all(feature = "alloc", target_has_atomic = "ptr"))]
     pub use crate::face::get::GetOwned;
+    #[cfg(feature = "alloc")]
     pub use crate::face::join::Join;
+    #[cfg(feature = "alloc")]
     pub use crate::face::put::Put;
+    #[cfg(feature = "alloc")]
     pub use crate::face::shutdown_until::ShutdownUntil;
+    #[cfg(feature = "alloc")]
     pub use crate::fate::cancel::Cancelled;
     pub use crate::wait::deadline::Until;
 }
 
 /// Compile-time checks of the documented auto traits.
-#[cfg(not(loom))]
+#[cfg(all(feature = "alloc", not(loom)))]
 const _: () = {
     use core::cell::Cell;
 

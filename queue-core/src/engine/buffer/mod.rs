@@ -26,7 +26,7 @@ pub(crate) mod slots;
 use alloc::vec::Vec;
 
 use self::growable::Growable;
-use self::ring::{Kind, Ring};
+use self::ring::{BoxedRing, Kind, Ring};
 use self::slots::Limit;
 use crate::job_id::JobId;
 use crate::wait::counted::Counted;
@@ -46,7 +46,7 @@ pub(crate) struct Counts {
 }
 
 enum Store<T> {
-    Ring(Ring<T>),
+    Ring(BoxedRing<T>),
     Growable(Growable<T>),
 }
 

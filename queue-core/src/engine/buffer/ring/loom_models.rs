@@ -17,7 +17,7 @@ use loom::thread;
 use super::*;
 
 /// Spins on `try_get` (yielding to the model) until an item or `Closed`.
-fn get_spinning<T>(ring: &Ring<T>) -> Option<(u64, T)> {
+fn get_spinning<T>(ring: &BoxedRing<T>) -> Option<(u64, T)> {
     loop {
         match ring.try_get() {
             Ok(taken) => return Some((taken.id, taken.item)),

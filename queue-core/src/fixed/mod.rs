@@ -1,0 +1,1 @@
+//! The no-heap tier.
