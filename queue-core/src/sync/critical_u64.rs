@@ -69,6 +69,11 @@ impl AtomicU64 {
     }
 
     #[inline]
+    pub(crate) fn fetch_max(&self, value: u64, _: Ordering) -> u64 {
+        self.update(|old| old.max(value))
+    }
+
+    #[inline]
     pub(crate) fn compare_exchange(
         &self,
         current: u64,
