@@ -229,8 +229,10 @@ pub(crate) use const_fn;
 #[cfg(feature = "alloc")]
 mod engine;
 /// Without `alloc`: the parts of the engine the fixed tier runs on (the ring and the
-/// ledger's counters), from the same files.
+/// ledger's counters), from the same files; what only the heap queue uses of them is dead
+/// code here.
 #[cfg(not(feature = "alloc"))]
+#[allow(dead_code)]
 mod engine {
     pub(crate) mod buffer {
         pub(crate) mod moves;
@@ -240,6 +242,8 @@ mod engine {
     pub(crate) mod tally;
 }
 mod error;
+// Without `alloc`, the events of the heap queue's policies and guards go unused.
+#[cfg_attr(not(feature = "alloc"), allow(dead_code))]
 mod events;
 #[cfg(feature = "alloc")]
 mod face;
@@ -258,8 +262,10 @@ mod unwind;
 #[cfg(feature = "alloc")]
 mod wait;
 /// Without `alloc`: the parts of `wait/` the fixed tier uses (the waiter fields, the
-/// turns, the deadline race), from the same files.
+/// turns, the deadline race), from the same files; what only the heap queue uses of them
+/// is dead code here.
 #[cfg(not(feature = "alloc"))]
+#[allow(dead_code)]
 mod wait {
     pub(crate) mod counted;
     pub(crate) mod deadline;

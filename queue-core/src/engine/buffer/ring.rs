@@ -746,6 +746,11 @@ impl<T, S: ?Sized + Storage<T>> Ring<T, S> {
         self.tail.0.fetch_or(CLOSED, Ordering::AcqRel) & CLOSED == 0
     }
 
+    /// The number of slots.
+    pub(crate) fn slot_count(&self) -> usize {
+        self.slots.slots().len()
+    }
+
     /// Whether the ring is closed.
     pub(crate) fn is_closed(&self) -> bool {
         // Acquire: an observer.

@@ -1,0 +1,122 @@
+//! [`FixedWait`]: the one wait loop every future of the fixed tier polls, and the slot it
+//! holds.
+
+use core::task::{Poll, Waker};
+
+use super::error::NoWaiterSlot;
+use super::waiters::Class;
+
+/// One wait: nothing until its first attempt fails, then a slot of its class, held until
+/// the wait returns or is dropped ([`release`](FixedWait::release)), and the turns it was
+/// woken for and has not used.
+///
+/// Invariant: once the wait has returned `Ready` (in any form), it holds no slot and no
+/// turn, so a finished future kept alive keeps no other waiter from a slot or a hand-off.
+#[derive(Debug, Default)]
+pub(crate) struct FixedWait {
+    slot: Option<usize>,
+    /// Notifications taken and not yet used by an attempt (see `turns.rs`).
+    held: usize,
+}
+
+impl FixedWait {
+    pub(crate) const fn new() -> Self {
+        FixedWait {
+            slot: None,
+            held: 0,
+        }
+    }
+
+    /// Tries `attempt` (given whether it holds a turn); while it has nothing, waits in a
+    /// slot of `class` and tries again on every poll.
+    ///
+    /// The order is the one `waiters.rs` argues loses no wake-up: count in and claim a
+    /// slot, try, register the waker, look at the slot's mark; sleep only if the try
+    /// failed and no mark is there. Level-triggered: any wake-up (a hand-off, a shutdown,
+    /// the queue settling) only means "try again". A mark taken is a turn, used by the next
+    /// attempt whatever it finds (the attempt redeems it).
+    ///
+    /// With every slot of the class taken, the wait tries once more and then returns
+    /// [`NoWaiterSlot`] at once: it never takes another waiter's slot and never hangs.
+    pub(crate) fn poll<R>(
+        &mut self,
+        class: Class<'_>,
+        waker: &Waker,
+        mut attempt: impl FnMut(bool) -> Option<R>,
+    ) -> Poll<Result<R, NoWaiterSlot>> {
+        loop {
+            if let Some(slot) = self.slot {
+                if class.take_notification(slot) {
+                    self.held += 1;
+                }
+            }
+            if let Some(ready) = self.try_once(&mut attempt) {
+                self.release(class);
+                return Poll::Ready(Ok(ready));
+            }
+            match self.slot {
+                None => match class.claim() {
+                    // Registered: try again before sleeping.
+                    Some(slot) => self.slot = Some(slot),
+                    None => {
+                        // Every slot is taken; the queue may have moved meanwhile.
+                        let last = self.try_once(&mut attempt);
+                        self.release(class);
+                        return Poll::Ready(last.ok_or(NoWaiterSlot {
+                            slots: class.slots(),
+                        }));
+                    }
+                },
+                Some(slot) => {
+                    class.register(slot, waker);
+                    if !class.is_notified(slot) {
+                        return Poll::Pending;
+                    }
+                }
+            }
+        }
+    }
+
+    /// One attempt, with a turn if the wait holds one; the attempt uses it up.
+    #[inline]
+    fn try_once<R>(&mut self, attempt: &mut impl FnMut(bool) -> Option<R>) -> Option<R> {
+        let turn = self.held != 0;
+        let done = attempt(turn);
+        self.held -= usize::from(turn);
+        done
+    }
+
+    /// One last attempt, for a wait whose deadline has fired (a mark that arrived since the
+    /// last poll lends it its turn); the wait then gives everything up, whatever the attempt
+    /// found.
+    pub(crate) fn last_try<R>(
+        &mut self,
+        class: Class<'_>,
+        mut attempt: impl FnMut(bool) -> Option<R>,
+    ) -> Option<R> {
+        if let Some(slot) = self.slot {
+            if class.take_notification(slot) {
+                self.held += 1;
+            }
+        }
+        let done = self.try_once(&mut attempt);
+        self.release(class);
+        done
+    }
+
+    /// Gives the slot back, if the wait holds one, and passes the turns it holds on.
+    #[inline]
+    pub(crate) fn release(&mut self, class: Class<'_>) {
+        let turns = core::mem::take(&mut self.held);
+        match self.slot.take() {
+            Some(slot) => class.release(slot, turns),
+            None => class.pass_on(turns),
+        }
+    }
+
+    /// Whether the wait holds nothing: a drop then has nothing to give back.
+    #[inline]
+    pub(crate) fn is_idle(&self) -> bool {
+        self.slot.is_none() && self.held == 0
+    }
+}
