@@ -38,6 +38,10 @@
 //!   `start_send` can hand back neither the accepted item's [`JobId`] nor a refused item
 //!   with its reason, and those are what a put here is for; `put` stays the producer's verb.
 //!
+//! [`fixed::FixedQueue`] is the same queue with no heap, for firmware: a `const` queue in a
+//! `static` with room for `N` items and `W` waiters of each kind, fed from interrupt
+//! handlers, on the same engine (see [`fixed`] for what it keeps and what it leaves out).
+//!
 //! The verbs follow CPython 3.13's `asyncio.Queue`, and close the holes it leaves: items
 //! drained by an immediate shutdown come back to the caller, acknowledgements are tied to
 //! deliveries and carry outcomes, `join` is level-triggered, and a getter woken just before
@@ -122,6 +126,9 @@
 //!
 //! - `std` (default): the `_blocking` methods. (The error types implement
 //!   `core::error::Error`, which is `std::error::Error`, with or without `std`.)
+//! - `alloc` (default, implied by `std`): [`Queue`] and everything around it. Without it
+//!   only the [`fixed`] tier is built, and nothing links the `alloc` crate, so firmware
+//!   with no global allocator can use [`fixed::FixedQueue`].
 //! - `critical-section`: makes the queue safe to use from interrupt handlers. Embedded
 //!   users need it; provide a `critical-section` implementation for the target. With it:
 //!   - event-listener takes a critical section where it would take a spinlock;
@@ -141,7 +148,8 @@
 //! - `tracing`: an event for every job and every change of the queue's state, under the
 //!   target `tally_queue` (see [the table](#tracing-events)).
 //!
-//! Without `std` the crate needs `alloc` (a global allocator at link time).
+//! [`Queue`] without `std` needs `alloc` (a global allocator at link time); the [`fixed`]
+//! tier needs neither.
 //!
 //! # Tracing events
 //!
@@ -168,6 +176,10 @@
 //! Events for one job are emitted by the threads that move it, so a subscriber on several
 //! threads can receive `job delivered` just before the `job accepted` of the same id.
 //!
+//! A [`fixed::FixedQueue`] emits the events of what it does: `job accepted`, `job
+//! delivered` (attempt 1), `job ended`, `job abandoned`, `job discarded` (as its drain
+//! hands each item out), `queue drained` and `queue shut down`.
+//!
 //! # Memory and counters
 //!
 //! A bounded queue with a capacity up to 65 536 allocates its buffer once, when it is
@@ -189,10 +201,12 @@
 //! | `engine/` | the raw queue: every atomic of the queue's state and every place an item can be (buffer, lane, tally, lifecycle); its module docs state the invariants | `wait/`, `sync/` |
 //! | `wait/` | waiter classes, their counts and turns, relays, the registration every wait polls through, deadlines | `sync/` |
 //! | `sync/` | the atomics (core, portable-atomic, loom), critical sections, backoff | |
+//! | `fixed/` | the no-heap tier: [`fixed::FixedQueue`] and its handles over the ring (inline), the tally and the waiter fields, with waiter slots of its own | `engine/buffer/`, `engine/tally.rs`, `wait/`, `sync/` |
 //!
 //! `ledger.rs`, `job_id.rs`, `outcome.rs`, `error.rs`, `events.rs` (tracing) and
 //! `unwind.rs` are leaves any layer may use. `unsafe` is allowed in one module,
-//! `engine/buffer/ring.rs`.
+//! `engine/buffer/ring.rs`. Without `alloc`, only the parts of `engine/` and `wait/` that
+//! `fixed/` uses are built.
 #![no_std]
 // A `no_std` crate: name `core` and `alloc` items by their own paths, so the crate builds
 // without `std` (the workspace's std-only crates need no such rule).
