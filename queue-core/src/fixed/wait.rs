@@ -31,10 +31,12 @@ impl FixedWait {
     /// slot of `class` and tries again on every poll.
     ///
     /// The order is the one `waiters.rs` argues loses no wake-up: count in and claim a
-    /// slot, try, register the waker, look at the slot's mark; sleep only if the try
-    /// failed and no mark is there. Level-triggered: any wake-up (a hand-off, a shutdown,
-    /// the queue settling) only means "try again". A mark taken is a turn, used by the next
-    /// attempt whatever it finds (the attempt redeems it).
+    /// slot, register the waker, try, look at the slot's mark; sleep only if the try
+    /// failed and no mark is there. The waker is registered before the try, so a wake-up of
+    /// every waiter (a shutdown, the queue settling), which marks nothing, either finds it
+    /// or is seen by the try. Level-triggered: any wake-up only means "try again". A mark
+    /// taken is a turn, used by the next attempt whatever it finds (the attempt redeems
+    /// it).
     ///
     /// With every slot of the class taken, the wait tries once more and then returns
     /// [`NoWaiterSlot`] at once: it never takes another waiter's slot and never hangs.
@@ -49,6 +51,7 @@ impl FixedWait {
                 if class.take_notification(slot) {
                     self.held += 1;
                 }
+                class.register(slot, waker);
             }
             if let Some(ready) = self.try_once(&mut attempt) {
                 self.release(class);
@@ -56,7 +59,7 @@ impl FixedWait {
             }
             match self.slot {
                 None => match class.claim() {
-                    // Registered: try again before sleeping.
+                    // Registered next, then tried again before sleeping.
                     Some(slot) => self.slot = Some(slot),
                     None => {
                         // Every slot is taken; the queue may have moved meanwhile.
@@ -68,7 +71,6 @@ impl FixedWait {
                     }
                 },
                 Some(slot) => {
-                    class.register(slot, waker);
                     if !class.is_notified(slot) {
                         return Poll::Pending;
                     }

@@ -18,11 +18,11 @@
 //!
 //! # No lost wake-up
 //!
-//! A waiter counts itself in (a read-modify-write of the ring word), claims a slot, tries,
-//! registers its waker in the slot's cell, and looks at its mark; it sleeps only if the try
-//! failed and no mark is there. A notifier makes its change, then marks a slot (or touches
-//! the slot word, for a wake-up of every waiter) with a read-modify-write, then wakes the
-//! slot's cell. So:
+//! A waiter counts itself in (a read-modify-write of the ring word), claims a slot,
+//! registers its waker in the slot's cell, tries, and looks at its mark; it sleeps only if
+//! the try failed and no mark is there. A notifier makes its change, then marks a slot (or
+//! touches the slot word, for a wake-up of every waiter) with a read-modify-write, then
+//! wakes the slot's cell. So:
 //!
 //! - a change claimed in the ring word before the waiter counted itself in is seen by the
 //!   waiter's try, which reads the word after its own read-modify-write of it;
@@ -37,9 +37,11 @@
 //!   claim made before the withdrawal, which itself follows every claim that skipped its
 //!   notification because of the withdrawn count.
 //!
-//! Wake-ups of every waiter (a shutdown, the queue settling for the joiners) touch the slot
-//! word before they wake the cells, for the same reason: a waiter that claims its slot after
-//! the touch sees the shutdown or the settling in its try.
+//! Wake-ups of every waiter (a shutdown, the queue settling for the joiners) mark nothing:
+//! they touch the slot word, for the same reason (a waiter that claims its slot after the
+//! touch sees the shutdown or the settling in its try), and wake the cells of the slots
+//! claimed before it, whose waiters registered their wakers before their tries: the wake
+//! finds the waker, or the try after the `register` sees the change.
 //!
 //! # Turns
 //!
@@ -223,25 +225,26 @@ impl<'a> Class<'a> {
         self.pass_on(turns + usize::from(notified));
     }
 
-    /// Passes `n` turns held by a waiter that leaves to as many waiters without a mark;
-    /// revokes those that reach nobody.
+    /// Passes `n` turns held by a waiter that leaves to as many waiters without a mark.
+    ///
+    /// The turns are revoked first and granted again for each waiter a mark reaches: a
+    /// waiter that claims its slot after the marks below is not reached, and its claim
+    /// acquires them, so its try then sees the turns gone and takes what they kept (granted
+    /// after, a try could see them still owed, leave the item and sleep with nobody left
+    /// to wake it).
     pub(crate) fn pass_on(self, n: usize) {
         if n == 0 {
             return;
         }
-        let mut reached = 0;
+        self.turns.revoke(n);
         // Marked uncounted: the leaving waiter counted its own notification out.
-        while reached < n {
-            match self.bits.notify(self.slots()) {
-                Some(slot) => {
-                    self.cell(slot).wake();
-                    reached += 1;
-                }
-                None => break,
-            }
+        for _ in 0..n {
+            let Some(slot) = self.bits.notify(self.slots()) else {
+                break;
+            };
+            self.turns.grant(1);
+            self.cell(slot).wake();
         }
-        // The turns that reached a waiter stay owed, now to it.
-        self.turns.revoke(n - reached);
     }
 
     // -------------------------------------------------------------- the notifier's side
