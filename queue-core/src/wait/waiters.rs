@@ -168,17 +168,23 @@ impl<'a> Class<'a> {
         }
     }
 
-    /// Hands `n` held turns to as many listeners not yet notified; revokes those that
-    /// reach nobody. Returns whether anyone was notified.
+    /// Hands `n` held turns to as many listeners not yet notified; those that reach
+    /// nobody are gone. Returns whether anyone was notified.
+    ///
+    /// The turns are revoked first and granted again for each listener reached: a waiter
+    /// whose listener goes in after this notification is not reached, and its re-check
+    /// (after the insertion, which event-listener's lock orders after the notification)
+    /// then sees the turns gone and takes what they kept. Revoked after, that re-check
+    /// could see them still owed, leave the item, and sleep with nobody left to wake it.
     #[cold]
     fn pass_on(self, n: usize) -> bool {
+        self.waiters.turns.revoke(n);
         let reached = if self.anyone() {
             self.notify_uncounted(n)
         } else {
             0
         };
-        // The turns that reached a listener stay owed, now to it.
-        self.waiters.turns.revoke(n - reached.min(n));
+        self.waiters.turns.grant(reached.min(n));
         reached != 0
     }
 
