@@ -17,6 +17,9 @@ pub(crate) struct FixedWait {
     slot: Option<usize>,
     /// Notifications taken and not yet used by an attempt (see `turns.rs`).
     held: usize,
+    /// Counted in the class's waiters: from the claim of the slot until the wait takes a
+    /// notification, and again once it must wait once more.
+    counted: bool,
 }
 
 impl FixedWait {
@@ -24,6 +27,7 @@ impl FixedWait {
         FixedWait {
             slot: None,
             held: 0,
+            counted: false,
         }
     }
 
@@ -36,7 +40,8 @@ impl FixedWait {
     /// every waiter (a shutdown, the queue settling), which marks nothing, either finds it
     /// or is seen by the try. Level-triggered: any wake-up only means "try again". A mark
     /// taken is a turn, used by the next attempt whatever it finds (the attempt redeems
-    /// it).
+    /// it); that attempt comes first, before the waker is registered again, and only if it
+    /// fails does the wait count itself in and register again as above.
     ///
     /// With every slot of the class taken, the wait tries once more and then returns
     /// [`NoWaiterSlot`] at once: it never takes another waiter's slot and never hangs.
@@ -48,8 +53,19 @@ impl FixedWait {
     ) -> Poll<Result<R, NoWaiterSlot>> {
         loop {
             if let Some(slot) = self.slot {
-                if class.take_notification(slot) {
+                if self.counted && class.take_notification(slot) {
+                    self.counted = false;
                     self.held += 1;
+                    // A turn was handed over: try with it before registering again (it
+                    // usually finds its item or slot).
+                    if let Some(ready) = self.try_once(&mut attempt) {
+                        self.release(class);
+                        return Poll::Ready(Ok(ready));
+                    }
+                }
+                if !self.counted {
+                    class.count_in();
+                    self.counted = true;
                 }
                 class.register(slot, waker);
             }
@@ -60,7 +76,10 @@ impl FixedWait {
             match self.slot {
                 None => match class.claim() {
                     // Registered next, then tried again before sleeping.
-                    Some(slot) => self.slot = Some(slot),
+                    Some(slot) => {
+                        self.slot = Some(slot);
+                        self.counted = true;
+                    }
                     None => {
                         // Every slot is taken; the queue may have moved meanwhile.
                         let last = self.try_once(&mut attempt);
@@ -97,7 +116,8 @@ impl FixedWait {
         mut attempt: impl FnMut(bool) -> Option<R>,
     ) -> Option<R> {
         if let Some(slot) = self.slot {
-            if class.take_notification(slot) {
+            if self.counted && class.take_notification(slot) {
+                self.counted = false;
                 self.held += 1;
             }
         }
@@ -110,8 +130,9 @@ impl FixedWait {
     #[inline]
     pub(crate) fn release(&mut self, class: Class<'_>) {
         let turns = core::mem::take(&mut self.held);
+        let counted = core::mem::take(&mut self.counted);
         match self.slot.take() {
-            Some(slot) => class.release(slot, turns),
+            Some(slot) => class.release(slot, turns, counted),
             None => class.pass_on(turns),
         }
     }

@@ -9,9 +9,11 @@
 //! putters in `head` (every get claims it), joiners in `ended` (every ending adds to it).
 //! A claim that finds a waiter without a notification coming counts one pending and tells
 //! its caller to hand one off ([`Wake::Reserved`]); the hand-off marks one claimed slot
-//! ([`SlotBits::notify`]) and wakes its cell. A waiter is counted in for as long as it
-//! holds its slot: it counts itself in before it claims one and out after it gave it back,
-//! and a waiter that takes a mark counts that notification out (and itself in again).
+//! ([`SlotBits::notify`]) and wakes its cell. A waiter is counted in while it waits: it
+//! counts itself in before it claims a slot and out after it gave it back; a waiter that
+//! takes a mark counts itself out with that notification, tries with the turn it brings,
+//! and counts itself in again only if it must wait once more (a mark that reaches its
+//! slot in between is withdrawn from the count when it leaves, or taken like any other).
 //! A mark that found no slot to mark (the waiter it was counted for has just left, or has
 //! counted itself in and not claimed its slot yet) is withdrawn, and the hand-off looks
 //! once more, uncounted, as `waiters.rs` of the heap queue does with event-listener.
@@ -198,27 +200,37 @@ impl<'a> Class<'a> {
         self.bits.is_notified(slot)
     }
 
-    /// Takes the notification `slot` holds, if any: the waiter counts it out, and stays
-    /// counted in for as long as it holds the slot. Returns whether there was one.
+    /// Takes the notification `slot` holds, if any, for a waiter counted in: the waiter
+    /// is counted out with it (until it counts itself in again to wait once more).
+    /// Returns whether there was one.
     #[inline]
     pub(crate) fn take_notification(self, slot: usize) -> bool {
         if !self.bits.take_notification(slot) {
             return false;
         }
         self.counted.count_out_notified();
-        self.counted.count_in();
         true
     }
 
-    /// Gives `slot` back and counts the waiter out; `turns` turns it holds (plus one for a
-    /// notification it did not take) pass to the next waiters.
-    pub(crate) fn release(self, slot: usize, turns: usize) {
+    /// Counts in again a waiter that took a notification and must wait once more.
+    #[inline]
+    pub(crate) fn count_in(self) {
+        self.counted.count_in();
+    }
+
+    /// Gives `slot` back and counts the waiter out (if `counted`); `turns` turns it holds
+    /// (plus one for a notification it did not take) pass to the next waiters.
+    pub(crate) fn release(self, slot: usize, turns: usize, counted: bool) {
         let waker = self.cell(slot).take();
         let notified = self.bits.release(slot);
-        if notified {
-            self.counted.count_out_notified();
-        } else {
-            self.counted.count_out();
+        match (counted, notified) {
+            (true, true) => self.counted.count_out_notified(),
+            (true, false) => self.counted.count_out(),
+            // A mark that came while the waiter was counted out (between a notification
+            // it took and its next count-in): its pending count goes, the waiter's count
+            // went already.
+            (false, true) => self.counted.withdraw(),
+            (false, false) => {}
         }
         // Dropped once the slot is free: a waker whose drop panics leaves nothing claimed.
         drop(waker);
@@ -359,7 +371,7 @@ mod tests {
         assert!(class.take_notification(slot));
         assert!(!class.is_notified(slot));
         class.turns().redeem();
-        class.release(slot, 0);
+        class.release(slot, 0, false);
         assert_eq!(
             word.load(Ordering::Relaxed),
             0,
@@ -399,10 +411,10 @@ mod tests {
         class.register(second, &second_waker);
         class.hand_off(Wake::Check);
         assert_eq!((wakes(&first_task), wakes(&second_task)), (1, 0));
-        class.release(first, 0);
+        class.release(first, 0, true);
         assert_eq!(wakes(&second_task), 1, "the mark passed on");
         assert_eq!(class.turns().owed(), 1, "the turn passed with it");
-        class.release(second, 0);
+        class.release(second, 0, true);
         assert_eq!(class.turns().owed(), 0, "nobody left to pass it to");
         assert_eq!(word.load(Ordering::Relaxed), 0);
     }
