@@ -22,6 +22,7 @@
 //! # Examples
 //!
 //! ```
+//! # #[cfg(feature = "alloc")] { // the heap tier
 //! use tally_latch::TrackingLatch;
 //!
 //! let ready = TrackingLatch::new(["consumer", "cache-warmer", "http"]).unwrap();
@@ -33,11 +34,13 @@
 //! let pending = futures_lite::future::block_on(ready.wait_until(async {})).unwrap_err();
 //! assert_eq!(pending.names(), ["cache-warmer"]);
 //! assert_eq!(pending.to_string(), "timed out waiting for: cache-warmer");
+//! # }
 //! ```
 //!
 //! Errors are owned, so `?` carries them into `anyhow::Error` or a boxed error:
 //!
 //! ```
+//! # #[cfg(feature = "alloc")] { // the heap tier
 //! use std::error::Error;
 //! use tally_latch::TrackingLatch;
 //!
@@ -50,7 +53,12 @@
 //! ready.fail(String::from("db: connection refused")).unwrap();
 //! let error = futures_lite::future::block_on(gate(&ready)).unwrap_err();
 //! assert_eq!(error.to_string(), "latch failed: db: connection refused");
+//! # }
 //! ```
+//!
+//! Where the latch's error type is itself an error, [`Failure::into_chained`] makes it the
+//! failure's [`source`](core::error::Error::source), so that it can be found in the chain
+//! by its type.
 //!
 //! # Wakers, observers and deadlines: what user code may do
 //!
@@ -118,6 +126,19 @@
 //!
 //! The `loom` cfg (`RUSTFLAGS="--cfg loom"`) swaps in loom's atomics for model checking;
 //! `new` is not `const` under it.
+//!
+//! # Source layout
+//!
+//! Each tier is a folder over one raw core (`raw.rs`: the state word and the one wait loop),
+//! and its latch types only call down into it. A folder imports only `sync.rs` from outside
+//! itself, and `lib.rs` only declares and re-exports.
+//!
+//! | path | owns |
+//! |---|---|
+//! | `lib.rs` | this index: the crate docs, the lints, the modules and the re-exports |
+//! | `sync.rs` | what both tiers share: the atomics (loom's, portable-atomic's or core's) and `const_fn!` |
+//! | `heap/` | the `alloc` tier on event-listener: `LatchOf` and its kinds, their futures, the counter handles, the errors and diagnostics |
+//! | `fixed/` | the no-heap tier: [`fixed`]'s latches, their waiter slots and the error stored in place (the crate's one `unsafe` module) |
 #![no_std]
 // A `no_std` crate: name `core` and `alloc` items by their own paths, so the crate builds
 // without `std` (the workspace's std-only crates need no such rule).
@@ -135,98 +156,11 @@ extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
 
-/// Declares a `const fn`, except under `cfg(loom)`, whose atomics are not `const`.
-macro_rules! const_fn {
-    ($(#[$attr:meta])* $vis:vis fn $name:ident($($arg:ident: $ty:ty),*) -> $ret:ty $body:block) => {
-        #[cfg(not(loom))]
-        $(#[$attr])*
-        $vis const fn $name($($arg: $ty),*) -> $ret $body
-
-        #[cfg(loom)]
-        $(#[$attr])*
-        $vis fn $name($($arg: $ty),*) -> $ret $body
-    };
-}
-pub(crate) use const_fn;
-
-#[cfg(feature = "std")]
-mod blocking;
-#[cfg(feature = "alloc")]
-mod count_down;
-#[cfg(feature = "alloc")]
-mod counter;
-#[cfg(feature = "alloc")]
-mod diagnostics;
-#[cfg(feature = "alloc")]
-mod error;
-#[cfg(feature = "alloc")]
-mod failable;
 pub mod fixed;
 #[cfg(feature = "alloc")]
-mod latch;
-#[cfg(feature = "alloc")]
-mod notify;
-#[cfg(feature = "alloc")]
-mod raw;
-#[cfg_attr(not(feature = "alloc"), allow(unused_imports))] // `AtomicU8` serves the tracking latch
+mod heap;
 mod sync;
-#[cfg(all(feature = "alloc", feature = "tracing"))]
-mod trace;
-#[cfg(feature = "alloc")]
-mod tracking;
-#[cfg(feature = "alloc")]
-mod wait;
-#[cfg(feature = "alloc")]
-mod wait_until;
 
-#[cfg(feature = "alloc")]
-pub use count_down::CountDownLatch;
-#[cfg(feature = "alloc")]
-pub use counter::Counter;
-#[cfg(all(feature = "alloc", target_has_atomic = "ptr"))]
-pub use counter::OwnedCounter;
-#[cfg(feature = "alloc")]
-pub use diagnostics::CountDownEvent;
-#[cfg(feature = "alloc")]
-pub use error::{CountTooLarge, Failure, NameError, StillPending, TimedOut};
-#[cfg(feature = "alloc")]
-pub use failable::FailableLatch;
 pub use fixed::{FixedFailableLatch, FixedLatch, FixedTrackingLatch};
 #[cfg(feature = "alloc")]
-pub use latch::Latch;
-#[cfg(feature = "alloc")]
-pub use raw::MAX_COUNT;
-#[cfg(feature = "alloc")]
-pub use tracking::TrackingLatch;
-
-/// The named futures the latches return.
-#[cfg(feature = "alloc")]
-pub mod futures {
-    pub use crate::wait::Wait;
-    #[cfg(target_has_atomic = "ptr")]
-    pub use crate::wait::WaitOwned;
-    pub use crate::wait_until::WaitUntil;
-}
-
-/// Compile-time proof of the auto traits the docs promise.
-#[cfg(feature = "alloc")]
-#[allow(dead_code)]
-fn assert_auto_traits() {
-    fn send_sync<T: Send + Sync>() {}
-    fn send<T: Send>() {}
-    send_sync::<CountDownLatch>();
-    send_sync::<FailableLatch<alloc::string::String>>();
-    send_sync::<TrackingLatch<alloc::string::String>>();
-    send_sync::<Counter<'static, alloc::string::String>>();
-    #[cfg(target_has_atomic = "ptr")]
-    send_sync::<OwnedCounter<alloc::string::String>>();
-    #[cfg(target_has_atomic = "ptr")]
-    send_sync::<futures::WaitOwned<TrackingLatch<alloc::string::String>>>();
-    send_sync::<futures::Wait<'static, CountDownLatch>>();
-    send_sync::<futures::Wait<'static, TrackingLatch<alloc::string::String>>>();
-    send::<futures::WaitUntil<'static, FailableLatch<()>, core::future::Ready<()>>>();
-    send_sync::<Failure<alloc::string::String>>();
-    send_sync::<TimedOut>();
-    send_sync::<NameError>();
-    send_sync::<StillPending>();
-}
+pub use heap::*;

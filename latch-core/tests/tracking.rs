@@ -341,6 +341,56 @@ fn timeout_and_failure_propagate_with_question_mark() {
     assert_eq!(error.to_string(), "counter `db` failed: refused");
 }
 
+/// A failure turned into a chained one gives its error as the `source()`, and leaves it out
+/// of its own message, so a reporter that walks the chain prints each message once; the
+/// error can be found in the chain by type. An abandonment has no source.
+#[test]
+fn chained_failure_gives_its_error_as_the_source() {
+    use std::error::Error;
+
+    #[derive(Clone, Debug)]
+    struct Refused;
+    impl std::fmt::Display for Refused {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("connection refused")
+        }
+    }
+    impl Error for Refused {}
+
+    fn chain(error: &(dyn Error + 'static)) -> Vec<String> {
+        std::iter::successors(Some(error), |error| Error::source(*error))
+            .map(ToString::to_string)
+            .collect()
+    }
+
+    let ready = TrackingLatch::new_failable(["db", "http"]).unwrap();
+    ready.counter("db").unwrap().fail(Refused).unwrap();
+    let failure = block_on(ready.wait()).unwrap_err();
+    // Unchained, the failure prints its error and has no source, as before.
+    assert_eq!(chain(&failure), ["counter `db` failed: connection refused"]);
+
+    let error: Box<dyn Error + Send + Sync> = failure.into_chained().into();
+    assert_eq!(
+        chain(&*error),
+        ["counter `db` failed", "connection refused"]
+    );
+    let source = error.source().unwrap();
+    assert!(source.downcast_ref::<Refused>().is_some());
+
+    let owner = TrackingLatch::new_failable(["db"]).unwrap();
+    owner.fail(Refused).unwrap();
+    let failure = block_on(owner.wait()).unwrap_err().into_chained();
+    assert_eq!(chain(&failure), ["latch failed", "connection refused"]);
+
+    let abandoned = TrackingLatch::<Refused>::new_failable(["db"]).unwrap();
+    drop(abandoned.counter("db").unwrap());
+    let failure = block_on(abandoned.wait()).unwrap_err().into_chained();
+    assert_eq!(
+        chain(&failure),
+        ["counter `db` was dropped without reporting"]
+    );
+}
+
 /// Owned handles and owned waits move into `'static` threads; the latch needs no turbofish.
 #[test]
 fn owned_counters_and_waits_move_into_threads() {

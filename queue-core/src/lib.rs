@@ -49,12 +49,12 @@
 //!
 //! No runtime is named: the futures run on any executor, or on none
 //! (`futures_lite::future::block_on`), and each waiting verb has a `_blocking` form and a
-//! `_blocking_timeout` form under `std`. A timeout is a deadline future of the caller's choosing (a runtime's sleep, an
-//! embedded timer): [`Queue::put_until`] (a timed-out put hands its item back),
-//! [`Queue::get_until`], [`Queue::join_until`] (a timed-out join reports the ledger at the
-//! deadline), and [`Queue::shutdown_until`], the "drain or abort" policy that shuts down
-//! gracefully and, if the drain misses the deadline, immediately, returning the ledger and
-//! the drained items.
+//! `_blocking_timeout` form under `std`. A timeout is a deadline future of the caller's
+//! choosing (a runtime's sleep, an embedded timer): [`Queue::put_until`] (a timed-out put
+//! hands its item back), [`Queue::get_until`], [`Queue::join_until`] (a timed-out join
+//! reports the ledger at the deadline), and [`Queue::shutdown_until`], the "drain or
+//! abort" policy that shuts down gracefully and, if the drain misses the deadline,
+//! immediately, returning the ledger and the drained items.
 //!
 //! # Examples
 //!

@@ -3,7 +3,7 @@
 
 mod common;
 
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::task::Poll;
 use std::thread;
@@ -278,19 +278,21 @@ fn a_try_get_loop_cannot_take_a_streak_of_items_put_for_a_woken_get() {
 /// `queue`, up to `rounds` or 700 ms: how many ran, each round's (streak, served) where
 /// the barger took more than one item or the woken get was not served, and the longest
 /// streak.
+///
+/// What the barger took is read from the queue, not from a count the barger keeps: a take
+/// and the barger's count of it are two steps, and a count that lands in the next round
+/// would make that round put on past the item the barger left.
 fn streaks_of_a_try_get_loop(
     queue: Arc<Queue<usize>>,
     rounds: usize,
 ) -> (usize, Vec<(usize, bool)>, usize) {
-    let taken = Arc::new(AtomicUsize::new(0));
     let stop = Arc::new(AtomicBool::new(false));
     let barger = {
-        let (queue, taken, stop) = (queue.clone(), taken.clone(), stop.clone());
+        let (queue, stop) = (queue.clone(), stop.clone());
         thread::spawn(move || {
             while !stop.load(Ordering::Relaxed) {
                 if let Ok(job) = queue.try_get() {
                     job.succeed();
-                    taken.fetch_add(1, Ordering::SeqCst);
                 }
             }
         })
@@ -310,20 +312,23 @@ fn streaks_of_a_try_get_loop(
             job.unwrap().succeed();
             continue;
         }
-        let before = taken.load(Ordering::SeqCst);
-        // Put while the barger keeps taking, up to 100 items.
+        // Put while the barger keeps taking, up to 100 items, one at a time: each put
+        // lands in an empty buffer, and the round ends at the first item left there.
+        let mut streak = 0;
+        let mut left = false;
         for n in 0..common::scaled(100, 5) {
-            let seen = taken.load(Ordering::SeqCst);
             queue.try_put(n).unwrap();
             // Wait a moment for the barger; an item it leaves is the woken get's.
             let mut spins = 0;
-            while taken.load(Ordering::SeqCst) == seen && spins < common::scaled(2_000, 100) {
+            while !queue.is_empty() && spins < common::scaled(2_000, 100) {
                 std::hint::spin_loop();
                 spins += 1;
             }
-            if taken.load(Ordering::SeqCst) == seen {
+            if !queue.is_empty() {
+                left = true;
                 break;
             }
+            streak += 1;
         }
         assert!(
             woken.wake_ups() >= 1,
@@ -338,14 +343,15 @@ fn streaks_of_a_try_get_loop(
             Some(Err(e)) => panic!("round {round}: {e:?}"),
             None => false,
         };
-        let mut served = serve();
+        let mut served = left && serve();
         if !served {
             // The barger took the item after all (a try that read the turns an instant
-            // before the hand-off): the woken get keeps its claim on the next one.
+            // before the hand-off), or every item: the woken get keeps its claim on the
+            // next one.
+            streak += usize::from(left);
             queue.try_put(usize::MAX).unwrap();
             served = serve();
         }
-        let streak = taken.load(Ordering::SeqCst) - before;
         longest = longest.max(streak);
         if streak > 1 || !served {
             streaks.push((streak, served));

@@ -3,6 +3,9 @@
 //! Nothing here is published.
 //!
 //! The library holds what the tests share across crates: [`external`], the rule for tests
-//! that need a program from outside (skipped loudly outside CI, failing under CI).
+//! that need a program from outside (skipped loudly outside CI, failing under CI). Its
+//! doctests run the examples of the cores' READMEs (`readmes.rs`).
 
 pub mod external;
+#[cfg(doctest)]
+mod readmes;

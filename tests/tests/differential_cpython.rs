@@ -210,7 +210,7 @@ struct Ours<'a> {
 impl<'a> Ours<'a> {
     // Mapping (put): asyncio's put/put_nowait return nothing; ours return the item's
     // `JobId`. Both map to "ok"; on our side the ids must be the sequence 0, 1, 2, ...
-    // (single-threaded, nothing revoked).
+    // (ids are drawn in order, one per accepted put).
     //
     // Mapping (refusals): `QueueFull` is `TryPutError::Full(item)` and `QueueShutDown` is
     // `PutError::ShutDown(item)`; ours hand the refused item back, which must be the item

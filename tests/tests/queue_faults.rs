@@ -22,9 +22,9 @@
 //! back to its producer, no cancelled put was accepted, each id was delivered once per
 //! acceptance, retry and redelivery, as an attempt within the limit, and each ledger field
 //! equals the test's own tally. Then the journal: each id's events start with `Accepted`
-//! and stop at one ending, revoked ids are exactly puts refused by a racing shutdown, the
-//! `Record` has nothing pending and its final state of each id is the test's conclusion,
-//! and the journal never panicked.
+//! and stop at one ending, every id in it is one a put accepted, the `Record` has nothing
+//! pending and its final state of each id is the test's conclusion, and the journal never
+//! panicked.
 //!
 //! A seed fixes every choice each thread makes, not the thread schedule. A failing run
 //! prints its seed; `STRESS_SEED=<seed>` reruns that seed alone. `STRESS_OPS` sets the

@@ -3,6 +3,7 @@
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt;
+#[cfg(feature = "json")]
 use core::marker::PhantomData;
 
 /// Turns items into bytes for the stream and back.

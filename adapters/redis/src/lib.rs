@@ -27,6 +27,24 @@
 //! instant: `buffered` is the stream's length minus its pending list, `in_flight` the
 //! pending list.
 //!
+//! # Batching
+//!
+//! Each step has a batch form, one script for the batch: [`Queue::put_many`] (ids
+//! contiguous, the ledger moved once), [`Queue::get_many`] (up to `n` leases, each its
+//! own fenced [`Delivery`]), [`Queue::resolve_many`], and [`Queue::resolve_and_get`]
+//! ("these are done, give me the next" in one round trip).
+//!
+//! # What the server must promise
+//!
+//! The ids and the ledger are only as durable as the server. Every new connection checks
+//! its settings: without the append-only file, or with a `maxmemory-policy` other than
+//! `noeviction`, calls fail with [`Error::UnsafeServer`] unless the handle was opened with
+//! [`Options::best_effort`]. A restart that may have lost data, an evicted key, or an id
+//! seen going back makes every call fail with [`Error::Gone`]: ids are never issued twice.
+//! Under `maxmemory`, puts are refused before they change anything, while gets and
+//! resolves still drain the queue. A step of the server's clock never takes a job from a
+//! holder that renews its lease (see the README).
+
 //! # The tracking latch
 //!
 //! [`TrackingLatch`] is [`tally_latch::TrackingLatch`] across processes: named counters
@@ -41,16 +59,17 @@
 //!
 //! A queue named `q` uses keys under the hash tag `{q}` (one cluster slot): `{q}:s` (the
 //! stream, group `g`), `{q}:meta`, `{q}:ledger`, `{q}:workers`, `{q}:ends` (wake-ups,
-//! capped), `{q}:dead`, `{q}:uncertain`, and short-lived `{q}:r:*` (resolves, for
-//! repeats) and `{q}:k:*` (idempotency keys), plus `{q}:drained:*` while a
-//! `shutdown_now` is in progress.
-//!
+//! capped), `{q}:dead`, `{q}:uncertain`, `{q}:clock` (each handle's last look at the
+//! server's clock), short-lived `{q}:done:*` (each handle's last resolving call, for
+//! repeats) and `{q}:k:*` (idempotency keys, for the repeat window).
+
 //! # Background work
 //!
 //! The crate spawns nothing. [`Queue::maintain`] (and [`TrackingLatch::maintain`], which
-//! renews counter leases and sends the failures of dropped handles) is a future to run on your runtime: it
-//! refreshes worker heartbeats, ends deliveries dropped unresolved, and sweeps expired
-//! leases. Without it, a dropped delivery still ends when its lease expires, and a
+//! renews counter leases and sends the failures of dropped handles) is a future to run on
+//! your runtime: it refreshes worker heartbeats, ends deliveries dropped unresolved, and
+//! sweeps expired leases. It always sleeps between passes, and backs off after a failed
+//! one. Without it, a dropped delivery still ends when its lease expires, and a
 //! [`Worker`] expires one lease after its last heartbeat. (The `redis` client drives each
 //! connection with a task of its own on the runtime its feature selects.)
 //!
@@ -62,8 +81,9 @@
 //! - **Durability is the server's.** With `appendonly yes` and `appendfsync always`, the
 //!   ledger survives `kill -9` of the server exactly. With `everysec`, up to a second of
 //!   operations can vanish, each script whole (a script is one unit in the AOF), so the
-//!   ledger stays balanced but can go back in time. Without persistence, a restart loses
-//!   the queue: calls fail with [`Error::Gone`].
+//!   ledger stays balanced but can go back in time. A server that can lose or evict keys
+//!   is refused unless opted into ([`Options::best_effort`]); then a restart that lost data
+//!   is reported as [`Error::Gone`].
 //! - **No failover.** Under asynchronous replication a promoted replica can miss recent
 //!   writes: the ledger can go back in time and ids can repeat. Not covered.
 //! - **Wake-ups are latency, not truth.** Waits re-read the state after every wake-up and
@@ -79,44 +99,34 @@
 
 extern crate alloc;
 
-mod background;
 mod codec;
-mod conn;
-mod delivery;
-mod drained;
-mod error;
-mod inner;
-mod journal;
-mod keys;
 mod latch;
-mod options;
 mod queue;
-mod record;
-mod reply;
-mod scripts;
-mod status;
-mod worker;
+mod server;
 
 #[cfg(feature = "json")]
 pub use crate::codec::Json;
 pub use crate::codec::{Bytes, Codec, CodecError};
-pub use crate::delivery::Delivery;
-pub use crate::drained::Drained;
-pub use crate::error::{
-    Error, GetError, JoinError, KeepAliveError, OpenError, PutError, ResolveError, RetryError,
-    ShutdownNowError, TryGetError,
-};
+pub use crate::latch::counter::error::ReportError;
 pub use crate::latch::counter::Counter;
-pub use crate::latch::error::{ClaimError, CreateError, LatchWaitError, Reason, ReportError};
+pub use crate::latch::error::{ClaimError, CreateError, LatchWaitError};
 pub use crate::latch::event::{EventKind, LatchEvent};
 pub use crate::latch::options::{LatchOptions, OnExpiry};
+pub use crate::latch::reason::Reason;
 pub use crate::latch::snapshot::{CounterState, LatchState, Snapshot};
-pub use crate::latch::tracking::TrackingLatch;
-pub use crate::options::Options;
+pub use crate::latch::TrackingLatch;
+pub use crate::queue::delivery::error::{
+    KeepAliveError, ResolveError, ResolveManyError, RetryError,
+};
+pub use crate::queue::delivery::Delivery;
+pub use crate::queue::drained::{Drained, ShutdownNowError};
+pub use crate::queue::error::{GetError, JoinError, OpenError, PutError, TryGetError};
+pub use crate::queue::options::Options;
+pub use crate::queue::record::{Record, Records};
+pub use crate::queue::status::{State, Status};
+pub use crate::queue::worker::Worker;
 pub use crate::queue::Queue;
-pub use crate::record::{Record, Records};
-pub use crate::status::{State, Status};
-pub use crate::worker::Worker;
+pub use crate::server::error::Error;
 pub use redis;
 pub use tally_queue::AbandonPolicy;
 
@@ -130,6 +140,7 @@ const _: () = {
     send_sync::<PutError<Vec<u8>>>();
     send_sync::<ResolveError<Bytes>>();
     send_sync::<RetryError<Bytes>>();
+    send_sync::<ResolveManyError<Bytes>>();
     send_sync::<TrackingLatch>();
     send_sync::<Counter>();
     send_sync::<LatchWaitError>();

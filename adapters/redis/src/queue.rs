@@ -1,4 +1,16 @@
-//! The queue across processes.
+//! The queue across processes: the face ([`Queue`]) over its engine
+//! ([`engine`](crate::queue::engine)), with the types its verbs hand out.
+
+pub(crate) mod delivery;
+pub(crate) mod drained;
+pub(crate) mod engine;
+pub(crate) mod error;
+pub(crate) mod journal;
+pub(crate) mod keys;
+pub(crate) mod options;
+pub(crate) mod record;
+pub(crate) mod status;
+pub(crate) mod worker;
 
 use alloc::string::ToString;
 use alloc::sync::Arc;
@@ -10,20 +22,21 @@ use core::pin::pin;
 use core::time::Duration;
 
 use futures_lite::future;
-use tally_queue::{JobEvent, JobId, Journal, Ledger};
+use tally_queue::{JobEvent, JobId, Journal, Ledger, Outcome};
 
 use crate::codec::{Codec, CodecError};
-use crate::delivery::Delivery;
-use crate::drained::Drained;
-use crate::error::{
-    Error, GetError, JoinError, OpenError, PutError, ShutdownNowError, TryGetError,
-};
-use crate::inner::{Found, How, Inner, Resolved};
-use crate::keys::name_problem;
-use crate::options::Options;
-use crate::record::{Record, Records};
-use crate::status::Status;
-use crate::worker::Worker;
+use crate::queue::delivery::error::{ResolveError, ResolveManyError};
+use crate::queue::delivery::Delivery;
+use crate::queue::drained::Drained;
+use crate::queue::drained::ShutdownNowError;
+use crate::queue::engine::{Dropped, Engine, Found, How, Resolve, Resolved, Then, RESOLVE_CHUNK};
+use crate::queue::error::{GetError, JoinError, OpenError, PutError, TryGetError};
+use crate::queue::options::Options;
+use crate::queue::record::{Record, Records};
+use crate::queue::status::Status;
+use crate::queue::worker::Worker;
+use crate::server::error::Error;
+use crate::server::names::name_problem;
 use tally_queue::AbandonPolicy;
 
 /// The acknowledgement-counting work queue, shared by many processes through one Redis
@@ -57,13 +70,13 @@ use tally_queue::AbandonPolicy;
 /// # Ok(()) }
 /// ```
 pub struct Queue<C: Codec> {
-    inner: Arc<Inner<C>>,
+    engine: Arc<Engine<C>>,
 }
 
 impl<C: Codec> Clone for Queue<C> {
     fn clone(&self) -> Self {
         Queue {
-            inner: Arc::clone(&self.inner),
+            engine: Arc::clone(&self.engine),
         }
     }
 }
@@ -71,34 +84,9 @@ impl<C: Codec> Clone for Queue<C> {
 impl<C: Codec> fmt::Debug for Queue<C> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Queue")
-            .field("name", &self.inner.name)
-            .field("consumer", &self.inner.consumer)
+            .field("name", &self.engine.name)
+            .field("consumer", &self.engine.consumer)
             .finish_non_exhaustive()
-    }
-}
-
-/// Sets the orphan flag if a get is cancelled (or its reply lost) after its command may
-/// have handed an entry to this consumer.
-struct OrphanGuard<'a, C: Codec> {
-    inner: &'a Inner<C>,
-    armed: bool,
-}
-
-impl<'a, C: Codec> OrphanGuard<'a, C> {
-    fn new(inner: &'a Inner<C>) -> Self {
-        OrphanGuard { inner, armed: true }
-    }
-
-    fn settle<T>(mut self, result: &Result<T, Error>) {
-        self.armed = matches!(result, Err(error) if error.is_unknown());
-    }
-}
-
-impl<C: Codec> Drop for OrphanGuard<'_, C> {
-    fn drop(&mut self) {
-        if self.armed {
-            self.inner.local().orphans = true;
-        }
     }
 }
 
@@ -141,10 +129,10 @@ impl<C: Codec> Queue<C> {
             });
         }
         let stored = options.check()?;
-        let inner = Inner::new(client, name, codec, options);
-        inner.open(stored).await?;
+        let engine = Engine::new(client, name, codec, options);
+        engine.open(stored).await?;
         Ok(Queue {
-            inner: Arc::new(inner),
+            engine: Arc::new(engine),
         })
     }
 
@@ -189,7 +177,7 @@ impl<C: Codec> Queue<C> {
     #[must_use = "returns the queue with its journal"]
     pub fn with_journal(self, journal: impl Journal + 'static) -> Self {
         assert!(
-            self.inner.journal.install(alloc::boxed::Box::new(journal)),
+            self.engine.journal.install(alloc::boxed::Box::new(journal)),
             "a journal was already installed on this queue handle"
         );
         self
@@ -206,7 +194,7 @@ impl<C: Codec> Queue<C> {
     /// # }
     /// ```
     pub fn journal_panics(&self) -> usize {
-        self.inner.journal.panics()
+        self.engine.journal.panics()
     }
 
     /// The ids in flight as this handle's journal keeps them
@@ -221,7 +209,7 @@ impl<C: Codec> Queue<C> {
     /// # }
     /// ```
     pub fn in_flight_ids(&self) -> Option<Vec<JobId>> {
-        self.inner.journal.in_flight_ids()
+        self.engine.journal.in_flight_ids()
     }
 
     /// The queue's name.
@@ -234,7 +222,7 @@ impl<C: Codec> Queue<C> {
     /// # }
     /// ```
     pub fn name(&self) -> &str {
-        &self.inner.name
+        &self.engine.name
     }
 
     /// This handle's consumer name in the group (unique per handle).
@@ -247,7 +235,7 @@ impl<C: Codec> Queue<C> {
     /// # }
     /// ```
     pub fn consumer(&self) -> &str {
-        &self.inner.consumer
+        &self.engine.consumer
     }
 
     /// The options this handle was opened with.
@@ -260,7 +248,7 @@ impl<C: Codec> Queue<C> {
     /// # }
     /// ```
     pub fn options(&self) -> &Options {
-        &self.inner.options
+        &self.engine.options
     }
 
     /// Decodes an item's bytes (from a [`Record`]) with this queue's codec.
@@ -277,7 +265,7 @@ impl<C: Codec> Queue<C> {
     /// # }
     /// ```
     pub fn decode(&self, bytes: &[u8]) -> Result<C::Item, CodecError> {
-        self.inner.codec.decode(bytes)
+        self.engine.codec.decode(bytes)
     }
 
     /// Accepts `item` now or refuses it, never waiting for room.
@@ -302,7 +290,7 @@ impl<C: Codec> Queue<C> {
     /// # }
     /// ```
     pub async fn try_put(&self, item: C::Item) -> Result<JobId, PutError<C::Item>> {
-        self.inner.put_once(item, None).await
+        one(self.engine.put_batch(alloc::vec![item], None).await)
     }
 
     /// Accepts `item`, waiting while the queue is full.
@@ -322,7 +310,9 @@ impl<C: Codec> Queue<C> {
     /// # drop(id); }
     /// ```
     pub async fn put(&self, item: C::Item) -> Result<JobId, PutError<C::Item>> {
-        self.put_inner(item, None, future::pending::<()>()).await
+        one(self
+            .put_inner(alloc::vec![item], None, future::pending::<()>())
+            .await)
     }
 
     /// As [`put`](Queue::put), giving up at `deadline` (any future: a runtime's sleep)
@@ -351,7 +341,7 @@ impl<C: Codec> Queue<C> {
         item: C::Item,
         deadline: D,
     ) -> Result<JobId, PutError<C::Item>> {
-        self.put_inner(item, None, deadline).await
+        one(self.put_inner(alloc::vec![item], None, deadline).await)
     }
 
     /// As [`put`](Queue::put), with an idempotency key: the first put with a key is
@@ -375,43 +365,143 @@ impl<C: Codec> Queue<C> {
     /// # }
     /// ```
     pub async fn put_keyed(&self, key: &str, item: C::Item) -> Result<JobId, PutError<C::Item>> {
-        self.put_inner(item, Some(key), future::pending::<()>())
+        let keys = [key.to_string()];
+        one(self
+            .put_inner(alloc::vec![item], Some(&keys), future::pending::<()>())
+            .await)
+    }
+
+    /// Accepts a batch of items now, or refuses it whole, never waiting for room: one
+    /// script on the server, the ids contiguous and in the order of `items`, the ledger
+    /// moved once. An empty batch is accepted at once.
+    ///
+    /// # Errors
+    ///
+    /// As [`try_put`](Queue::try_put), with every item back. A bounded queue refuses a
+    /// batch that does not fit whole with [`PutError::Full`].
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # async fn demo(queue: tally_redis::Queue<tally_redis::Bytes>) {
+    /// let ids = queue.try_put_many([b"a".to_vec(), b"b".to_vec()]).await.unwrap();
+    /// assert_eq!(ids[1].get(), ids[0].get() + 1);
+    /// # }
+    /// ```
+    pub async fn try_put_many<I>(&self, items: I) -> Result<Vec<JobId>, PutError<Vec<C::Item>>>
+    where
+        I: IntoIterator<Item = C::Item>,
+    {
+        let items: Vec<C::Item> = items.into_iter().collect();
+        if items.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.engine.put_batch(items, None).await
+    }
+
+    /// Accepts a batch of items, waiting while the queue has no room for all of them
+    /// (as [`put`](Queue::put)): one script per attempt, the ids contiguous and in the
+    /// order of `items`. This is the fast way to put many jobs: the server runs one script
+    /// for the batch instead of one per job.
+    ///
+    /// # Errors
+    ///
+    /// As [`put`](Queue::put), with every item back. On a bounded queue, a batch larger
+    /// than the capacity can never fit and is refused at once with [`PutError::Full`].
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # async fn demo(queue: tally_redis::Queue<tally_redis::Bytes>) {
+    /// let jobs = (0..100u8).map(|n| vec![n]);
+    /// let ids = queue.put_many(jobs).await.unwrap();
+    /// assert_eq!(ids.len(), 100);
+    /// # }
+    /// ```
+    pub async fn put_many<I>(&self, items: I) -> Result<Vec<JobId>, PutError<Vec<C::Item>>>
+    where
+        I: IntoIterator<Item = C::Item>,
+    {
+        let items: Vec<C::Item> = items.into_iter().collect();
+        if items.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.put_inner(items, None, future::pending::<()>()).await
+    }
+
+    /// As [`put_many`](Queue::put_many), each item with an idempotency key (as
+    /// [`put_keyed`](Queue::put_keyed)): an item whose key is known (within the repeat
+    /// window), or repeated earlier in the batch, gets that job's id and adds nothing; the
+    /// others are accepted with contiguous ids. The ids come back in the order of
+    /// `items`. A lost reply is tried again here (three tries in all).
+    ///
+    /// # Errors
+    ///
+    /// As [`put_many`](Queue::put_many).
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # async fn demo(queue: tally_redis::Queue<tally_redis::Bytes>) {
+    /// let orders = [("order-1", b"a".to_vec()), ("order-2", b"b".to_vec())];
+    /// let ids = queue.put_many_keyed(orders.clone()).await.unwrap();
+    /// assert_eq!(queue.put_many_keyed(orders).await.unwrap(), ids);
+    /// # }
+    /// ```
+    pub async fn put_many_keyed<K, I>(&self, items: I) -> Result<Vec<JobId>, PutError<Vec<C::Item>>>
+    where
+        K: AsRef<str>,
+        I: IntoIterator<Item = (K, C::Item)>,
+    {
+        let (keys, items): (Vec<String>, Vec<C::Item>) = items
+            .into_iter()
+            .map(|(key, item)| (key.as_ref().to_string(), item))
+            .unzip();
+        if items.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.put_inner(items, Some(&keys), future::pending::<()>())
             .await
     }
 
     async fn put_inner<D: Future>(
         &self,
-        mut item: C::Item,
-        key: Option<&str>,
+        mut items: Vec<C::Item>,
+        keys: Option<&[String]>,
         deadline: D,
-    ) -> Result<JobId, PutError<C::Item>> {
+    ) -> Result<Vec<JobId>, PutError<Vec<C::Item>>> {
+        if let Some(capacity) = self.engine.options.capacity {
+            if items.len() as u64 > capacity {
+                return Err(PutError::Full(items));
+            }
+        }
         let mut deadline = pin!(deadline);
         let mut expired = false;
         let mut lost = 0;
         loop {
-            match self.inner.put_once(item, key).await {
-                Err(PutError::Full(back)) => item = back,
-                // With a key, a repeat is safe: try again after a lost reply or a failed
+            match self.engine.put_batch(items, keys).await {
+                Err(PutError::Full(back)) => items = back,
+                // With keys, a repeat is safe: try again after a lost reply or a failed
                 // connection, and keep saying "unknown" if the last try is lost too.
                 Err(PutError::Unknown { item: back, error })
                 | Err(PutError::Failed {
                     item: back,
                     error: error @ Error::Unavailable(_),
-                }) if key.is_some() => {
+                }) if keys.is_some() => {
                     lost += 1;
                     if lost >= 3 {
                         return Err(PutError::from_redis(back, error));
                     }
-                    item = back;
+                    items = back;
                     continue;
                 }
                 other => return other,
             }
             if expired {
-                return Err(PutError::TimedOut(item));
+                return Err(PutError::TimedOut(items));
             }
             let wait = async {
-                self.inner.wait_for_wake("$").await.ok();
+                self.engine.wait_for_wake("$").await.ok();
                 false
             };
             let fired = async {
@@ -441,35 +531,24 @@ impl<C: Codec> Queue<C> {
     /// # }
     /// ```
     pub async fn try_get(&self) -> Result<Delivery<C>, TryGetError> {
-        let _getting = self.inner.getting.lock().await;
-        let guard = OrphanGuard::new(&self.inner);
-        let found = self.inner.get_step().await;
-        guard.settle(&found);
-        match found {
-            Ok(Found::Item {
-                entry,
-                id,
-                attempt,
-                item,
-            }) => Ok(self.delivery(entry, id, attempt, item)),
-            Ok(Found::Empty) => Err(TryGetError::Empty),
-            Ok(Found::ShutDown) => Err(TryGetError::ShutDown),
-            Err(error) => Err(TryGetError::Redis(error)),
-        }
+        let mut got = self.try_get_many(1).await?;
+        got.pop().ok_or(TryGetError::Empty)
     }
 
     /// Waits for the next job.
     ///
-    /// Blocks on the server (`XREADGROUP … BLOCK`, on a dedicated connection) for up to one
-    /// [poll interval](Options::poll) at a time, re-reading the state and reclaiming
-    /// expired leases between blocks. An entry the codec cannot decode is dead-lettered
-    /// with its bytes (counted abandoned) and skipped.
+    /// Reads with a script (reclaiming expired leases first), and when there is nothing,
+    /// blocks on the server (`XREAD … BLOCK` on the stream, on the handle's one blocking
+    /// connection) for up to one [poll interval](Options::poll) at a time. An entry the
+    /// codec cannot decode is dead-lettered with its bytes (counted abandoned) and
+    /// skipped; an entry something else wrote to the stream is dead-lettered too (counted
+    /// in [`Status::foreign`], outside the ledger).
     ///
     /// # Cancel safety
     ///
     /// Dropping the future never loses a job. If the server had already handed an entry to
-    /// this consumer, the next get on this handle delivers it (same attempt); if no get
-    /// comes before its lease expires, it is reclaimed as a lost delivery.
+    /// this consumer, the next get on this handle delivers it (same attempt), even if the
+    /// dropped call reaches the server only later (it then hands nothing out).
     ///
     /// # Errors
     ///
@@ -485,34 +564,9 @@ impl<C: Codec> Queue<C> {
     /// # }
     /// ```
     pub async fn get(&self) -> Result<Delivery<C>, GetError> {
-        let _getting = self.inner.getting.lock().await;
-        loop {
-            let guard = OrphanGuard::new(&self.inner);
-            let found = self.inner.get_step().await;
-            guard.settle(&found);
-            match found.map_err(GetError::Redis)? {
-                Found::Item {
-                    entry,
-                    id,
-                    attempt,
-                    item,
-                } => return Ok(self.delivery(entry, id, attempt, item)),
-                Found::ShutDown => return Err(GetError::ShutDown),
-                Found::Empty => {}
-            }
-            let guard = OrphanGuard::new(&self.inner);
-            let found = self.inner.get_blocking_step().await;
-            guard.settle(&found);
-            if let Found::Item {
-                entry,
-                id,
-                attempt,
-                item,
-            } = found.map_err(GetError::Redis)?
-            {
-                return Ok(self.delivery(entry, id, attempt, item));
-            }
-        }
+        let mut got = self.get_many(1).await?;
+        got.pop()
+            .ok_or_else(|| GetError::Redis(Error::Protocol("an empty get".into())))
     }
 
     /// As [`get`](Queue::get), giving up at `deadline` with [`GetError::TimedOut`]. When
@@ -535,15 +589,104 @@ impl<C: Codec> Queue<C> {
     /// # }
     /// ```
     pub async fn get_until<D: Future>(&self, deadline: D) -> Result<Delivery<C>, GetError> {
-        let got = future::or(async { Some(self.get().await) }, async {
+        let mut got = self.get_many_until(1, deadline).await?;
+        got.pop()
+            .ok_or_else(|| GetError::Redis(Error::Protocol("an empty get".into())))
+    }
+
+    /// Hands out up to `max` jobs that are ready, without blocking on the server: each is
+    /// its own [`Delivery`], with its own attempt, lease and fence, as from
+    /// [`try_get`](Queue::try_get). One script for the batch.
+    ///
+    /// # Errors
+    ///
+    /// As [`try_get`](Queue::try_get): [`TryGetError::Empty`] if none is ready.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # async fn demo(queue: tally_redis::Queue<tally_redis::Bytes>) {
+    /// for job in queue.try_get_many(100).await.unwrap_or_default() {
+    ///     job.succeed().await.unwrap();
+    /// }
+    /// # }
+    /// ```
+    pub async fn try_get_many(&self, max: usize) -> Result<Vec<Delivery<C>>, TryGetError> {
+        let max = max.max(1);
+        let _getting = self.engine.getting.lock().await;
+        let (_, found, then) = self
+            .engine
+            .step(&[], max)
+            .await
+            .map_err(|(error, _)| TryGetError::Redis(error))?;
+        match then {
+            _ if !found.is_empty() => Ok(self.deliveries(found)),
+            Then::ShutDown => Err(TryGetError::ShutDown),
+            _ => Err(TryGetError::Empty),
+        }
+    }
+
+    /// Waits for jobs and hands out up to `max` of them (at least one): the batch form of
+    /// [`get`](Queue::get), holding up to `max` leases at once. Each is its own
+    /// [`Delivery`]; resolve them one by one, or together with
+    /// [`resolve_many`](Queue::resolve_many) or
+    /// [`resolve_and_get`](Queue::resolve_and_get). Keep `max` to what the handler can
+    /// finish within a lease: every lease runs from the moment of the get.
+    ///
+    /// # Cancel safety
+    ///
+    /// As [`get`](Queue::get).
+    ///
+    /// # Errors
+    ///
+    /// As [`get`](Queue::get).
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use tally_queue::Outcome;
+    ///
+    /// # async fn demo(queue: tally_redis::Queue<tally_redis::Bytes>) {
+    /// while let Ok(jobs) = queue.get_many(100).await {
+    ///     let done = jobs.into_iter().map(|job| (job, Outcome::Succeeded)).collect();
+    ///     queue.resolve_many(done).await.unwrap();
+    /// }
+    /// # }
+    /// ```
+    pub async fn get_many(&self, max: usize) -> Result<Vec<Delivery<C>>, GetError> {
+        self.get_many_until(max, future::pending::<()>()).await
+    }
+
+    /// As [`get_many`](Queue::get_many), giving up at `deadline` with
+    /// [`GetError::TimedOut`]. When the deadline fires, one more non-blocking get is tried.
+    ///
+    /// # Errors
+    ///
+    /// As [`get_many`](Queue::get_many), and [`GetError::TimedOut`].
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # async fn demo(queue: tally_redis::Queue<tally_redis::Bytes>) {
+    /// let deadline = async_io::Timer::after(std::time::Duration::from_millis(100));
+    /// let jobs = queue.get_many_until(10, deadline).await.unwrap_or_default();
+    /// # drop(jobs); }
+    /// ```
+    pub async fn get_many_until<D: Future>(
+        &self,
+        max: usize,
+        deadline: D,
+    ) -> Result<Vec<Delivery<C>>, GetError> {
+        let max = max.max(1);
+        let got = future::or(async { Some(self.get_waiting(max).await) }, async {
             deadline.await;
             None
         })
         .await;
         match got {
             Some(result) => result,
-            None => match self.try_get().await {
-                Ok(delivery) => Ok(delivery),
+            None => match self.try_get_many(max).await {
+                Ok(deliveries) => Ok(deliveries),
                 Err(TryGetError::Empty) => Err(GetError::TimedOut),
                 Err(TryGetError::ShutDown) => Err(GetError::ShutDown),
                 Err(TryGetError::Redis(error)) => Err(GetError::Redis(error)),
@@ -551,24 +694,202 @@ impl<C: Codec> Queue<C> {
         }
     }
 
-    fn delivery(
-        &self,
-        entry: alloc::string::String,
-        id: JobId,
-        attempt: u64,
-        item: C::Item,
-    ) -> Delivery<C> {
-        self.inner.journal.note(|| JobEvent::Delivered {
-            id,
-            attempt: u32::try_from(attempt).unwrap_or(u32::MAX),
-        });
-        Delivery {
-            inner: Arc::clone(&self.inner),
-            entry,
-            id,
-            attempt,
-            item: Some(item),
+    async fn get_waiting(&self, max: usize) -> Result<Vec<Delivery<C>>, GetError> {
+        let _getting = self.engine.getting.lock().await;
+        loop {
+            let (_, found, then) = self
+                .engine
+                .step(&[], max)
+                .await
+                .map_err(|(error, _)| GetError::Redis(error))?;
+            if !found.is_empty() {
+                return Ok(self.deliveries(found));
+            }
+            match then {
+                Then::ShutDown => return Err(GetError::ShutDown),
+                Then::Empty(after) => self
+                    .engine
+                    .wait_for_entries(&after)
+                    .await
+                    .map_err(GetError::Redis)?,
+                Then::Items => {}
+            }
         }
+    }
+
+    /// Resolves many deliveries of this handle in one script on the server, each with its
+    /// outcome, each fenced as [`Delivery::resolve`] is. The answers come back in order:
+    /// the item, or [`ResolveError::Stale`] (not counted).
+    ///
+    /// # Errors
+    ///
+    /// [`ResolveManyError`] with every delivery back if the server could not be reached,
+    /// refused, or the reply was lost: resolving them again is safe (a repeat of a resolve
+    /// that did count is recognized and not counted twice).
+    ///
+    /// # Panics
+    ///
+    /// If a delivery is another handle's (resolve it with its own handle).
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use tally_queue::Outcome;
+    ///
+    /// # async fn demo(queue: tally_redis::Queue<tally_redis::Bytes>) {
+    /// let jobs = queue.get_many(10).await.unwrap();
+    /// let answers = queue
+    ///     .resolve_many(jobs.into_iter().map(|job| (job, Outcome::Succeeded)).collect())
+    ///     .await
+    ///     .unwrap();
+    /// assert!(answers.iter().all(Result::is_ok));
+    /// # }
+    /// ```
+    #[allow(clippy::type_complexity)]
+    pub async fn resolve_many(
+        &self,
+        resolves: Vec<(Delivery<C>, Outcome)>,
+    ) -> Result<Vec<Result<C::Item, ResolveError<C>>>, ResolveManyError<C>> {
+        let (answers, _) = self.resolve_inner(resolves, 0).await?;
+        Ok(answers)
+    }
+
+    /// Resolves many deliveries (as [`resolve_many`](Queue::resolve_many)) and hands out
+    /// up to `max` ready jobs (as [`try_get_many`](Queue::try_get_many)), in one script
+    /// and one round trip: "these are done, give me the next". The returned deliveries
+    /// are empty when nothing is ready; then wait with [`get_many`](Queue::get_many).
+    ///
+    /// # Cancel safety
+    ///
+    /// As [`get`](Queue::get): dropped after it was sent, the jobs it took are delivered
+    /// by the next get on this handle.
+    ///
+    /// # Errors
+    ///
+    /// As [`resolve_many`](Queue::resolve_many).
+    ///
+    /// # Panics
+    ///
+    /// As [`resolve_many`](Queue::resolve_many).
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use tally_queue::Outcome;
+    ///
+    /// # async fn demo(queue: tally_redis::Queue<tally_redis::Bytes>) -> Result<(), Box<dyn std::error::Error>> {
+    /// let mut jobs = queue.get_many(100).await?;
+    /// loop {
+    ///     let done = jobs.into_iter().map(|job| (job, Outcome::Succeeded)).collect();
+    ///     let (_, next) = queue.resolve_and_get(done, 100).await?;
+    ///     jobs = if next.is_empty() { queue.get_many(100).await? } else { next };
+    /// }
+    /// # }
+    /// ```
+    #[allow(clippy::type_complexity)]
+    pub async fn resolve_and_get(
+        &self,
+        resolves: Vec<(Delivery<C>, Outcome)>,
+        max: usize,
+    ) -> Result<(Vec<Result<C::Item, ResolveError<C>>>, Vec<Delivery<C>>), ResolveManyError<C>>
+    {
+        self.resolve_inner(resolves, max.max(1)).await
+    }
+
+    #[allow(clippy::type_complexity)]
+    async fn resolve_inner(
+        &self,
+        mut resolves: Vec<(Delivery<C>, Outcome)>,
+        max: usize,
+    ) -> Result<(Vec<Result<C::Item, ResolveError<C>>>, Vec<Delivery<C>>), ResolveManyError<C>>
+    {
+        for (delivery, _) in &resolves {
+            assert!(
+                Arc::ptr_eq(&delivery.engine, &self.engine),
+                "a delivery resolved through another queue handle"
+            );
+        }
+        let mut answers = Vec::with_capacity(resolves.len());
+        let mut deliveries = Vec::new();
+        // Every chunk but the last resolves only; the last also gets.
+        while !resolves.is_empty() || max > 0 {
+            let rest = resolves.split_off(resolves.len().min(RESOLVE_CHUNK));
+            let last = rest.is_empty();
+            let max = if last { max } else { 0 };
+            let outcome = {
+                let sent: Vec<Resolve<'_>> = resolves
+                    .iter()
+                    .map(|(delivery, outcome)| {
+                        let how = How::of(*outcome);
+                        Resolve {
+                            entry: &delivery.entry,
+                            attempt: delivery.attempt,
+                            how,
+                            reason: "",
+                            lost: &delivery.lost,
+                        }
+                    })
+                    .collect();
+                if max > 0 {
+                    let _getting = self.engine.getting.lock().await;
+                    self.engine.step(&sent, max).await
+                } else {
+                    self.engine.step(&sent, 0).await
+                }
+            };
+            match outcome {
+                Ok((resolved, found, _)) => {
+                    for ((delivery, outcome), resolved) in resolves.into_iter().zip(resolved) {
+                        answers.push(delivery.answer(outcome, resolved));
+                    }
+                    deliveries = self.deliveries(found);
+                }
+                Err((error, token)) => {
+                    if error.is_unknown() {
+                        for (delivery, _) in &mut resolves {
+                            delivery.lost.push(token);
+                        }
+                    }
+                    resolves.extend(rest);
+                    return Err(ResolveManyError {
+                        answered: answers,
+                        resolves,
+                        error,
+                    });
+                }
+            }
+            resolves = rest;
+            if last {
+                break;
+            }
+        }
+        Ok((answers, deliveries))
+    }
+
+    fn deliveries(&self, found: Vec<Found<C::Item>>) -> Vec<Delivery<C>> {
+        found
+            .into_iter()
+            .map(|found| {
+                let Found {
+                    entry,
+                    id,
+                    attempt,
+                    item,
+                } = found;
+                self.engine.journal.note(|| JobEvent::Delivered {
+                    id,
+                    attempt: u32::try_from(attempt).unwrap_or(u32::MAX),
+                });
+                Delivery {
+                    engine: Arc::clone(&self.engine),
+                    entry,
+                    id,
+                    attempt,
+                    item: Some(item),
+                    lost: Vec::new(),
+                }
+            })
+            .collect()
     }
 
     /// Registers a worker (see [`Worker`]); run [`maintain`](Queue::maintain) to keep its
@@ -586,13 +907,13 @@ impl<C: Codec> Queue<C> {
     /// # }
     /// ```
     pub async fn worker(&self) -> Result<Worker<C>, Error> {
-        let member = self.inner.worker_member();
-        self.inner
+        let member = self.engine.worker_member();
+        self.engine
             .workers(true, core::slice::from_ref(&member))
             .await?;
-        self.inner.local().workers.push(member.clone());
+        self.engine.local().workers.push(member.clone());
         Ok(Worker {
-            inner: Arc::clone(&self.inner),
+            engine: Arc::clone(&self.engine),
             member,
         })
     }
@@ -611,7 +932,7 @@ impl<C: Codec> Queue<C> {
     /// # }
     /// ```
     pub async fn ledger(&self) -> Result<Ledger, Error> {
-        Ok(self.inner.status().await?.0.ledger)
+        Ok(self.engine.status().await?.0.ledger)
     }
 
     /// One atomic snapshot of the ledger, the state and the counters outside the ledger.
@@ -629,7 +950,7 @@ impl<C: Codec> Queue<C> {
     /// # }
     /// ```
     pub async fn status(&self) -> Result<Status, Error> {
-        Ok(self.inner.status().await?.0)
+        Ok(self.engine.status().await?.0)
     }
 
     /// Waits until every accepted job has ended and returns the ledger. Level-triggered:
@@ -651,11 +972,11 @@ impl<C: Codec> Queue<C> {
     /// ```
     pub async fn join(&self) -> Result<Ledger, Error> {
         loop {
-            let (status, last) = self.inner.status().await?;
+            let (status, last) = self.engine.status().await?;
             if status.ledger.unfinished() == 0 {
                 return Ok(status.ledger);
             }
-            self.inner.wait_for_wake(&last).await?;
+            self.engine.wait_for_wake(&last).await?;
         }
     }
 
@@ -714,7 +1035,7 @@ impl<C: Codec> Queue<C> {
     /// # }
     /// ```
     pub async fn shutdown(&self) -> Result<bool, Error> {
-        self.inner.shutdown().await
+        self.engine.shutdown().await
     }
 
     /// Shuts down immediately and returns every undelivered item with its id, each counted
@@ -744,12 +1065,12 @@ impl<C: Codec> Queue<C> {
     ) -> Result<Vec<(JobId, Drained<C::Item>)>, ShutdownNowError<C::Item>> {
         let mut drained = Vec::new();
         loop {
-            match self.inner.drain_step().await {
+            match self.engine.drain_step().await {
                 Ok(chunk) if chunk.is_empty() => return Ok(drained),
                 Ok(chunk) => {
                     for (id, _) in &chunk {
                         let id = *id;
-                        self.inner.journal.note(|| JobEvent::Discarded(id));
+                        self.engine.journal.note(|| JobEvent::Discarded(id));
                     }
                     drained.extend(chunk);
                 }
@@ -776,7 +1097,7 @@ impl<C: Codec> Queue<C> {
     /// # }
     /// ```
     pub async fn uncertain(&self, after: Option<&str>, count: usize) -> Result<Vec<Record>, Error> {
-        self.inner.records(Records::Uncertain, after, count).await
+        self.engine.records(Records::Uncertain, after, count).await
     }
 
     /// Records from the dead-letter list (see [`AbandonPolicy`]), oldest first, as
@@ -800,7 +1121,7 @@ impl<C: Codec> Queue<C> {
         after: Option<&str>,
         count: usize,
     ) -> Result<Vec<Record>, Error> {
-        self.inner.records(Records::Dead, after, count).await
+        self.engine.records(Records::Dead, after, count).await
     }
 
     /// Removes one record (reconciled). Whether it was there.
@@ -817,7 +1138,7 @@ impl<C: Codec> Queue<C> {
     /// # }
     /// ```
     pub async fn remove_record(&self, which: Records, key: &str) -> Result<bool, Error> {
-        self.inner.remove_record(which, key).await
+        self.engine.remove_record(which, key).await
     }
 
     /// One pass of background work: removes dropped workers, refreshes the heartbeats of
@@ -839,9 +1160,9 @@ impl<C: Codec> Queue<C> {
     /// # }
     /// ```
     pub async fn maintain_once(&self) -> Result<(), Error> {
-        let inner = &self.inner;
+        let engine = &self.engine;
         let (retired, live, dropped) = {
-            let mut local = inner.local();
+            let mut local = engine.local();
             (
                 core::mem::take(&mut local.retired),
                 local.workers.clone(),
@@ -849,60 +1170,17 @@ impl<C: Codec> Queue<C> {
             )
         };
         let mut first_error = None;
-        if let Err(error) = inner.workers(false, &retired).await {
-            inner.local().retired.extend(retired);
+        if let Err(error) = engine.workers(false, &retired).await {
+            engine.local().retired.extend(retired);
             first_error.get_or_insert(error);
         }
-        if let Err(error) = inner.workers(true, &live).await {
+        if let Err(error) = engine.workers(true, &live).await {
             first_error.get_or_insert(error);
         }
-        let mut dropped = dropped.into_iter();
-        for lost in dropped.by_ref() {
-            let ended = match inner.options.abandon_policy {
-                AbandonPolicy::Abandon => inner
-                    .resolve(
-                        &lost.entry,
-                        lost.attempt,
-                        How::Abandoned,
-                        "abandoned: dropped unresolved",
-                    )
-                    .await
-                    .map(drop),
-                AbandonPolicy::Uncertain => inner
-                    .resolve(
-                        &lost.entry,
-                        lost.attempt,
-                        How::Uncertain,
-                        "abandoned: dropped unresolved, ended uncertain",
-                    )
-                    .await
-                    .map(|resolved| {
-                        if let Resolved::Counted | Resolved::Repeat(_) = resolved {
-                            let id = lost.id;
-                            inner.journal.note(|| JobEvent::Ended {
-                                id,
-                                outcome: tally_queue::Outcome::Uncertain,
-                            });
-                        }
-                    }),
-                AbandonPolicy::Redeliver { .. } => {
-                    inner.hold(&lost.entry, lost.attempt, false).await.map(drop)
-                }
-            };
-            match ended {
-                Ok(()) => {
-                    inner.local().held.remove(&lost.entry);
-                }
-                Err(error) => {
-                    let mut local = inner.local();
-                    local.dropped.push(lost);
-                    local.dropped.extend(dropped);
-                    first_error.get_or_insert(error);
-                    break;
-                }
-            }
+        if let Err(error) = self.end_dropped(dropped).await {
+            first_error.get_or_insert(error);
         }
-        if let Err(error) = inner.sweep().await {
+        if let Err(error) = engine.sweep().await {
             first_error.get_or_insert(error);
         }
         match first_error {
@@ -911,10 +1189,81 @@ impl<C: Codec> Queue<C> {
         }
     }
 
+    /// Ends the deliveries dropped unresolved, by the policy: under `Abandon` and
+    /// `Uncertain` in scripts of up to a chunk each; under `Redeliver` each is released
+    /// for the next reclaim. What failed is kept for the next pass.
+    async fn end_dropped(&self, dropped: Vec<Dropped>) -> Result<(), Error> {
+        let engine = &self.engine;
+        let (how, reason) = match engine.options.abandon_policy {
+            AbandonPolicy::Abandon => (How::Abandoned, "abandoned: dropped unresolved"),
+            AbandonPolicy::Uncertain => (
+                How::Uncertain,
+                "abandoned: dropped unresolved, ended uncertain",
+            ),
+            AbandonPolicy::Redeliver { .. } => {
+                let mut dropped = dropped.into_iter();
+                while let Some(lost) = dropped.next() {
+                    if let Err(error) = engine.hold(&lost.entry, lost.attempt, false).await {
+                        let mut local = engine.local();
+                        local.dropped.push(lost);
+                        local.dropped.extend(dropped);
+                        return Err(error);
+                    }
+                    engine.local().held.remove(&lost.entry);
+                }
+                return Ok(());
+            }
+        };
+        let mut dropped = dropped;
+        while !dropped.is_empty() {
+            let rest = dropped.split_off(dropped.len().min(RESOLVE_CHUNK));
+            let resolves: Vec<Resolve<'_>> = dropped
+                .iter()
+                .map(|lost| Resolve {
+                    entry: &lost.entry,
+                    attempt: lost.attempt,
+                    how,
+                    reason,
+                    lost: &lost.lost,
+                })
+                .collect();
+            match engine.step(&resolves, 0).await {
+                Ok((resolved, _, _)) => {
+                    for (lost, resolved) in dropped.iter().zip(resolved) {
+                        let counted = matches!(resolved, Resolved::Counted | Resolved::Repeat(_));
+                        if counted && how == How::Uncertain {
+                            let id = lost.id;
+                            engine.journal.note(|| JobEvent::Ended {
+                                id,
+                                outcome: Outcome::Uncertain,
+                            });
+                        }
+                    }
+                }
+                Err((error, token)) => {
+                    let mut local = engine.local();
+                    for lost in &mut dropped {
+                        if error.is_unknown() {
+                            lost.lost.push(token);
+                        }
+                    }
+                    local.dropped.extend(dropped);
+                    local.dropped.extend(rest);
+                    return Err(error);
+                }
+            }
+            dropped = rest;
+        }
+        Ok(())
+    }
+
     /// The background work, forever: [`maintain_once`](Queue::maintain_once) every third
-    /// of a lease, and at once when a delivery or worker is dropped. Transport failures
-    /// are retried on the next pass. The crate spawns nothing: run this future on the
-    /// runtime of your choice, with its sleep (`sleep(d)` must complete after `d`).
+    /// of a lease, and at once when a delivery or worker is dropped. It always sleeps
+    /// between passes (at least a millisecond), and after a failed pass (the server down,
+    /// the keys gone) it backs off, from a tenth of that period up to the period, so it
+    /// neither hogs its executor nor floods the server. The crate spawns nothing: run this
+    /// future on the runtime of your choice, with its sleep (`sleep(d)` must complete
+    /// after `d`).
     ///
     /// # Examples
     ///
@@ -932,19 +1281,30 @@ impl<C: Codec> Queue<C> {
         F: FnMut(Duration) -> S,
         S: Future,
     {
-        let inner = &self.inner;
-        crate::background::every_third_of_a_lease(
-            inner.options.lease,
-            &inner.wake,
+        let engine = &self.engine;
+        crate::server::maintenance::every_third_of_a_lease(
+            engine.options.lease,
+            &engine.wake,
             || {
-                let local = inner.local();
+                let local = engine.local();
                 !local.dropped.is_empty() || !local.retired.is_empty()
             },
-            || async {
-                self.maintain_once().await.ok();
-            },
+            || async { self.maintain_once().await.is_ok() },
             sleep,
         )
         .await
+    }
+}
+
+/// A one-item batch's result, as the single-item verbs return it.
+fn one<T>(result: Result<Vec<JobId>, PutError<Vec<T>>>) -> Result<JobId, PutError<T>> {
+    match result {
+        Ok(mut ids) => ids
+            .pop()
+            .ok_or_else(|| unreachable!("a batch of one has one id")),
+        Err(error) => Err(error.map(|mut items| match items.pop() {
+            Some(item) => item,
+            None => unreachable!("a batch of one comes back whole"),
+        })),
     }
 }

@@ -1,10 +1,12 @@
 //! Writes `BENCHMARKS.md` and the SVG chart from one run's results.
 //!
 //! `report RESULTS CRITERION MARKDOWN SVG`: RESULTS is the folder `benches/report.sh`
-//! filled (instructions.tsv, locked.tsv, allocations.tsv, python.tsv, redis.txt, machine.txt,
+//! filled (instructions.tsv, locked.tsv, allocations.tsv, python.tsv, machine.txt,
 //! profiles/*.txt),
 //! CRITERION the criterion output folder of the same run. Nothing here is measured: every
-//! figure comes from those files.
+//! figure comes from those files, except the Redis section, which
+//! `adapters/redis/benches/report.sh` writes from a run of its own and which is carried
+//! over from MARKDOWN as it is.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -32,6 +34,7 @@ fn main() {
     let allocations = read_tsv(&results.join("allocations.tsv"));
     let python = read_tsv(&results.join("python.tsv"));
     let machine = fs::read_to_string(results.join("machine.txt")).unwrap_or_default();
+    let redis = redis_section(&fs::read_to_string(markdown).unwrap_or_default());
     let svg_name = svg.file_name().expect("a file name").to_string_lossy();
     let svg_link = format!("benches/{svg_name}");
     let text = render_markdown(
@@ -41,6 +44,7 @@ fn main() {
         &python,
         &machine,
         results,
+        &redis,
         &svg_link,
     );
     fs::write(markdown, text).expect("write the markdown report");
@@ -110,6 +114,27 @@ fn read_locked(path: &Path) -> BTreeMap<String, (f64, f64)> {
             Some((name, (locked, instructions)))
         })
         .collect()
+}
+
+/// The lines that open and close the Redis section (`adapters/redis/benches/report.sh`
+/// writes them).
+const REDIS_BEGIN: &str = "<!-- redis section: begin";
+const REDIS_END: &str = "<!-- redis section: end -->";
+
+/// The Redis section of the existing report, markers included, or a placeholder between
+/// markers if it has none.
+fn redis_section(existing: &str) -> String {
+    let lines: Vec<&str> = existing.lines().collect();
+    let begin = lines.iter().position(|line| line.starts_with(REDIS_BEGIN));
+    let end = begin.and_then(|b| Some(b + lines[b..].iter().position(|line| *line == REDIS_END)?));
+    match (begin, end) {
+        (Some(begin), Some(end)) => format!("{}\n\n", lines[begin..=end].join("\n")),
+        _ => format!(
+            "{REDIS_BEGIN} (adapters/redis/benches/report.sh writes it) -->\n## Redis\n\nNot \
+             measured yet: `bash adapters/redis/benches/report.sh` writes this section.\n\n\
+             {REDIS_END}\n\n"
+        ),
+    }
 }
 
 /// The floor targets, from the locked-instruction counts (`None` if not counted).
@@ -494,6 +519,7 @@ fn render_markdown(
     python: &BTreeMap<String, f64>,
     machine: &str,
     results: &Path,
+    redis: &str,
     svg_link: &str,
 ) -> String {
     let mut out = String::new();
@@ -594,19 +620,7 @@ fn render_markdown(
          single-thread executor.\n\n",
     );
 
-    let redis = fs::read_to_string(results.join("redis.txt")).unwrap_or_default();
-    out.push_str("## Redis Streams (tally-redis)\n\n");
-    if redis.trim().is_empty() {
-        out.push_str("Not measured in this run: `redis-server` was not on `PATH`.\n\n");
-    } else {
-        let _ = writeln!(out, "```text\n{}\n```\n", redis.trim());
-        out.push_str(
-            "`cargo bench -p tally-redis` (`adapters/redis/benches/throughput.rs`): jobs per \
-             second through put, then get + succeed, on one local `redis-server` over a Unix \
-             socket, against raw `XADD` / `XREADGROUP` / `XACK` + `XDEL` over the same client \
-             in the same run; overhead is raw ÷ ours. Wall clock, best of three.\n\n",
-        );
-    }
+    out.push_str(redis);
 
     out.push_str("## Latch, wall clock\n\n");
     ratio_table(&mut out, timings, "latch/");

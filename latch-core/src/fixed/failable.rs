@@ -52,7 +52,7 @@ pub struct FixedFailableLatch<E, const W: usize = 1> {
 }
 
 impl<E, const W: usize> FixedFailableLatch<E, W> {
-    crate::const_fn! {
+    crate::sync::const_fn! {
         /// A latch that opens after `count` count-downs unless it fails first; `new(0)`
         /// starts open.
         ///
@@ -78,7 +78,7 @@ impl<E, const W: usize> FixedFailableLatch<E, W> {
         }
     }
 
-    crate::const_fn! {
+    crate::sync::const_fn! {
         /// A latch that opens after `count` count-downs, or an error if `count` exceeds
         /// [`MAX_COUNT`](super::MAX_COUNT).
         ///

@@ -26,7 +26,7 @@ pub(crate) struct RawFailable<E, const W: usize> {
 unsafe impl<E: Send + Sync, const W: usize> Sync for RawFailable<E, W> {}
 
 impl<E, const W: usize> RawFailable<E, W> {
-    crate::const_fn! {
+    crate::sync::const_fn! {
         /// A failable latch with `pending` outstanding; the caller has checked the bound.
         pub(crate) fn new(pending: usize) -> Self {
             Self {

@@ -55,7 +55,7 @@ pub struct FixedLatch<const W: usize = 1> {
 }
 
 impl<const W: usize> FixedLatch<W> {
-    crate::const_fn! {
+    crate::sync::const_fn! {
         /// A latch that opens after `count` count-downs; `new(0)` starts open.
         ///
         /// # Panics
@@ -80,7 +80,7 @@ impl<const W: usize> FixedLatch<W> {
         }
     }
 
-    crate::const_fn! {
+    crate::sync::const_fn! {
         /// A latch that opens after `count` count-downs, or an error if `count` exceeds
         /// [`MAX_COUNT`](super::MAX_COUNT).
         ///

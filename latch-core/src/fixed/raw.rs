@@ -6,7 +6,7 @@ use core::task::{Poll, Waker};
 
 use super::slots::WaiterSlots;
 use super::waker::AtomicWaker;
-use crate::sync::{AtomicUsize, Ordering};
+use crate::sync::atomic::{AtomicUsize, Ordering};
 
 /// `fail` has claimed the latch: nothing counts any more, the error is being stored.
 const FAILING: usize = 1;
@@ -69,7 +69,7 @@ pub struct RawFixed<S: ?Sized> {
 pub(crate) type Raw = RawFixed<[AtomicWaker]>;
 
 impl<const W: usize> RawFixed<[AtomicWaker; W]> {
-    crate::const_fn! {
+    crate::sync::const_fn! {
         /// A latch with `pending` outstanding (zero: open); the caller has checked that it
         /// fits, `pending <= MAX_COUNT`.
         pub(crate) fn new(pending: usize) -> Self {

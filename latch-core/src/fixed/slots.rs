@@ -3,7 +3,7 @@
 use core::task::Waker;
 
 use super::waker::AtomicWaker;
-use crate::sync::{AtomicUsize, Ordering};
+use crate::sync::atomic::{AtomicUsize, Ordering};
 
 /// The most waiter slots a fixed latch can have: the slots' claim bits fit in one `u32`.
 ///
@@ -42,7 +42,7 @@ pub(crate) struct WaiterSlots<S: ?Sized> {
 }
 
 impl<const W: usize> WaiterSlots<[AtomicWaker; W]> {
-    crate::const_fn! {
+    crate::sync::const_fn! {
         /// `W` free slots.
         pub(crate) fn new() -> Self {
             Self {

@@ -97,7 +97,7 @@ pub struct FixedTrackingLatch<const N: usize, E, const W: usize = 1> {
 }
 
 impl<const N: usize, E, const W: usize> FixedTrackingLatch<N, E, W> {
-    crate::const_fn! {
+    crate::sync::const_fn! {
         /// A latch that opens once every named counter has reported; `N == 0` starts open.
         ///
         /// # Panics
@@ -122,7 +122,7 @@ impl<const N: usize, E, const W: usize> FixedTrackingLatch<N, E, W> {
         }
     }
 
-    crate::const_fn! {
+    crate::sync::const_fn! {
         /// A latch over `names`, or an error naming a name listed twice.
         ///
         /// # Errors
@@ -146,7 +146,7 @@ impl<const N: usize, E, const W: usize> FixedTrackingLatch<N, E, W> {
         }
     }
 
-    crate::const_fn! {
+    crate::sync::const_fn! {
         fn build(names: [&'static str; N]) -> Self {
             let () = CheckCounters::<N>::OK;
             let () = CheckWaiters::<W>::OK;

@@ -9,6 +9,7 @@ use std::task::{Context, Poll, Waker};
 use std::thread;
 use std::time::Duration;
 
+#[cfg(feature = "std")]
 use tally_latch::CountDownLatch;
 
 /// Loop bounds scaled down under Miri, which runs thousands of times slower.
@@ -22,6 +23,7 @@ pub(crate) const fn scaled(normal: usize, miri: usize) -> usize {
 
 /// A deadline future that needs no runtime: a thread sleeps, then opens a latch. Dropping
 /// the future wakes and joins the thread, so no test leaves a thread behind.
+#[cfg(feature = "std")]
 pub(crate) fn sleep(duration: Duration) -> impl Future<Output = ()> + Send + 'static {
     let done = Arc::new(CountDownLatch::new(1));
     let cancel = Arc::new(CountDownLatch::new(1));
@@ -42,11 +44,13 @@ pub(crate) fn sleep(duration: Duration) -> impl Future<Output = ()> + Send + 'st
     }
 }
 
+#[cfg(feature = "std")]
 struct Sleeper {
     cancel: Arc<CountDownLatch>,
     thread: Option<thread::JoinHandle<()>>,
 }
 
+#[cfg(feature = "std")]
 impl Drop for Sleeper {
     fn drop(&mut self) {
         self.cancel.count_down();

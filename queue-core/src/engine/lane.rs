@@ -11,8 +11,10 @@
 //! ([`serves_next`](Lane::serves_next)): returned items go out oldest first, every other
 //! delivery, so a returned item waits for at most twice as many deliveries as there are
 //! returned items ahead of it (and one more), however large the fresh backlog; and fresh
-//! items keep moving even if every delivery comes back. The lane is closed by an immediate shutdown (and by a graceful one when no
-//! return may come after it), before it is drained, so a return racing the drain either
+//! items keep moving even if every delivery comes back.
+//!
+//! The lane is closed by an immediate shutdown (and by a graceful one when no return may
+//! come after it), before it is drained, so a return racing the drain either
 //! lands in the lane (and the drain hands it back) or finds it closed (and its caller
 //! deals with the item): never both, never neither.
 //!
@@ -59,12 +61,16 @@ impl<T> Lane<T> {
     /// Puts a returned item at the back of the lane, or hands it back if the lane is
     /// closed.
     pub(crate) fn push(&self, returned: Returned<T>) -> Result<(), Returned<T>> {
-        // Relaxed (both): a count; the push carries the item's ordering, and the getters'
-        // notification that follows orders both before a waiting get's re-check.
-        self.len.fetch_add(1, Ordering::Relaxed);
+        // Release: a ledger snapshot that acquires this count sees the item's take (it
+        // happened before the item came back), so the snapshot counts no returned item it
+        // has not seen taken (see `tally.rs`). The push carries the item's own ordering,
+        // and the getters' notification that follows orders both before a waiting get's
+        // re-check.
+        self.len.fetch_add(1, Ordering::Release);
         match self.items.push(returned) {
             Ok(()) => Ok(()),
             Err(PushError::Closed(returned) | PushError::Full(returned)) => {
+                // Relaxed: undoing our own count.
                 self.len.fetch_sub(1, Ordering::Relaxed);
                 Err(returned)
             }

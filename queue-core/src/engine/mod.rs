@@ -202,9 +202,10 @@ impl<T> RawQueue<T> {
                 Ok(id)
             }
             Err(PutRefused::Full(item)) => {
-                // The slot went to a try that raced the grant: the turn is gone with it.
+                // The slot went to a try that raced the grant: the turn is gone with it (and
+                // a slot freed meanwhile that it kept a try from taking is told of).
                 if turn {
-                    putters.turns().redeem();
+                    self.putter_turn_used();
                 }
                 Err(TryPutError::Full(item))
             }
@@ -412,9 +413,11 @@ impl<T> RawQueue<T> {
             }
             // Nothing to take (a try that raced the grant took the item): the turn is gone
             // with the item; the getter waits again like any other.
+            // If an item came meanwhile that this turn kept a try from taking, the
+            // redemption tells a getter.
             Nothing::Empty | Nothing::Closed => {
                 if turn {
-                    self.getters().turns().redeem();
+                    self.getter_turn_used();
                 }
                 Err(TryGetError::Empty)
             }

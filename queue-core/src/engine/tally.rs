@@ -14,11 +14,13 @@
 //! 1. `ended`, the buffer's endings (an Acquire, which pairs with every ending's release);
 //! 2. the four outcome counters. Each ending other than a success bumps its counter before
 //!    the buffer counts it, so these include every such ending read in 1, and perhaps some
-//!    on their way;
+//!    on their way (the bumps are releases, so a snapshot that reads one sees its item's
+//!    take);
 //! 3. `succeeded` = `ended - others`, a lower bound of the successes among the endings read
 //!    in 1; raised to the highest such bound any snapshot has seen (`floor`, one
 //!    `fetch_max` here, none on a resolve), so it never goes down;
-//! 4. the items in the lane (returned, not ended; see `lane.rs`);
+//! 4. the items in the lane (returned, not ended; see `lane.rs`; its count is raised with
+//!    a release, so a snapshot that reads it sees those items' takes);
 //! 5. `taken`, the items taken out of the buffer: every item counted in 2, 3 and 4 was
 //!    taken before it was counted there;
 //! 6. `accepted`, the ids drawn: every item taken was accepted first.
@@ -89,15 +91,17 @@ impl Tally {
             Some(Outcome::Uncertain) => &self.uncertain,
             None => &self.abandoned,
         };
-        // Relaxed: the buffer's ending that follows releases it.
-        counter.fetch_add(1, Ordering::Relaxed);
+        // Release: a snapshot that acquires this count, possibly ahead of the ending,
+        // sees the item's take (it happened before its delivery ended; see the module
+        // docs).
+        counter.fetch_add(1, Ordering::Release);
     }
 
     /// Counts `n` items discarded, before their endings are counted.
     pub(crate) fn discard(&self, n: u64) {
         if n != 0 {
-            // Relaxed: as in `resolve`.
-            self.discarded.fetch_add(n, Ordering::Relaxed);
+            // Release: as in `resolve`.
+            self.discarded.fetch_add(n, Ordering::Release);
         }
     }
 

@@ -68,9 +68,8 @@ impl JobState {
 /// are still in flight?". Install it through an `Arc` and keep a clone to ask it.
 ///
 /// Memory: one map entry per accepted id, kept after the id ends, until
-/// [`take_finished`](Record::take_finished) removes the ended ones. A revoked id (a put
-/// refused by a racing shutdown) is removed at once. The queue calls it under a mutex of
-/// its own (std only); each query takes that mutex and copies what it answers.
+/// [`take_finished`](Record::take_finished) removes the ended ones. The queue calls it under
+/// a mutex of its own (std only); each query takes that mutex and copies what it answers.
 ///
 /// # Examples
 ///
@@ -120,8 +119,8 @@ impl Record {
         self.jobs.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// The state of `id`, or `None` if it was never accepted (or was revoked, or taken
-    /// by [`take_finished`](Record::take_finished)).
+    /// The state of `id`, or `None` if it was never accepted (or was taken by
+    /// [`take_finished`](Record::take_finished)).
     ///
     /// # Examples
     ///

@@ -73,8 +73,10 @@ impl Wait {
         sleep: &mut Sleep<'_, '_>,
         attempt: impl FnMut(bool) -> Option<R>,
     ) -> Poll<R> {
+        // A wait with no registration yet is here because its first attempt failed.
+        let failed = self.registration.is_none();
         let registration = self.registration.get_or_insert_with(Registration::default);
-        let poll = registration.poll(waiters, sleep, attempt);
+        let poll = registration.poll(waiters, sleep, failed, attempt);
         if poll.is_ready() {
             self.release(|| waiters);
         }
@@ -138,7 +140,8 @@ struct Registration {
 }
 
 impl Registration {
-    /// Tries `attempt`; while it has nothing, waits on `waiters` and tries again.
+    /// Tries `attempt`; while it has nothing, waits on `waiters` and tries again. `failed`:
+    /// the caller's own first attempt has just failed, so the first step is to register.
     ///
     /// No wake-up can be lost: a listener is registered *before* the attempt that decides
     /// to wait (the first attempt only skips the registration when it succeeds), and every
@@ -146,6 +149,10 @@ impl Registration {
     /// listener, or this attempt sees the state the notifier published (see [`Waiters`] for
     /// why a skipped notification keeps this true). A notification that arrives between
     /// the attempt and the wait is stored in the listener and ends the wait at once.
+    ///
+    /// A listener that fired is looked at *before* the next attempt, so that the attempt
+    /// holds the turn the notification granted: an attempt made without it could take an
+    /// item it was not owed and leave the turn to be passed on, a wake-up for nothing.
     ///
     /// The listener is counted out of `waiters` whenever it leaves the list here: consumed
     /// by a wake-up or discarded on success. A future dropped while it holds one must call
@@ -164,42 +171,66 @@ impl Registration {
         &mut self,
         waiters: Class<'_>,
         sleep: &mut Sleep<'_, '_>,
+        failed: bool,
         mut attempt: impl FnMut(bool) -> Option<R>,
     ) -> Poll<R> {
-        loop {
-            let turn = self.held != 0;
-            let done = attempt(turn);
-            // An attempt made with a turn used it up, whatever it found: the attempt
-            // redeemed it.
-            self.held -= usize::from(turn);
-            if let Some(ready) = done {
-                return Poll::Ready(ready);
-            }
-            if self.listener.is_none() {
-                self.listener = Some(waiters.listen());
-                continue;
-            }
-            let fired = match sleep {
-                Sleep::Task(context) => self.poll_listener(waiters, context).is_ready(),
-                #[cfg(feature = "std")]
-                Sleep::Thread => {
-                    if let Some(registered) = self.listener.take() {
-                        registered.wait();
-                    }
-                    true
-                }
-            };
-            if !fired {
-                return Poll::Pending;
-            }
-            // A listener that fired has left the event's list; the waiter now holds the
-            // turn its notification granted, for its next attempt. If that attempt finds
-            // nothing (a try that raced the grant took the item), the turn is gone with the
-            // item, and the waiter waits again like any other.
-            self.listener = None;
-            self.held += 1;
-            waiters.left(true);
+        if failed && self.listener.is_none() {
+            self.listener = Some(waiters.listen());
         }
+        match sleep {
+            Sleep::Task(context) => loop {
+                // Polled first: a notification that came is this attempt's turn; one that
+                // has not leaves the task's waker registered for it, before the attempt.
+                let mut waiting = self.listener.is_some();
+                if waiting && self.poll_listener(waiters, context).is_ready() {
+                    self.woken(waiters);
+                    waiting = false;
+                }
+                if let Some(ready) = self.attempt(&mut attempt) {
+                    return Poll::Ready(ready);
+                }
+                if waiting {
+                    return Poll::Pending;
+                }
+                // Registered, the next round's attempt is the re-check.
+                self.listener = Some(waiters.listen());
+            },
+            #[cfg(feature = "std")]
+            Sleep::Thread => loop {
+                if let Some(ready) = self.attempt(&mut attempt) {
+                    return Poll::Ready(ready);
+                }
+                match self.listener.take() {
+                    // Registered, the next attempt is the re-check.
+                    None => self.listener = Some(waiters.listen()),
+                    Some(registered) => {
+                        registered.wait();
+                        self.woken(waiters);
+                    }
+                }
+            },
+        }
+    }
+
+    /// One attempt, with a turn if the waiter holds one; an attempt made with a turn used
+    /// it up, whatever it found (the attempt redeemed it).
+    #[inline]
+    fn attempt<R>(&mut self, attempt: &mut impl FnMut(bool) -> Option<R>) -> Option<R> {
+        let turn = self.held != 0;
+        let done = attempt(turn);
+        self.held -= usize::from(turn);
+        done
+    }
+
+    /// The listener fired and has left the event's list: the waiter holds the turn its
+    /// notification granted, for its next attempt. If that attempt finds nothing (a try
+    /// that raced the grant took the item), the turn is gone with the item, and the waiter
+    /// waits again like any other.
+    #[inline]
+    fn woken(&mut self, waiters: Class<'_>) {
+        self.listener = None;
+        self.held += 1;
+        waiters.left(true);
     }
 
     /// Polls the registered listener with a relay for the task's waker.

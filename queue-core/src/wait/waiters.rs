@@ -168,24 +168,19 @@ impl<'a> Class<'a> {
         }
     }
 
-    /// Hands `n` held turns to as many listeners not yet notified; those that reach
-    /// nobody are gone. Returns whether anyone was notified.
+    /// Hands `n` held turns to as many listeners not yet notified. Returns whether anyone
+    /// was notified.
     ///
-    /// The turns are revoked first and granted again for each listener reached: a waiter
-    /// whose listener goes in after this notification is not reached, and its re-check
-    /// (after the insertion, which event-listener's lock orders after the notification)
-    /// then sees the turns gone and takes what they kept. Revoked after, that re-check
-    /// could see them still owed, leave the item, and sleep with nobody left to wake it.
+    /// The turns are revoked first and granted again to each listener reached, so that the
+    /// read-modify-write of `anyone` publishes the revocation: a waiter counted in after
+    /// it, whom the notification below may miss, then re-checks without counting these
+    /// turns as owed. Revoked after the notification, they could still read as owed to that
+    /// waiter's re-check, which would leave an item alone for a turn nobody holds and
+    /// sleep beside it.
     #[cold]
     fn pass_on(self, n: usize) -> bool {
         self.waiters.turns.revoke(n);
-        let reached = if self.anyone() {
-            self.notify_uncounted(n)
-        } else {
-            0
-        };
-        self.waiters.turns.grant(reached.min(n));
-        reached != 0
+        self.anyone() && self.signal(n)
     }
 
     /// Whether a listener may be registered, ordered after everything this thread

@@ -4,10 +4,11 @@
 //! one counter `migration`), which a third process, the migration job, claims and reports.
 //! A tokio service: hyper's HTTP server, and the redis client on tokio.
 //!
-//! Run it by hand against a Redis server (the URL defaults to `redis://127.0.0.1:6379`):
+//! Run it by hand against a Redis server with the append-only file on (the URL defaults
+//! to `redis://127.0.0.1:6379`; a server without it is refused, see the crate's README):
 //!
 //! ```text
-//! redis-server --port 6399 &
+//! redis-server --port 6399 --appendonly yes &
 //! cargo run -p tally-redis --example cluster_readiness -- serve redis://127.0.0.1:6399 &
 //! cargo run -p tally-redis --example cluster_readiness -- serve redis://127.0.0.1:6399 &
 //! cargo run -p tally-redis --example cluster_readiness -- migrate redis://127.0.0.1:6399 5
@@ -21,7 +22,8 @@
 //! every replica's `/readyz` says ``cluster latch `deploy`: counter `migration` failed: its
 //! lease expired before it reported (holder `…` died or stalled)``. Running `migrate` again
 //! after a report does nothing; after a failure it is refused, naming the failure (start
-//! afresh with `redis-cli -p 6399 del {latch:deploy}:spec {latch:deploy}:events`).
+//! afresh with `redis-cli -p 6399 del {latch:deploy}:spec {latch:deploy}:events
+//! {latch:deploy}:clock {latch:deploy}:void`).
 //!
 //! The test `adapters/redis/tests/cluster_readiness.rs` drives both scenarios over real
 //! HTTP, with two replicas and the migration in child processes.

@@ -1,12 +1,15 @@
 //! A claimed counter: the across-processes form of [`tally_latch::Counter`].
 
+pub(crate) mod error;
+
 use alloc::boxed::Box;
 use alloc::string::String;
 use alloc::sync::Arc;
 use core::fmt;
 
-use crate::latch::error::ReportError;
-use crate::latch::inner::{Dropped, LatchInner, Outcome};
+use crate::latch::counter::error::ReportError;
+use crate::latch::engine::{Dropped, LatchEngine, Outcome};
+use crate::server::error::Error;
 
 /// One counter of a [`TrackingLatch`](crate::TrackingLatch), claimed by this process on a
 /// lease, from [`TrackingLatch::claim`](crate::TrackingLatch::claim).
@@ -36,7 +39,7 @@ use crate::latch::inner::{Dropped, LatchInner, Outcome};
 /// ```
 #[must_use = "a counter dropped without reporting fails the latch"]
 pub struct Counter {
-    pub(crate) inner: Arc<LatchInner>,
+    pub(crate) engine: Arc<LatchEngine>,
     pub(crate) name: String,
     pub(crate) holder: String,
     /// Cleared once the handle reported, failed, or handed itself back inside an error.
@@ -81,8 +84,9 @@ impl Counter {
     /// # Errors
     ///
     /// [`ReportError::Failed`] if the latch had failed (not counted),
-    /// [`ReportError::Stale`] if this handle lost its lease, or
-    /// [`ReportError::Redis`] with the handle back: reporting again is safe.
+    /// [`ReportError::Stale`] if this handle lost its lease, [`ReportError::Gone`] if the
+    /// latch's keys are gone, or [`ReportError::Redis`] with the handle back: reporting
+    /// again is safe.
     ///
     /// # Examples
     ///
@@ -99,16 +103,21 @@ impl Counter {
     /// # }
     /// ```
     pub async fn report(mut self) -> Result<u64, ReportError> {
-        match self.inner.report(&self.name, &self.holder).await {
+        match self.engine.report(&self.name, &self.holder).await {
             Ok(ended) => {
                 self.armed = false;
-                self.inner.release(&self.name, &self.holder);
+                self.engine.release(&self.name, &self.holder);
                 match ended {
                     Outcome::Counted(left) | Outcome::Repeat(left) => Ok(left),
                     Outcome::Stale => Err(ReportError::Stale),
                     Outcome::Failed(failure) => Err(ReportError::Failed(failure)),
                     Outcome::Ended => Err(ReportError::Stale),
                 }
+            }
+            Err(Error::Gone) => {
+                self.armed = false;
+                self.engine.release(&self.name, &self.holder);
+                Err(ReportError::Gone)
             }
             Err(error) => Err(ReportError::Redis {
                 counter: Box::new(self),
@@ -135,18 +144,23 @@ impl Counter {
     /// ```
     pub async fn fail(mut self, message: &str) -> Result<bool, ReportError> {
         match self
-            .inner
+            .engine
             .fail(&self.name, &self.holder, "error", message, false)
             .await
         {
             Ok(ended) => {
                 self.armed = false;
-                self.inner.release(&self.name, &self.holder);
+                self.engine.release(&self.name, &self.holder);
                 match ended {
                     Outcome::Counted(_) => Ok(true),
                     Outcome::Ended | Outcome::Failed(_) | Outcome::Repeat(_) => Ok(false),
                     Outcome::Stale => Err(ReportError::Stale),
                 }
+            }
+            Err(Error::Gone) => {
+                self.armed = false;
+                self.engine.release(&self.name, &self.holder);
+                Err(ReportError::Gone)
             }
             Err(error) => Err(ReportError::Redis {
                 counter: Box::new(self),
@@ -161,13 +175,13 @@ impl Drop for Counter {
         if !self.armed {
             return;
         }
-        self.inner.release(&self.name, &self.holder);
-        self.inner.local().dropped.push(Dropped {
+        self.engine.release(&self.name, &self.holder);
+        self.engine.local().dropped.push(Dropped {
             name: core::mem::take(&mut self.name),
             holder: core::mem::take(&mut self.holder),
             panicking: std::thread::panicking(),
         });
-        self.inner.wake.notify(1);
+        self.engine.wake.notify(1);
     }
 }
 

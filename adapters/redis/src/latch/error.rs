@@ -1,59 +1,16 @@
-//! The latch's errors. Failures, timeouts and name errors are tally-latch's own types
-//! ([`Failure`], [`StillPending`], [`NameError`]), so the wording is the same in process
-//! and across processes; what is new is the transport failure ([`Error`]).
+//! The errors of the latch's own verbs. Failures, timeouts and name errors are
+//! tally-latch's own types ([`Failure`], [`StillPending`], [`NameError`]), so the wording
+//! is the same in process and across processes; what is new is the transport failure
+//! ([`Error`]).
 
-use alloc::boxed::Box;
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt;
 
 use tally_latch::{Failure, NameError, StillPending};
 
-use crate::error::Error;
-use crate::latch::counter::Counter;
-
-/// Why a counter (or the latch's owner) failed a latch across processes: the `E` of its
-/// [`Failure`].
-///
-/// # Examples
-///
-/// ```
-/// use tally_redis::Reason;
-/// use tally_latch::Failure;
-///
-/// let failure = Failure::Failed {
-///     counter: Some("loader-2".into()),
-///     error: Reason::LeaseExpired { holder: "c42-1".into() },
-/// };
-/// assert_eq!(
-///     failure.to_string(),
-///     "counter `loader-2` failed: its lease expired before it reported (holder `c42-1` died or stalled)"
-/// );
-/// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Reason {
-    /// A counter or the owner failed the latch with this message.
-    Error(String),
-    /// The counter's holder stopped renewing its lease before it reported: its process
-    /// died (a `kill -9` runs no `Drop`) or stalled past the lease.
-    LeaseExpired {
-        /// The holder's id (see [`Counter::holder`]).
-        holder: String,
-    },
-}
-
-impl fmt::Display for Reason {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Reason::Error(message) => f.write_str(message),
-            Reason::LeaseExpired { holder } => write!(
-                f,
-                "its lease expired before it reported (holder `{holder}` died or stalled)"
-            ),
-        }
-    }
-}
+use crate::latch::reason::Reason;
+use crate::server::error::Error;
 
 /// [`TrackingLatch::open`](crate::TrackingLatch::open) refused.
 ///
@@ -185,58 +142,6 @@ impl fmt::Display for ClaimError {
 }
 
 impl core::error::Error for ClaimError {}
-
-/// A report or fail through a [`Counter`] that was not counted, or whose reply was lost.
-///
-/// # Examples
-///
-/// ```
-/// assert_eq!(
-///     tally_redis::ReportError::Stale.to_string(),
-///     "stale counter handle: its lease expired and the counter was released or failed"
-/// );
-/// ```
-#[non_exhaustive]
-pub enum ReportError {
-    /// The latch failed before this report: nothing was counted.
-    Failed(Failure<Reason>),
-    /// This handle no longer holds the counter: its lease expired and the sweep released
-    /// it ([`OnExpiry::Reclaim`](crate::OnExpiry::Reclaim)) or failed the latch.
-    Stale,
-    /// The server could not be reached, refused, or the reply was lost. The handle comes
-    /// back: reporting again is safe (a repeat of a report that counted is recognized and
-    /// not counted twice).
-    Redis {
-        /// The handle, to report again.
-        counter: Box<Counter>,
-        /// Why.
-        error: Error,
-    },
-}
-
-impl fmt::Debug for ReportError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ReportError::Failed(failure) => f.debug_tuple("Failed").field(failure).finish(),
-            ReportError::Stale => f.write_str("Stale"),
-            ReportError::Redis { error, .. } => write!(f, "Redis {{ error: {error:?}, .. }}"),
-        }
-    }
-}
-
-impl fmt::Display for ReportError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ReportError::Failed(failure) => write!(f, "not counted, {failure}"),
-            ReportError::Stale => f.write_str(
-                "stale counter handle: its lease expired and the counter was released or failed",
-            ),
-            ReportError::Redis { error, .. } => write!(f, "report not confirmed: {error}"),
-        }
-    }
-}
-
-impl core::error::Error for ReportError {}
 
 /// How a wait on a [`TrackingLatch`](crate::TrackingLatch) ended without the latch
 /// opening.

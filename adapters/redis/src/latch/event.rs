@@ -3,8 +3,8 @@
 use alloc::string::String;
 use core::fmt;
 
-use crate::error::Error;
-use crate::reply::Entry;
+use crate::server::error::Error;
+use crate::server::reply::Entry;
 
 /// What happened.
 ///

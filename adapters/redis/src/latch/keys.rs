@@ -11,6 +11,10 @@ pub(crate) struct LatchKeys {
     pub(crate) events: String,
     /// The prefix of each counter's lease key, `lease:<counter>`.
     pub(crate) lease_prefix: String,
+    /// Each handle's last look at the server's clock.
+    pub(crate) clock: String,
+    /// Holder ids of claims their handles gave up (a late landing is refused).
+    pub(crate) void: String,
 }
 
 impl LatchKeys {
@@ -20,6 +24,8 @@ impl LatchKeys {
             spec: format!("{tag}:spec"),
             events: format!("{tag}:events"),
             lease_prefix: format!("{tag}:lease:"),
+            clock: format!("{tag}:clock"),
+            void: format!("{tag}:void"),
         }
     }
 }

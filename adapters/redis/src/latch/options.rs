@@ -54,6 +54,7 @@ pub struct LatchOptions {
     pub(crate) on_expiry: OnExpiry,
     pub(crate) poll: Duration,
     pub(crate) response_timeout: Duration,
+    pub(crate) best_effort: bool,
 }
 
 impl Default for LatchOptions {
@@ -63,7 +64,8 @@ impl Default for LatchOptions {
 }
 
 impl LatchOptions {
-    /// A 10 s lease, [`OnExpiry::Fail`], 1 s polls and a 2 s response timeout.
+    /// A 10 s lease, [`OnExpiry::Fail`], 1 s polls, a 2 s response timeout, and a server
+    /// that keeps its promises (not best-effort).
     ///
     /// # Examples
     ///
@@ -76,12 +78,14 @@ impl LatchOptions {
             on_expiry: OnExpiry::Fail,
             poll: Duration::from_secs(1),
             response_timeout: Duration::from_secs(2),
+            best_effort: false,
         }
     }
 
     /// How long a claimed counter stays held without a heartbeat from
     /// [`TrackingLatch::maintain`](crate::TrackingLatch::maintain) before its holder is
-    /// presumed dead. Whole milliseconds, at least 10 ms.
+    /// presumed dead. Whole milliseconds, at least 100 ms: a shorter lease declares live
+    /// holders dead whenever their machine is busy for a moment.
     ///
     /// # Examples
     ///
@@ -139,6 +143,23 @@ impl LatchOptions {
         self
     }
 
+    /// Accepts a server whose settings can lose, rewind or evict the latch's keys (no
+    /// append-only file, or a `maxmemory-policy` other than `noeviction`), as
+    /// [`Options::best_effort`](crate::Options::best_effort) does for a queue: without it,
+    /// such a server is refused with [`Error::UnsafeServer`](crate::Error::UnsafeServer);
+    /// with it, a latch the server lost or rewound reports [`Error::Gone`](crate::Error::Gone).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let options = tally_redis::LatchOptions::new().best_effort(true);
+    /// assert!(options.get_best_effort());
+    /// ```
+    pub const fn best_effort(mut self, yes: bool) -> Self {
+        self.best_effort = yes;
+        self
+    }
+
     /// The lease.
     ///
     /// # Examples
@@ -184,12 +205,24 @@ impl LatchOptions {
         self.response_timeout
     }
 
+    /// Whether the handle accepts a server that can lose its keys (see
+    /// [`best_effort`](LatchOptions::best_effort)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// assert!(!tally_redis::LatchOptions::new().get_best_effort());
+    /// ```
+    pub const fn get_best_effort(&self) -> bool {
+        self.best_effort
+    }
+
     /// The lease in whole milliseconds, or why an option is out of range.
     pub(crate) fn check(&self) -> Result<u64, CreateError> {
         let lease = self.lease.as_millis();
-        if lease < 10 || !self.lease.subsec_nanos().is_multiple_of(1_000_000) || lease > 1 << 40 {
+        if lease < 100 || !self.lease.subsec_nanos().is_multiple_of(1_000_000) || lease > 1 << 40 {
             return Err(CreateError::BadOption(
-                "lease must be whole milliseconds, at least 10 ms",
+                "lease must be whole milliseconds, at least 100 ms",
             ));
         }
         let poll = self.poll.as_millis();
@@ -213,7 +246,7 @@ mod tests {
     fn out_of_range_options_are_refused() {
         assert_eq!(LatchOptions::new().check().unwrap(), 10_000);
         assert!(LatchOptions::new()
-            .lease(Duration::from_millis(5))
+            .lease(Duration::from_millis(99))
             .check()
             .is_err());
         assert!(LatchOptions::new().poll(Duration::ZERO).check().is_err());

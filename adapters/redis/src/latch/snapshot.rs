@@ -8,9 +8,9 @@ use core::time::Duration;
 
 use tally_latch::Failure;
 
-use crate::error::Error;
-use crate::latch::error::Reason;
-use crate::reply::Reply;
+use crate::latch::reason::Reason;
+use crate::server::error::Error;
+use crate::server::reply::Reply;
 
 /// Where a latch stands.
 ///

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use tally_redis::{AbandonPolicy, Bytes, Options, Queue};
 
 pub mod latch_roles;
+pub mod proxy;
 pub mod roles;
 
 /// The environment variable that makes the test binary run a child role.
@@ -21,13 +22,26 @@ pub const NAME: &str = "TALLY_REDIS_QUEUE";
 /// `tokio` or `smol`, for a child.
 pub const RUNTIME: &str = "TALLY_REDIS_RUNTIME";
 
-/// One `redis-server` child, on a Unix socket in its own temp dir, with AOF fsynced on
-/// every write. It is killed and its dir removed on drop.
+/// One `redis-server` child, on a Unix socket in its own temp dir. By default AOF is
+/// fsynced on every write, there are no snapshots and no eviction: the settings under
+/// which the queue's promises hold. It is killed and its dir removed on drop.
 pub struct Server {
     pub dir: PathBuf,
     pub sock: PathBuf,
     child: Option<Child>,
+    /// Settings that replace or add to the defaults, as `--name value` pairs.
+    settings: Vec<(String, String)>,
+    /// The file the clock-step shim reads, if the server runs under it.
+    clock: Option<PathBuf>,
 }
+
+/// The settings every test server starts with (each may be replaced).
+const DEFAULTS: [(&str, &str); 4] = [
+    ("appendonly", "yes"),
+    ("appendfsync", "always"),
+    ("save", ""),
+    ("maxmemory-policy", "noeviction"),
+];
 
 fn redis_server_present() -> bool {
     Command::new("redis-server")
@@ -39,59 +53,139 @@ fn redis_server_present() -> bool {
         .unwrap_or(false)
 }
 
+/// Whether a program the tests need is here; if not, says so loudly, and fails under
+/// `CI=true` (where every test must run).
+fn required(present: bool, what: &str, install: &str) -> bool {
+    if present {
+        return true;
+    }
+    if std::env::var("CI").as_deref() == Ok("true") {
+        panic!("{what} is not installed, and CI=true: install it ({install})");
+    }
+    // Straight to the process's stderr: libtest captures `eprintln!` of passing tests, and
+    // this notice must show.
+    use std::io::Write;
+    writeln!(
+        std::io::stderr(),
+        "\n*** SKIPPED: {what} is not installed ({install}); this test did not run ***\n"
+    )
+    .ok();
+    false
+}
+
+/// The clock-step shim (`clock_step.c`), built once per test binary with the system's C
+/// compiler; `None` if there is none.
+fn clock_shim() -> Option<&'static PathBuf> {
+    static SHIM: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
+    SHIM.get_or_init(|| {
+        let dir = std::env::temp_dir().join(format!("tally-redis-shim-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).ok()?;
+        let out = dir.join("libclockstep.so");
+        let source = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests")
+            .join("common")
+            .join("clock_step.c");
+        let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
+        let built = Command::new(cc)
+            .args(["-shared", "-fPIC", "-O2", "-o"])
+            .arg(&out)
+            .arg(&source)
+            .status()
+            .is_ok_and(|status| status.success());
+        built.then_some(out)
+    })
+    .as_ref()
+}
+
 impl Server {
-    /// Starts a server, or returns `None` (with a loud notice) if `redis-server` is not
-    /// installed. Under `CI=true` a missing server fails the test.
+    /// Starts a server with the default settings, or returns `None` (with a loud notice)
+    /// if `redis-server` is not installed. Under `CI=true` a missing server fails the test.
     pub fn start() -> Option<Server> {
-        if !redis_server_present() {
-            if std::env::var("CI").as_deref() == Ok("true") {
-                panic!("redis-server is not installed, and CI=true: install it (apt-get install redis-server)");
-            }
-            // Straight to the process's stderr: libtest captures `eprintln!` of passing
-            // tests, and this notice must show.
-            use std::io::Write;
-            writeln!(
-                std::io::stderr(),
-                "\n*** SKIPPED: redis-server is not installed (apt-get install redis-server); \
-                 this test did not run ***\n"
-            )
-            .ok();
+        Server::start_with(&[])
+    }
+
+    /// Starts a server with `settings` (`("maxmemory", "2mb")`, ...) replacing or adding
+    /// to the defaults.
+    pub fn start_with(settings: &[(&str, &str)]) -> Option<Server> {
+        if !required(
+            redis_server_present(),
+            "redis-server",
+            "apt-get install redis-server",
+        ) {
             return None;
         }
+        let mut server = Server::new(settings);
+        server.spawn();
+        Some(server)
+    }
+
+    /// Starts a server whose wall clock [`step_clock`](Server::step_clock) can step, under
+    /// a shim preloaded into it (built with the system's C compiler).
+    pub fn start_with_clock(settings: &[(&str, &str)]) -> Option<Server> {
+        if !required(
+            redis_server_present(),
+            "redis-server",
+            "apt-get install redis-server",
+        ) {
+            return None;
+        }
+        if !required(
+            clock_shim().is_some(),
+            "a C compiler (cc)",
+            "apt-get install gcc",
+        ) {
+            return None;
+        }
+        let mut server = Server::new(settings);
+        let clock = server.dir.join("clock-step");
+        std::fs::write(&clock, 0i64.to_le_bytes()).expect("clock file");
+        server.clock = Some(clock);
+        server.spawn();
+        Some(server)
+    }
+
+    fn new(settings: &[(&str, &str)]) -> Server {
         static N: AtomicU64 = AtomicU64::new(0);
         let n = N.fetch_add(1, Ordering::Relaxed);
         let dir = std::env::temp_dir().join(format!("tally-redis-{}-{n}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).expect("temp dir");
         let sock = dir.join("redis.sock");
-        let mut server = Server {
+        let mut all: Vec<(String, String)> = DEFAULTS
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        for (key, value) in settings {
+            match all.iter_mut().find(|(k, _)| k == key) {
+                Some(slot) => slot.1 = value.to_string(),
+                None => all.push((key.to_string(), value.to_string())),
+            }
+        }
+        Server {
             dir,
             sock,
             child: None,
-        };
-        server.spawn();
-        Some(server)
+            settings: all,
+            clock: None,
+        }
     }
 
     fn spawn(&mut self) {
         let _ = std::fs::remove_file(&self.sock);
-        let child = Command::new("redis-server")
-            .args(["--port", "0", "--unixsocket"])
+        let mut cmd = Command::new("redis-server");
+        cmd.args(["--port", "0", "--unixsocket"])
             .arg(&self.sock)
             .arg("--dir")
             .arg(&self.dir)
-            .args([
-                "--appendonly",
-                "yes",
-                "--appendfsync",
-                "always",
-                "--save",
-                "",
-                "--daemonize",
-                "no",
-                "--logfile",
-                "redis.log",
-            ])
+            .args(["--daemonize", "no", "--logfile", "redis.log"]);
+        for (key, value) in &self.settings {
+            cmd.arg(format!("--{key}")).arg(value);
+        }
+        if let (Some(clock), Some(shim)) = (&self.clock, clock_shim()) {
+            cmd.env("LD_PRELOAD", shim)
+                .env("TALLY_CLOCK_STEP_FILE", clock);
+        }
+        let child = cmd
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -101,6 +195,41 @@ impl Server {
         self.wait_for_ping();
     }
 
+    /// Steps the server's wall clock to `ms` milliseconds from the true time (a server
+    /// started with [`start_with_clock`](Server::start_with_clock)).
+    pub fn step_clock(&self, ms: i64) {
+        let clock = self
+            .clock
+            .as_ref()
+            .expect("a server started with its clock shim");
+        std::fs::write(clock, ms.to_le_bytes()).expect("step the clock");
+    }
+
+    /// Runs one command on a fresh connection.
+    pub fn query<T: redis::FromRedisValue>(&self, cmd: &redis::Cmd) -> T {
+        let mut con = self.client().get_connection().expect("connection");
+        cmd.query(&mut con).expect("query")
+    }
+
+    /// A field of `INFO`, as text.
+    pub fn info_field(&self, field: &str) -> String {
+        let info: String = self.query(redis::cmd("INFO").arg("everything"));
+        info.lines()
+            .find_map(|line| line.strip_prefix(&format!("{field}:")))
+            .unwrap_or_else(|| panic!("no {field} in INFO"))
+            .trim()
+            .to_string()
+    }
+
+    /// Commands the server has run since it started, from `INFO commandstats`.
+    pub fn commands_run(&self) -> u64 {
+        let info: String = self.query(redis::cmd("INFO").arg("commandstats"));
+        info.lines()
+            .filter_map(|line| line.split("calls=").nth(1))
+            .filter_map(|rest| rest.split(',').next()?.parse::<u64>().ok())
+            .sum()
+    }
+
     fn wait_for_ping(&self) {
         let start = Instant::now();
         let client = self.client();
@@ -108,7 +237,8 @@ impl Server {
             let ok = client
                 .get_connection_with_timeout(Duration::from_millis(200))
                 .and_then(|mut con| redis::cmd("PING").query::<String>(&mut con));
-            if ok.is_ok() {
+            // A server that needs a password is up once it refuses the unauthenticated.
+            if ok.is_ok() || ok.as_ref().is_err_and(|e| e.to_string().contains("NOAUTH")) {
                 return;
             }
             if start.elapsed() > Duration::from_secs(5) {
@@ -173,32 +303,68 @@ impl Drop for Server {
     }
 }
 
-/// Starts a server or returns from the test (skipped, with a notice).
+/// Starts a server or returns from the test (skipped, with a notice): `server!()` with the
+/// default settings, `server!("maxmemory" => "2mb", ...)` with these replacing or adding
+/// to them.
 #[macro_export]
 macro_rules! server {
-    () => {
-        match $crate::common::Server::start() {
+    ($($key:literal => $value:literal),* $(,)?) => {
+        match $crate::common::Server::start_with(&[$(($key, $value)),*]) {
             Some(server) => server,
             None => return,
         }
     };
 }
 
-/// Runs a test body (an `async fn(Rt)`) once on tokio and once on smol.
+/// As [`server!`], on a server whose wall clock the test can step.
+#[macro_export]
+macro_rules! clock_server {
+    ($($key:literal => $value:literal),* $(,)?) => {
+        match $crate::common::Server::start_with_clock(&[$(($key, $value)),*]) {
+            Some(server) => server,
+            None => return,
+        }
+    };
+}
+
+/// Makes one test of each body (an `async fn(Rt)`), which runs it on tokio and on smol at
+/// once (see [`on_both_runtimes`]).
 #[macro_export]
 macro_rules! on_both {
     ($($name:ident),* $(,)?) => {$(
         mod $name {
             #[test]
-            fn tokio() {
-                $crate::common::Rt::Tokio.block_on(super::$name($crate::common::Rt::Tokio));
-            }
-            #[test]
-            fn smol() {
-                $crate::common::Rt::Smol.block_on(super::$name($crate::common::Rt::Smol));
+            fn tokio_and_smol() {
+                $crate::common::on_both_runtimes(stringify!($name), super::$name);
             }
         }
     )*};
+}
+
+/// Runs `body` on tokio (here) and on smol (on a thread of its own) at the same time, and
+/// fails if either fails, naming it. The two halves are apart (each starts its own
+/// server); running them at once keeps the suite's wall time down, since most of it is
+/// waiting (leases, polls, child processes), not work.
+pub fn on_both_runtimes<F, Fut>(name: &str, body: F)
+where
+    F: Fn(Rt) -> Fut + Send + Copy + 'static,
+    Fut: std::future::Future<Output = ()>,
+{
+    let smol = std::thread::Builder::new()
+        .name(format!("{name} on smol"))
+        .spawn(move || Rt::Smol.block_on(body(Rt::Smol)))
+        .expect("spawn the smol half");
+    let tokio = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        Rt::Tokio.block_on(body(Rt::Tokio))
+    }));
+    let smol = smol.join();
+    for (runtime, outcome) in [("tokio", tokio), ("smol", smol)] {
+        if let Err(panic) = outcome {
+            use std::io::Write;
+            writeln!(std::io::stderr(), "{name} failed on {runtime}").ok();
+            std::panic::resume_unwind(panic);
+        }
+    }
 }
 
 /// The runtime a test body runs on.
@@ -218,6 +384,20 @@ impl Rt {
                 .expect("tokio runtime")
                 .block_on(future),
             Rt::Smol => smol::block_on(future),
+        }
+    }
+
+    /// Runs `future` as a task of this runtime; the handle's output is the future's.
+    pub fn spawn<T: Send + 'static>(
+        self,
+        future: impl std::future::Future<Output = T> + Send + 'static,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send>> {
+        match self {
+            Rt::Tokio => {
+                let task = tokio::spawn(future);
+                Box::pin(async move { task.await.expect("task") })
+            }
+            Rt::Smol => Box::pin(smol::spawn(future)),
         }
     }
 

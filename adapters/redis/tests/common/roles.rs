@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use tally_queue::Outcome;
-use tally_redis::{AbandonPolicy, Bytes, GetError, Options, Queue};
+use tally_redis::{AbandonPolicy, Bytes, GetError, Options, Queue, ResolveError};
 
 use super::{report, sleep, Rt};
 
@@ -33,6 +33,15 @@ fn child_options() -> Options {
     } else {
         options.abandon_policy(AbandonPolicy::redeliver(attempts).expect("attempts is not 0"))
     }
+}
+
+/// How many jobs a child puts, takes or holds at once: `TALLY_REDIS_BATCH` (unset: 1,
+/// one at a time with the single-job verbs).
+fn batch() -> usize {
+    std::env::var("TALLY_REDIS_BATCH")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1)
 }
 
 fn count() -> u64 {
@@ -73,12 +82,18 @@ pub fn run_if_child() {
     });
 }
 
-/// Takes one job, says so, and holds it until killed.
+/// Takes jobs (one, or a batch), says so, and holds them until killed.
 async fn hold(queue: Queue<Bytes>) {
-    let job = queue.get().await.unwrap();
-    report(format!("HELD {} {}", job.id().get(), job.attempt()));
+    let jobs = if batch() > 1 {
+        queue.get_many(batch()).await.unwrap()
+    } else {
+        vec![queue.get().await.unwrap()]
+    };
+    for job in &jobs {
+        report(format!("HELD {} {}", job.id().get(), job.attempt()));
+    }
     sleep(Duration::from_secs(60)).await;
-    drop(job);
+    drop(jobs);
 }
 
 /// Registers a worker and keeps its heartbeat until killed.
@@ -95,37 +110,104 @@ async fn worker(queue: Queue<Bytes>) {
     .await;
 }
 
-/// Resolves jobs by `outcome_for` until the queue is shut down and empty.
+/// Resolves jobs by `outcome_for` until the queue is shut down and empty; each `END`
+/// line once its resolve counted. Batched: takes up to a batch, and resolves it while
+/// taking the next in one call.
 async fn consumer(queue: Queue<Bytes>) {
-    loop {
-        match queue.get().await {
-            Ok(job) => {
+    if batch() <= 1 {
+        loop {
+            match queue.get().await {
+                Ok(job) => {
+                    let (id, attempt) = (job.id().get(), job.attempt());
+                    let outcome = outcome_for(id);
+                    // Stale: its lease ran out on a loaded host and another consumer took
+                    // it over; that one reports it.
+                    match job.resolve(outcome).await {
+                        Ok(_) => report(format!("END {id} {outcome} {attempt}")),
+                        Err(ResolveError::Stale(_)) => {}
+                        Err(other) => panic!("consumer: {other}"),
+                    }
+                }
+                Err(GetError::ShutDown) => break,
+                Err(other) => panic!("consumer: {other}"),
+            }
+        }
+        report("DONE");
+        return;
+    }
+    let mut jobs = match queue.get_many(batch()).await {
+        Ok(jobs) => jobs,
+        Err(GetError::ShutDown) => Vec::new(),
+        Err(other) => panic!("consumer: {other}"),
+    };
+    while !jobs.is_empty() {
+        let mut lines = Vec::with_capacity(jobs.len());
+        let resolves = jobs
+            .into_iter()
+            .map(|job| {
                 let (id, attempt) = (job.id().get(), job.attempt());
                 let outcome = outcome_for(id);
-                job.resolve(outcome).await.unwrap();
-                report(format!("END {id} {outcome} {attempt}"));
+                lines.push(format!("END {id} {outcome} {attempt}"));
+                (job, outcome)
+            })
+            .collect();
+        let (answers, next) = queue.resolve_and_get(resolves, batch()).await.unwrap();
+        for (answer, line) in answers.into_iter().zip(lines) {
+            // Stale: its lease ran out on a loaded host and another consumer took it over;
+            // that one reports it.
+            match answer {
+                Ok(_) => report(line),
+                Err(ResolveError::Stale(_)) => {}
+                Err(other) => panic!("consumer: {other}"),
             }
-            Err(GetError::ShutDown) => break,
-            Err(other) => panic!("consumer: {other}"),
         }
+        jobs = if next.is_empty() {
+            match queue.get_many(batch()).await {
+                Ok(jobs) => jobs,
+                Err(GetError::ShutDown) => Vec::new(),
+                Err(other) => panic!("consumer: {other}"),
+            }
+        } else {
+            next
+        };
     }
     report("DONE");
 }
 
-/// Puts `TALLY_REDIS_COUNT` jobs.
+/// Puts `TALLY_REDIS_COUNT` jobs, one at a time or in batches.
 async fn producer(queue: Queue<Bytes>) {
     let tag = std::process::id().to_le_bytes();
-    for n in 0..count() {
+    let item = |n: u64| {
         let mut item = tag.to_vec();
         item.extend(n.to_le_bytes());
-        let id = queue.put(item).await.unwrap();
-        report(format!("PUT {}", id.get()));
+        item
+    };
+    if batch() <= 1 {
+        for n in 0..count() {
+            let id = queue.put(item(n)).await.unwrap();
+            report(format!("PUT {}", id.get()));
+        }
+        report("DONE");
+        return;
+    }
+    let mut n = 0;
+    while n < count() {
+        let end = (n + batch() as u64).min(count());
+        for id in queue.put_many((n..end).map(item)).await.unwrap() {
+            report(format!("PUT {}", id.get()));
+        }
+        n = end;
     }
     report("DONE");
 }
 
-/// Shuts the queue down now and reports what it took out.
+/// Says `READY`, waits for a line on stdin, then shuts the queue down now and reports
+/// what it took out.
 async fn drainer(queue: Queue<Bytes>) {
+    queue.ledger().await.unwrap();
+    report("READY");
+    let mut line = String::new();
+    std::io::stdin().read_line(&mut line).unwrap();
     for (id, item) in queue.shutdown_now().await.unwrap() {
         assert!(item.ok().is_some());
         report(format!("DRAINED {}", id.get()));

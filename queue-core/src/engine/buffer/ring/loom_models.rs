@@ -2,29 +2,60 @@
 //! `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=3 cargo test --release -p tally-queue --lib`.
 //!
 //! The slots' entries are loom `UnsafeCell`s (`crate::sync::Cell`), so every model also
-//! checks that no entry is read and written concurrently. A stand-in for event-listener
-//! (a flag plus `park`/`unpark`) plays the notification, so a lost wake-up shows as a
+//! checks that no entry is read and written concurrently.
+//!
+//! The waiter models run the classes that ship ([`Class`], in `wait/waiters.rs`) over the
+//! ring's words, with event-listener under loom, in the steps the engine takes: a waiter
+//! counts itself in and inserts its listener ([`Class::listen`]), checks again, sleeps;
+//! a put, a get or an ending notifies as its claim says. A lost wake-up shows as a
 //! deadlock.
 
 extern crate std;
 
 use alloc::sync::Arc;
 use alloc::vec::Vec;
+use core::cell::Cell as Seen;
 
-use loom::sync::{Condvar, Mutex};
+use event_listener::Listener;
 use loom::thread;
 
 use super::*;
+use crate::wait::relay::Deferred;
+use crate::wait::turns::Turns;
+use crate::wait::waiters::{Class, Waiters, Wake};
 
-/// Spins on `try_get` (yielding to the model) until an item or `Closed`.
+/// Takes with no item owed to anyone, spinning on `Empty` (yielding to the model) until an
+/// item or `Closed`.
 fn get_spinning<T>(ring: &BoxedRing<T>) -> Option<(u64, T)> {
     loop {
-        match ring.try_get() {
-            Ok(taken) => return Some((taken.id, taken.item)),
+        match ring.try_get(|| 0) {
+            Ok(taken) => return Some((taken.id.get(), taken.item)),
             Err(Nothing::Closed) => return None,
             Err(Nothing::Empty) => thread::yield_now(),
         }
     }
+}
+
+/// Puts with no slot owed to anyone, spinning on `Full` until the put lands; returns its
+/// id.
+fn put_spinning<T>(ring: &BoxedRing<T>, mut item: T) -> u64 {
+    loop {
+        match ring.try_put(item, 0) {
+            Ok((id, _)) => return id.get(),
+            Err(PutRefused::Full(back)) => {
+                item = back;
+                thread::yield_now();
+            }
+            Err(PutRefused::Closed(_)) => unreachable!("nothing closes the ring"),
+        }
+    }
+}
+
+/// The waiter fields of a ring word: zero once every waiter has left and every
+/// notification was taken.
+fn waiter_fields(word: &AtomicU64) -> u64 {
+    // Relaxed: read after every thread was joined.
+    word.load(Ordering::Relaxed) & ((1 << FIELDS_END) - 1) & !CLOSED
 }
 
 /// Two racing puts and a get: each item is delivered once, ids are the two first tickets,
@@ -37,7 +68,7 @@ fn two_puts_and_a_get() {
             .into_iter()
             .map(|item| {
                 let ring = Arc::clone(&ring);
-                thread::spawn(move || ring.try_put(item).ok().unwrap().id)
+                thread::spawn(move || ring.try_put(item, 0).ok().unwrap().0.get())
             })
             .collect();
         let first = get_spinning(&ring).unwrap();
@@ -47,31 +78,21 @@ fn two_puts_and_a_get() {
         assert_eq!(ids, [0, 1]);
         assert_eq!((first.0, second.0), (0, 1));
         assert_eq!(first.1 + second.1, 30);
+        assert_eq!(ring.progress(), (2, 2));
     });
 }
 
-/// A full ring of one slot: the put that waits for the slot writes it only after the get
-/// has read it out (loom checks the entry's accesses).
+/// A full ring under a bound of one (two slots, the bound read from `head`): the put that
+/// waits for room writes its slot only after the get has read the old item out (loom
+/// checks the entry's accesses).
 #[test]
 fn slot_reuse_across_threads() {
     loom::model(|| {
         let ring = Arc::new(Ring::new(Bound::Buffered(1)));
-        ring.try_put(1u32).ok().unwrap();
+        ring.try_put(1u32, 0).ok().unwrap();
         let producer = {
             let ring = Arc::clone(&ring);
-            thread::spawn(move || {
-                let mut item = 2u32;
-                loop {
-                    match ring.try_put(item) {
-                        Ok(accepted) => return accepted.id,
-                        Err(Refused::Full(back)) => {
-                            item = back;
-                            thread::yield_now();
-                        }
-                        Err(Refused::Closed(_)) => unreachable!(),
-                    }
-                }
-            })
+            thread::spawn(move || put_spinning(&ring, 2u32))
         };
         assert_eq!(get_spinning(&ring), Some((0, 1)));
         assert_eq!(get_spinning(&ring), Some((1, 2)));
@@ -79,32 +100,20 @@ fn slot_reuse_across_threads() {
     });
 }
 
-/// A counting ring bound at its slot count checks room by the slot's stamp alone: a put
-/// racing the gets that free its slot writes it only after the get of the item one lap
-/// back has read it out (loom checks the entry's accesses), and never buffers more than
-/// the bound.
+/// A ring bound at its slot count checks room by the slot's stamp alone: a put racing the
+/// gets that free its slot writes it only after the get of the item one lap back has read
+/// it out (loom checks the entry's accesses), and never buffers more than the bound.
 #[test]
 fn stamp_bound_slot_reuse() {
     loom::model(|| {
-        let ring = Arc::new(Ring::counting(Bound::Buffered(2)));
-        ring.try_put(1u32).ok().unwrap();
-        ring.try_put(2u32).ok().unwrap();
-        assert!(matches!(ring.try_put(9), Err(Refused::Full(9))));
+        let ring = Arc::new(Ring::new(Bound::Buffered(2)));
+        assert!(ring.stamp_bound);
+        ring.try_put(1u32, 0).ok().unwrap();
+        ring.try_put(2u32, 0).ok().unwrap();
+        assert!(matches!(ring.try_put(9, 0), Err(PutRefused::Full(9))));
         let producer = {
             let ring = Arc::clone(&ring);
-            thread::spawn(move || {
-                let mut item = 3u32;
-                loop {
-                    match ring.try_put(item) {
-                        Ok(accepted) => return accepted.id,
-                        Err(Refused::Full(back)) => {
-                            item = back;
-                            thread::yield_now();
-                        }
-                        Err(Refused::Closed(_)) => unreachable!(),
-                    }
-                }
-            })
+            thread::spawn(move || put_spinning(&ring, 3u32))
         };
         assert_eq!(get_spinning(&ring), Some((0, 1)));
         assert!(ring.len() <= 2);
@@ -115,380 +124,288 @@ fn stamp_bound_slot_reuse() {
 }
 
 /// put vs close vs get: an accepted item is delivered; a refused one comes back, and the
-/// getter then sees `Closed`.
+/// getter then sees `Closed`. A put that drew its ticket before the close is waited for,
+/// never reported as the end.
 #[test]
 fn put_vs_close_vs_get() {
     loom::model(|| {
         let ring = Arc::new(Ring::new(Bound::Buffered(2)));
         let producer = {
             let ring = Arc::clone(&ring);
-            thread::spawn(move || ring.try_put(7u32).is_ok())
+            thread::spawn(move || ring.try_put(7u32, 0).is_ok())
         };
         let getter = {
             let ring = Arc::clone(&ring);
             thread::spawn(move || get_spinning(&ring))
         };
-        ring.close();
+        assert!(ring.close());
         let accepted = producer.join().unwrap();
         let got = getter.join().unwrap();
         assert_eq!(got.map(|(_, item)| item), accepted.then_some(7));
-        assert_eq!(ring.tickets(), u64::from(accepted));
+        assert_eq!(ring.progress().1, u64::from(accepted));
     });
 }
 
-/// The drain of an immediate shutdown vs a get: each buffered item leaves exactly once.
+/// The drain of an immediate shutdown vs a get: each buffered item leaves exactly once,
+/// and the ring counts both as taken.
 #[test]
 fn drain_vs_get() {
     loom::model(|| {
         let ring = Arc::new(Ring::new(Bound::Buffered(2)));
-        ring.try_put(1u32).ok().unwrap();
-        ring.try_put(2u32).ok().unwrap();
+        ring.try_put(1u32, 0).ok().unwrap();
+        ring.try_put(2u32, 0).ok().unwrap();
         let getter = {
             let ring = Arc::clone(&ring);
-            thread::spawn(move || ring.try_get().ok().map(|taken| taken.item))
+            thread::spawn(move || ring.try_get(|| 0).ok().map(|taken| taken.item))
         };
         let drained: u32 = ring.drain().into_iter().map(|(_, item)| item).sum();
         let got = getter.join().unwrap().unwrap_or(0);
         assert_eq!(drained + got, 3);
+        assert_eq!(ring.progress(), (2, 2));
+        assert!(matches!(ring.try_get(|| 0), Err(Nothing::Closed)));
     });
 }
 
-/// A notification as event-listener gives it to a registered listener: stored if the
-/// waiter is not asleep yet, never spurious (a flag under a mutex, and a condition
-/// variable, as the `parking` crate builds its parker under loom).
-struct Bell {
-    rung: Mutex<bool>,
-    cvar: Condvar,
+/// A ring with the three classes of waiters whose fields it keeps, as the engine pairs
+/// them.
+struct Waited {
+    ring: BoxedRing<u32>,
+    getters: Waiters,
+    putters: Waiters,
+    joiners: Waiters,
 }
 
-impl Bell {
-    fn new() -> Self {
-        Bell {
-            rung: Mutex::new(false),
-            cvar: Condvar::new(),
+impl Waited {
+    fn new(bound: Bound) -> Arc<Self> {
+        let deferred = Deferred::new();
+        Arc::new(Waited {
+            ring: Ring::new(bound),
+            getters: Waiters::new(&deferred),
+            putters: Waiters::new(&deferred),
+            joiners: Waiters::new(&deferred),
+        })
+    }
+
+    fn getters(&self) -> Class<'_> {
+        self.getters
+            .counted_in(Some(self.ring.counted(Kind::Getters)))
+    }
+
+    fn putters(&self) -> Class<'_> {
+        self.putters
+            .counted_in(Some(self.ring.counted(Kind::Putters)))
+    }
+
+    fn joiners(&self) -> Class<'_> {
+        self.joiners
+            .counted_in(Some(self.ring.counted(Kind::Joiners)))
+    }
+
+    /// A put, notifying a getter if its claim says so.
+    fn put(&self, item: u32) -> u64 {
+        let (id, getters) = self.ring.try_put(item, 0).ok().unwrap();
+        self.getters().notify_for(getters, 1);
+        id.get()
+    }
+
+    /// A get, notifying a putter if its claim says so.
+    fn get(&self) -> u32 {
+        let taken = self.ring.try_get(|| 0).ok().unwrap();
+        self.putters().notify_for(taken.putters, 1);
+        taken.item
+    }
+
+    /// An ending, waking the joiners if it settled the ring while they were counted.
+    fn end(&self) {
+        let (settled, joiners) = self.ring.end(1, false);
+        let joiners = Wake::counted_if(settled && joiners);
+        if self.joiners().signal_all_for(joiners) {
+            self.joiners().wake_deferred();
         }
     }
 
-    fn ring(&self) {
-        *self.rung.lock().unwrap() = true;
-        self.cvar.notify_one();
-    }
-
-    fn wait(&self) {
-        let mut rung = self.rung.lock().unwrap();
-        while !*rung {
-            rung = self.cvar.wait(rung).unwrap();
+    /// Waits on `class` until `attempt` succeeds: counts itself in and inserts its
+    /// listener, checks again, then sleeps; counts itself out as its listener leaves.
+    fn wait<R>(&self, class: Class<'_>, mut attempt: impl FnMut() -> Option<R>) -> R {
+        if let Some(done) = attempt() {
+            return done;
         }
-        *rung = false;
-    }
-}
-
-/// A getter that registers, re-checks and sleeps, against two puts: no wake-up is lost (a
-/// lost one deadlocks the model), and a woken getter always finds the item reserved for it.
-#[test]
-fn registration_vs_puts() {
-    loom::model(|| {
-        let ring = Arc::new(Ring::new(Bound::Buffered(2)));
-        let bell = Arc::new(Bell::new());
-        let waiter = {
-            let (ring, bell) = (Arc::clone(&ring), Arc::clone(&bell));
-            thread::spawn(move || {
-                if let Ok(taken) = ring.try_get() {
-                    return taken.item;
-                }
-                ring.register_getter();
-                if let Ok(taken) = ring.try_get() {
-                    ring.unregister_getter();
-                    return taken.item;
-                }
-                bell.wait();
-                ring.get_reserved()
-                    .expect("a woken getter finds its reserved item")
-                    .item
-            })
-        };
-        for item in [1u32, 2] {
-            if ring.try_put(item).ok().unwrap().notify_getter {
-                bell.ring();
+        loop {
+            let listener = class.listen();
+            if let Some(done) = attempt() {
+                // The only waiter of its class here: a notification it took is nobody
+                // else's.
+                let notified = listener.discard();
+                class.left(notified);
+                return done;
+            }
+            listener.wait();
+            class.left(true);
+            if let Some(done) = attempt() {
+                return done;
             }
         }
-        let got = waiter.join().unwrap();
-        let left: u32 = ring.drain().into_iter().map(|(_, item)| item).sum();
-        assert_eq!(got + left, 3);
-        assert_eq!(got, 1, "the waiter gets the oldest item");
+    }
+}
+
+/// A getter that counts itself in, checks again and sleeps, against two puts that notify
+/// as their claims say: no wake-up is lost (a lost one deadlocks the model), and at rest
+/// no waiter or notification is left counted in `tail`.
+#[test]
+fn getter_registration_vs_puts() {
+    loom::model(|| {
+        let waited = Waited::new(Bound::Buffered(2));
+        let getter = {
+            let waited = Arc::clone(&waited);
+            thread::spawn(move || {
+                waited.wait(waited.getters(), || {
+                    waited.ring.try_get(|| 0).ok().map(|taken| taken.item)
+                })
+            })
+        };
+        assert_eq!(waited.put(1), 0);
+        assert_eq!(waited.put(2), 1);
+        let got = getter.join().unwrap();
+        assert_eq!(got, 1, "the getter gets the oldest item");
+        assert_eq!(waited.ring.drain(), [(1, 2)]);
+        assert_eq!(waiter_fields(&waited.ring.tail.0), 0);
     });
 }
 
-/// A woken getter against a barging get: the barger never takes the reserved item, and the
-/// woken getter always finds it. (The puts run before the threads start:
-/// two threads spinning on a put that the model never schedules are a livelock of the
-/// model, not of the ring; `registration_vs_puts` covers puts racing a waiter.)
-#[test]
-fn woken_getter_vs_barging_get() {
-    loom::model(|| {
-        let ring = Arc::new(Ring::new(Bound::Buffered(2)));
-        // A registered getter, then two puts: the first reserves its item and notifies.
-        ring.register_getter();
-        assert!(ring.try_put(1u32).ok().unwrap().notify_getter);
-        assert!(!ring.try_put(2u32).ok().unwrap().notify_getter);
-        let woken = {
-            let ring = Arc::clone(&ring);
-            thread::spawn(move || {
-                ring.get_reserved()
-                    .expect("a woken getter finds its reserved item")
-                    .item
-            })
-        };
-        let barger = {
-            let ring = Arc::clone(&ring);
-            thread::spawn(move || ring.try_get().ok().map(|taken| taken.item))
-        };
-        let barged = barger.join().unwrap();
-        let got = woken.join().unwrap();
-        // The barger may find nothing only while the woken getter is between its claim
-        // and its count-out (see `Ring::get_reserved`); the item then stays buffered.
-        let left: u32 = ring.drain().into_iter().map(|(_, item)| item).sum();
-        assert_eq!(barged.unwrap_or(0) + got + left, 3);
-        assert_eq!(barged.is_none(), left > 0);
-    });
-}
-
-/// A putter waiting for a slot on a full ring against a get: the get's claim either counts
-/// the putter (and reserves the slot for it) or the putter's re-check finds the slot.
-#[test]
-fn putter_registration_vs_get() {
-    loom::model(|| {
-        let ring = Arc::new(Ring::new(Bound::Buffered(1)));
-        ring.try_put(1u32).ok().unwrap();
-        let bell = Arc::new(Bell::new());
-        let putter = {
-            let (ring, bell) = (Arc::clone(&ring), Arc::clone(&bell));
-            thread::spawn(move || {
-                let item = match ring.try_put(2u32) {
-                    Ok(accepted) => return accepted.id,
-                    Err(Refused::Full(item)) => item,
-                    Err(Refused::Closed(_)) => unreachable!(),
-                };
-                ring.register_putter();
-                let item = match ring.try_put(item) {
-                    Ok(accepted) => {
-                        ring.unregister_putter();
-                        return accepted.id;
-                    }
-                    Err(Refused::Full(item)) => item,
-                    Err(Refused::Closed(_)) => unreachable!(),
-                };
-                bell.wait();
-                ring.put_reserved(item)
-                    .expect("a woken putter finds its reserved slot")
-                    .id
-            })
-        };
-        let taken = ring.try_get().unwrap();
-        if taken.notify_putter {
-            bell.ring();
+/// A putter waiting for room on a full ring against the get that frees it: the get's
+/// claim counts the putter and notifies it, or the putter's check after counting itself
+/// in finds the room. At a bound of one the put reads the bound from `head`; at the slot
+/// count, from its slot's stamp.
+fn putter_registration_vs_get(bound: u64) {
+    loom::model(move || {
+        let waited = Waited::new(Bound::Buffered(bound));
+        for item in 0..bound {
+            waited.put(item as u32);
         }
-        assert_eq!(putter.join().unwrap(), 1);
-        assert_eq!(get_spinning(&ring), Some((1, 2)));
+        let putter = {
+            let waited = Arc::clone(&waited);
+            thread::spawn(move || {
+                let mut item = Some(9u32);
+                waited.wait(waited.putters(), || {
+                    match waited.ring.try_put(item.take().unwrap(), 0) {
+                        Ok((id, _)) => Some(id.get()),
+                        Err(PutRefused::Full(back)) => {
+                            item = Some(back);
+                            None
+                        }
+                        Err(PutRefused::Closed(_)) => unreachable!("nothing closes the ring"),
+                    }
+                })
+            })
+        };
+        assert_eq!(waited.get(), 0);
+        assert_eq!(
+            putter.join().unwrap(),
+            bound,
+            "the putter was woken and landed"
+        );
+        let rest: Vec<u32> = waited.ring.drain().into_iter().map(|e| e.1).collect();
+        assert_eq!(rest.last(), Some(&9));
+        assert_eq!(waiter_fields(&waited.ring.consumers.head), 0);
     });
 }
 
-/// Two endings vs a joiner that registers, re-checks and sleeps: the ending that settles
-/// the ring sees the joiner, or the joiner's re-check sees it settled.
+#[test]
+fn putter_registration_vs_get_reading_head() {
+    putter_registration_vs_get(1);
+}
+
+#[test]
+fn putter_registration_vs_get_by_stamp() {
+    putter_registration_vs_get(2);
+}
+
+/// Two endings vs a joiner that counts itself in, checks again and sleeps: the ending that
+/// settles the ring reads the joiner in its own `fetch_add` and wakes it, or the joiner's
+/// check sees the ring settled.
 #[test]
 fn endings_vs_joiner() {
     loom::model(|| {
-        let ring = Arc::new(Ring::new(Bound::Buffered(2)));
-        ring.try_put(1u32).ok().unwrap();
-        ring.try_put(2u32).ok().unwrap();
-        ring.try_get().unwrap();
-        ring.try_get().unwrap();
-        let bell = Arc::new(Bell::new());
+        let waited = Waited::new(Bound::Buffered(2));
+        waited.put(1);
+        waited.put(2);
+        waited.get();
+        waited.get();
         let joiner = {
-            let (ring, bell) = (Arc::clone(&ring), Arc::clone(&bell));
+            let waited = Arc::clone(&waited);
             thread::spawn(move || {
-                ring.register_joiner();
-                if !ring.is_settled() {
-                    bell.wait();
-                    assert!(ring.is_settled());
-                }
-                ring.unregister_joiner();
+                waited.wait(waited.joiners(), || {
+                    (waited.ring.unfinished() == 0).then_some(())
+                })
             })
         };
         let ender = {
-            let (ring, bell) = (Arc::clone(&ring), Arc::clone(&bell));
-            thread::spawn(move || {
-                if ring.end(1) {
-                    bell.ring();
-                }
-            })
+            let waited = Arc::clone(&waited);
+            thread::spawn(move || waited.end())
         };
-        if ring.end(1) {
-            bell.ring();
-        }
+        waited.end();
         ender.join().unwrap();
         joiner.join().unwrap();
-        assert!(ring.is_settled());
+        assert_eq!(waited.ring.unfinished(), 0);
+        assert_eq!(waited.ring.ended(), 2);
+        assert_eq!(waiter_fields(&waited.ring.consumers.ended), 0);
     });
 }
 
-/// A woken getter that gives up passes its reservation to the other registered (sleeping)
-/// getter, against a barging get: the barger never takes the reserved item, and the
-/// second getter finds it.
+/// The owed gate vs a put. A getter is counted in; a putter puts #1 (its claim counts the
+/// getter and says to notify), grants the woken getter its turn, and puts #2. A barging
+/// thread's two `try_get`s, gated by the turns owed (read after the item's stamp is
+/// acquired), take at most one item, and never #2: #2 was published after the grant, so
+/// a get that acquired its stamp sees the turn, and the turn covers the newest item. (The
+/// barger may take #1 having seen the turn, once #2 is buffered too: with one turn owed and
+/// two items, the older one is free.) The woken getter then finds its item.
 #[test]
-fn pass_on_vs_barging_get() {
+fn owed_gate_vs_put() {
     loom::model(|| {
         let ring = Arc::new(Ring::new(Bound::Buffered(2)));
-        // Two registered getters; the put reserves its item and wakes the first.
-        ring.register_getter();
-        ring.register_getter();
-        assert!(ring.try_put(1u32).ok().unwrap().notify_getter);
-        let bell = Arc::new(Bell::new());
-        let quitter = {
-            let (ring, bell) = (Arc::clone(&ring), Arc::clone(&bell));
+        let turns = Arc::new(Turns::new());
+        ring.counted(Kind::Getters).count_in();
+        let putter = {
+            let (ring, turns) = (Arc::clone(&ring), Arc::clone(&turns));
             thread::spawn(move || {
-                if ring.pass_on_getter() {
-                    bell.ring();
-                }
-            })
-        };
-        let second = {
-            let (ring, bell) = (Arc::clone(&ring), Arc::clone(&bell));
-            thread::spawn(move || {
-                bell.wait();
-                ring.get_reserved()
-                    .expect("the inherited reservation holds an item")
-                    .item
+                let (_, first) = ring.try_put(1u32, 0).ok().unwrap();
+                assert_eq!(first, Wake::Reserved, "the put counted the getter");
+                turns.grant(1);
+                let (_, second) = ring.try_put(2u32, 0).ok().unwrap();
+                assert_eq!(second, Wake::No, "the getter has a notification coming");
             })
         };
         let barger = {
-            let ring = Arc::clone(&ring);
-            thread::spawn(move || ring.try_get().ok().map(|taken| taken.item))
-        };
-        quitter.join().unwrap();
-        assert_eq!(barger.join().unwrap(), None, "the item stays reserved");
-        assert_eq!(second.join().unwrap(), 1);
-        let word = ring.tail.0.load(Ordering::Relaxed);
-        assert_eq!((waiting(word), pending(word)), (0, 0));
-    });
-}
-
-/// A retry under an unfinished bound vs a getter: the retried item keeps its id, and the
-/// ring settles only after it ends.
-#[test]
-fn requeue_vs_get_and_end() {
-    loom::model(|| {
-        let ring = Arc::new(Ring::new(Bound::Unfinished(1)));
-        ring.try_put(5u32).ok().unwrap();
-        let first = ring.try_get().unwrap();
-        let retrier = {
-            let ring = Arc::clone(&ring);
-            thread::spawn(move || ring.try_requeue(first.id, first.item).ok().unwrap().id)
-        };
-        let (id, item) = get_spinning(&ring).unwrap();
-        assert!(!ring.is_settled());
-        assert_eq!(retrier.join().unwrap(), 0);
-        assert_eq!((id, item), (0, 5));
-        assert!(!ring.end(1));
-        assert!(ring.is_settled());
-        assert_eq!(ring.tickets(), 2);
-    });
-}
-
-/// As `pass_on_vs_barging_get`, for putters and a slot: a woken putter that gives up
-/// passes the reserved slot to the other one, which a barging put cannot take; a
-/// notification that reached nobody withdraws its reservation.
-#[test]
-fn putter_pass_on_vs_barging_put() {
-    loom::model(|| {
-        let ring = Arc::new(Ring::new(Bound::Buffered(1)));
-        ring.try_put(1u32).ok().unwrap();
-        ring.register_putter();
-        ring.register_putter();
-        assert!(ring.try_get().unwrap().notify_putter);
-        let bell = Arc::new(Bell::new());
-        let quitter = {
-            let (ring, bell) = (Arc::clone(&ring), Arc::clone(&bell));
+            let (ring, turns) = (Arc::clone(&ring), Arc::clone(&turns));
             thread::spawn(move || {
-                if ring.pass_on_putter() {
-                    bell.ring();
+                let mut taken = Vec::new();
+                for _ in 0..2 {
+                    let seen = Seen::new(0);
+                    let gate = || {
+                        seen.set(turns.owed() as u64);
+                        seen.get()
+                    };
+                    if let Ok(got) = ring.try_get(gate) {
+                        taken.push((got.item, seen.get()));
+                    }
                 }
+                taken
             })
         };
-        let second = {
-            let (ring, bell) = (Arc::clone(&ring), Arc::clone(&bell));
-            thread::spawn(move || {
-                bell.wait();
-                ring.put_reserved(2u32).expect("the inherited slot").id
-            })
-        };
-        assert_eq!(
-            ring.try_put(3u32),
-            Err(Refused::Full(3)),
-            "the slot is reserved"
+        putter.join().unwrap();
+        let barged = barger.join().unwrap();
+        assert!(barged.len() <= 1, "the barger took {barged:?}");
+        assert!(
+            barged.iter().all(|&(item, _)| item == 1),
+            "the barger took the item the turn was granted for: {barged:?}"
         );
-        quitter.join().unwrap();
-        assert_eq!(second.join().unwrap(), 1);
-        // A reservation whose notification reached nobody.
-        ring.register_putter();
-        assert!(ring.try_get().unwrap().notify_putter);
-        ring.unreserve_putter();
-        ring.unregister_putter();
-        ring.register_getter();
-        assert!(ring.try_put(4u32).ok().unwrap().notify_getter);
-        ring.unreserve_getter();
-        ring.unregister_getter();
-        assert_eq!(get_spinning(&ring), Some((2, 4)));
-    });
-}
-
-/// A retry racing the get and ending of the item it put back (counting ring): whichever
-/// thread finishes last, the ending that leaves nothing unfinished reports the ring
-/// settled, so the queue wakes its joiners.
-#[test]
-fn requeue_vs_get_and_end_settles() {
-    loom::model(|| {
-        let ring = Arc::new(Ring::counting(Bound::Buffered(2)));
-        ring.try_put_leaving(5u32, 0).ok().unwrap();
-        let first = ring.try_get().ok().unwrap();
-        let retrier = {
-            let ring = Arc::clone(&ring);
-            thread::spawn(move || {
-                let accepted = ring.try_requeue_leaving(first.id, first.item, 0);
-                accepted.ok().unwrap().id
-            })
-        };
-        let (id, item) = get_spinning(&ring).unwrap();
-        let (settled, _) = ring.end_counted(1, true);
-        assert_eq!(retrier.join().unwrap(), 0);
-        assert_eq!((id, item), (0, 5));
-        assert!(settled, "the last ending settles the ring");
-        assert_eq!(ring.unfinished(), 0);
-    });
-}
-
-/// Two retries at once under an unfinished bound the queue is at: neither is refused,
-/// since a retried item already holds its place in the bound.
-#[test]
-fn two_requeues_at_an_unfinished_bound() {
-    loom::model(|| {
-        let ring = Arc::new(Ring::counting(Bound::Unfinished(2)));
-        ring.try_put_leaving(1u32, 0).ok().unwrap();
-        ring.try_put_leaving(2u32, 0).ok().unwrap();
-        let retriers: Vec<_> = (0..2)
-            .map(|_| {
-                let taken = ring.try_get().ok().unwrap();
-                let ring = Arc::clone(&ring);
-                thread::spawn(move || ring.try_requeue_leaving(taken.id, taken.item, 0).is_ok())
-            })
-            .collect();
-        for retrier in retriers {
-            assert!(
-                retrier.join().unwrap(),
-                "a retry within the bound is accepted"
-            );
-        }
-        assert_eq!(ring.unfinished(), 2);
-        assert_eq!(ring.len(), 2);
+        // The woken getter, holding its turn, takes its item and redeems the turn.
+        let woken = ring.try_get(|| 0).ok().map(|taken| taken.item);
+        turns.redeem();
+        let expected = if barged.is_empty() { 1 } else { 2 };
+        assert_eq!(woken, Some(expected));
+        let rest: u32 = ring.drain().into_iter().map(|e| e.1).sum();
+        assert_eq!(barged.len() as u32 + 1 + u32::from(rest != 0), 2);
+        assert_eq!(turns.owed(), 0);
     });
 }

@@ -1,0 +1,957 @@
+//! The machinery behind [`Queue`](crate::Queue): one handle's connections, identity and
+//! local bookkeeping, and the calls that run each script.
+//!
+//! # Gets that land late
+//!
+//! Every call that may hand entries out carries a token, a number of this handle's own.
+//! When its reply is lost (or its future dropped after it was sent), the token is kept.
+//! Before the next get, the handle voids the kept tokens on the server and lists its own
+//! pending entries: one that no delivery of the handle holds was handed out by a lost
+//! call that landed before the voiding, and is delivered now (same attempt); a lost call
+//! that lands after it finds its token void and hands nothing out. Every get of a handle
+//! runs under `getting`, so no get is between the server and `held` while this runs.
+//!
+//! # Resolve records
+//!
+//! A call that resolves leaves a record on the server (a key of its own, named by the
+//! call's token: each entry it counted, with the attempt and the outcome), so that a
+//! repeat after a lost reply is recognized and not counted twice. Only this handle can
+//! repeat a resolve, and only after a lost reply: a delivery whose resolve reply was lost
+//! keeps that call's token, and its repeat looks the record up. Each later call carries
+//! the tokens of the calls whose replies came back, and the script deletes their records.
+//! What stays on the server per finished job is nothing; per handle, the record of its
+//! last call (and, after a lost reply, that call's for the repeat window).
+
+use alloc::boxed::Box;
+use alloc::collections::BTreeSet;
+use alloc::format;
+use alloc::string::{String, ToString};
+use alloc::vec;
+use alloc::vec::Vec;
+use core::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::Instant;
+
+use redis::Value;
+use tally_queue::{JobEvent, JobId, Ledger};
+
+use crate::codec::Codec;
+use crate::queue::drained::Drained;
+use crate::queue::error::PutError;
+use crate::queue::journal::Journaled;
+use crate::queue::keys::Keys;
+use crate::queue::options::Options;
+use crate::queue::record::{Record, Records};
+use crate::queue::status::{State, Status};
+use crate::server::conn::{args, Conn, Hello};
+use crate::server::error::Error;
+use crate::server::reply::{self, Reply};
+use crate::server::scripts::QueueScripts;
+use crate::server::waits::Waits;
+
+/// Bytes one `shutdown_now` step hands back, at most (one item of any size at least).
+const DRAIN_BYTES: u64 = 1 << 20;
+/// Items one `shutdown_now` step hands back, at most.
+const DRAIN_COUNT: u64 = 1000;
+/// Expired deliveries ended per sweep.
+const SWEEP_CHUNK: u64 = 64;
+/// Resolves sent in one script, at most (a longer batch is split).
+pub(crate) const RESOLVE_CHUNK: usize = 1000;
+
+/// A delivery dropped unresolved, waiting for the maintenance future.
+#[derive(Debug)]
+pub(crate) struct Dropped {
+    pub(crate) entry: String,
+    pub(crate) id: JobId,
+    pub(crate) attempt: u64,
+    /// The tokens of calls with its resolve whose replies were lost.
+    pub(crate) lost: Vec<u64>,
+}
+
+/// What this handle knows that the server does not.
+#[derive(Debug, Default)]
+pub(crate) struct Local {
+    /// Entries held by live `Delivery` values of this handle (or dropped and not yet
+    /// released): never handed out twice by the recovery of lost gets.
+    pub(crate) held: BTreeSet<String>,
+    pub(crate) dropped: Vec<Dropped>,
+    pub(crate) workers: Vec<String>,
+    pub(crate) retired: Vec<String>,
+    /// Tokens of gets whose replies were lost (see the module docs).
+    lost: Vec<u64>,
+    /// Tokens of calls whose replies came back: their records can go.
+    forget: Vec<u64>,
+    /// When this handle looks for expired leases next (a quarter of a lease apart).
+    next_look: Option<Instant>,
+    /// The entries the last `shutdown_now` step returned, not yet confirmed.
+    drain_confirm: Vec<String>,
+    /// The highest id this handle saw accepted: a put sent later and given one not above
+    /// it means the server went back.
+    max_id: Option<u64>,
+}
+
+/// An entry handed to this consumer.
+#[derive(Debug)]
+pub(crate) struct Found<T> {
+    pub(crate) entry: String,
+    pub(crate) id: JobId,
+    pub(crate) attempt: u64,
+    pub(crate) item: T,
+}
+
+/// What a get step found besides items.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Then {
+    /// Items (or resolves only).
+    Items,
+    /// Nothing to hand out: wait for the stream past this id.
+    Empty(String),
+    /// Shut down, and nothing left to deliver.
+    ShutDown,
+}
+
+/// A script's ending word for a delivery.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum How {
+    Succeeded,
+    Rejected,
+    Uncertain,
+    Abandoned,
+    /// An entry something else wrote to the stream (not counted in the ledger).
+    Foreign,
+}
+
+impl How {
+    pub(crate) fn word(self) -> &'static str {
+        match self {
+            How::Succeeded => "succeeded",
+            How::Rejected => "rejected",
+            How::Uncertain => "uncertain",
+            How::Abandoned => "abandoned",
+            How::Foreign => "foreign",
+        }
+    }
+
+    /// The letter the step script knows it by.
+    fn letter(self) -> &'static str {
+        match self {
+            How::Succeeded => "s",
+            How::Rejected => "r",
+            How::Uncertain => "u",
+            How::Abandoned => "a",
+            How::Foreign => "f",
+        }
+    }
+
+    /// The word whose capital initial is `letter` (a repeat's answer).
+    fn of_initial(letter: char) -> Option<&'static str> {
+        Some(match letter {
+            'S' => "succeeded",
+            'R' => "rejected",
+            'U' => "uncertain",
+            'A' => "abandoned",
+            'F' => "foreign",
+            _ => return None,
+        })
+    }
+
+    pub(crate) fn of(outcome: tally_queue::Outcome) -> How {
+        match outcome {
+            tally_queue::Outcome::Succeeded => How::Succeeded,
+            tally_queue::Outcome::Rejected => How::Rejected,
+            tally_queue::Outcome::Uncertain => How::Uncertain,
+        }
+    }
+}
+
+/// One resolve to send.
+#[derive(Debug)]
+pub(crate) struct Resolve<'a> {
+    pub(crate) entry: &'a str,
+    pub(crate) attempt: u64,
+    pub(crate) how: How,
+    /// The reason kept in a record (uncertain and abandoned endings; empty: the outcome).
+    pub(crate) reason: &'a str,
+    /// The tokens of earlier calls with this resolve whose replies were lost.
+    pub(crate) lost: &'a [u64],
+}
+
+/// The answer to one resolve.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Resolved {
+    Counted,
+    /// A repeat: this attempt was already resolved, with this word.
+    Repeat(String),
+    Stale,
+}
+
+/// The answer of the RETRY script.
+pub(crate) enum Retried {
+    /// Back in the stream under its id (now, or by the attempt's earlier call).
+    Done,
+    /// This attempt no longer holds the job (or ended it another way).
+    Stale,
+    /// Refused: the queue is shut down; nothing changed.
+    ShutDown,
+    /// Refused: the bounded buffer is full; nothing changed.
+    Full,
+}
+
+#[derive(Debug)]
+pub(crate) struct Engine<C: Codec> {
+    pub(crate) codec: C,
+    pub(crate) name: String,
+    pub(crate) keys: Keys,
+    pub(crate) options: Options,
+    pub(crate) consumer: String,
+    /// The consumer that holds what this handle's `shutdown_now` takes out.
+    drainer: String,
+    pub(crate) conn: Conn,
+    waits: Waits,
+    scripts: QueueScripts,
+    local: Mutex<Local>,
+    /// Serializes this handle's gets (see the module docs).
+    pub(crate) getting: async_lock::Mutex<()>,
+    /// Wakes the maintenance future when a delivery or worker is dropped.
+    pub(crate) wake: event_listener::Event,
+    /// The journal of this handle and its clones, if one was installed.
+    pub(crate) journal: Journaled,
+    next_worker: AtomicU64,
+    next_token: AtomicU64,
+    /// The origin of this handle's monotonic clock, as the server's scripts see it.
+    origin: Instant,
+}
+
+/// A consumer name unique to this handle: process id, clock, and a per-process counter.
+fn consumer_name() -> String {
+    static HANDLES: AtomicU64 = AtomicU64::new(0);
+    // Relaxed: only uniqueness matters.
+    let n = HANDLES.fetch_add(1, Ordering::Relaxed);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    format!("c{}-{:x}-{n}", std::process::id(), nanos)
+}
+
+/// Keeps a get's token as lost unless the call's outcome is known: a reply came back, or
+/// the call failed before anything was sent.
+struct LostGuard<'a, C: Codec> {
+    engine: &'a Engine<C>,
+    token: Option<u64>,
+}
+
+impl<C: Codec> LostGuard<'_, C> {
+    fn settle<T>(mut self, result: &Result<T, Error>) {
+        if !matches!(result, Err(error) if error.is_unknown()) {
+            self.token = None;
+        }
+    }
+}
+
+impl<C: Codec> Drop for LostGuard<'_, C> {
+    fn drop(&mut self) {
+        if let Some(token) = self.token {
+            self.engine.local().lost.push(token);
+        }
+    }
+}
+
+impl<C: Codec> Engine<C> {
+    pub(crate) fn new(client: redis::Client, name: &str, codec: C, options: Options) -> Self {
+        let consumer = consumer_name();
+        let keys = Keys::new(name, &consumer);
+        let hello = Hello {
+            key: keys.meta().to_string(),
+            best_effort: options.best_effort,
+        };
+        Engine {
+            codec,
+            name: name.to_string(),
+            drainer: format!("{consumer}/drain"),
+            conn: Conn::new(client, options.response_timeout, options.poll, hello),
+            waits: Waits::new(),
+            keys,
+            consumer,
+            options,
+            scripts: QueueScripts::new(),
+            local: Mutex::new(Local::default()),
+            getting: async_lock::Mutex::new(()),
+            wake: event_listener::Event::new(),
+            journal: Journaled::default(),
+            next_worker: AtomicU64::new(0),
+            next_token: AtomicU64::new(0),
+            origin: Instant::now(),
+        }
+    }
+
+    pub(crate) fn local(&self) -> MutexGuard<'_, Local> {
+        // A panic while holding this lock cannot leave the plain data half-updated.
+        self.local.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    pub(crate) fn lease_ms(&self) -> u64 {
+        self.options.lease.as_millis() as u64
+    }
+
+    /// This handle's monotonic clock, in ms.
+    fn mono_ms(&self) -> u64 {
+        self.origin.elapsed().as_millis() as u64
+    }
+
+    /// Runs a queue script: KEYS the stream, meta and ledger, then `extra`; ARGV the
+    /// hash tag, then `args`.
+    async fn run(
+        &self,
+        script: &redis::Script,
+        extra: &[&str],
+        args: Vec<Vec<u8>>,
+    ) -> Result<Reply, Error> {
+        let mut keys: Vec<&str> = self.keys.first.iter().map(String::as_str).collect();
+        keys.extend_from_slice(extra);
+        let mut all = Vec::with_capacity(args.len() + 1);
+        all.push(self.keys.tag.as_bytes().to_vec());
+        all.extend(args);
+        let value = self.conn.script(script, &keys, &all).await?;
+        Reply::parse(value)
+    }
+
+    /// OPEN: creates the queue, or checks the stored settings.
+    pub(crate) async fn open(&self, stored: [i64; 4]) -> Result<(), crate::OpenError> {
+        self.conn.connect().await?;
+        let args = args![
+            stored[0],
+            stored[1],
+            stored[2],
+            stored[3],
+            self.conn.run_id(),
+            self.consumer,
+            self.mono_ms()
+        ];
+        let mut reply = self.run(&self.scripts.open, &[], args).await?;
+        match reply.status.as_str() {
+            "created" | "ok" => Ok(()),
+            "mismatch" => {
+                let field = reply.text()?;
+                let stored_value = reply.text()?;
+                let given = match field.as_str() {
+                    "cap" => stored[0].to_string(),
+                    "lease_ms" => stored[1].to_string(),
+                    "max_att" => stored[2].to_string(),
+                    "repeat_ms" => stored[3].to_string(),
+                    _ => "2".to_string(),
+                };
+                Err(crate::OpenError::Mismatch {
+                    field,
+                    stored: stored_value,
+                    given,
+                })
+            }
+            _ => Err(reply.unexpected().into()),
+        }
+    }
+
+    /// PUT a batch once: every item accepted (ids in order), or all refused with the
+    /// items back. `keys`, if given, holds one idempotency key per item.
+    pub(crate) async fn put_batch(
+        &self,
+        items: Vec<C::Item>,
+        keys: Option<&[String]>,
+    ) -> Result<Vec<JobId>, PutError<Vec<C::Item>>> {
+        let mut args = Vec::with_capacity(items.len() + 1);
+        args.push(if keys.is_some() {
+            b"1".to_vec()
+        } else {
+            b"0".to_vec()
+        });
+        for item in &items {
+            let bytes = match self.codec.encode(item) {
+                Ok(bytes) => bytes,
+                Err(error) => return Err(PutError::Encode { item: items, error }),
+            };
+            if bytes.len() > self.options.max_item_bytes {
+                let size = bytes.len();
+                let limit = self.options.max_item_bytes;
+                return Err(PutError::TooLarge {
+                    item: items,
+                    size,
+                    limit,
+                });
+            }
+            args.push(bytes);
+        }
+        let extra: Vec<String> = keys
+            .unwrap_or_default()
+            .iter()
+            .map(|key| self.keys.idempotency(key))
+            .collect();
+        let extra: Vec<&str> = extra.iter().map(String::as_str).collect();
+        // The highest id seen before this put was sent: the server runs it later, so every
+        // id it accepts now must be above (replies of puts in flight together may be read
+        // in any order, so only what was seen before the send counts).
+        let seen = self.local().max_id;
+        let mut reply = match self.run(&self.scripts.put, &extra, args).await {
+            Ok(reply) => reply,
+            Err(error) => return Err(PutError::from_redis(items, error)),
+        };
+        match reply.status.as_str() {
+            "ok" => {}
+            "shutdown" => return Err(PutError::ShutDown(items)),
+            "noworkers" => return Err(PutError::NoWorkers(items)),
+            "full" => return Err(PutError::Full(items)),
+            _ => {
+                let error = reply.unexpected();
+                return Err(PutError::Failed { item: items, error });
+            }
+        }
+        let mut ids = Vec::with_capacity(items.len());
+        let mut fresh = Vec::new();
+        for _ in 0..items.len() {
+            let parsed = reply.int().and_then(|id| Ok((id, reply.int()? == 1)));
+            match parsed {
+                Ok((id, repeat)) => {
+                    ids.push(JobId::from_raw(id));
+                    if !repeat {
+                        fresh.push(id);
+                    }
+                }
+                Err(error) => return Err(PutError::Unknown { item: items, error }),
+            }
+        }
+        // Ids only go up: one not above an id this handle saw before the send means the
+        // server went back.
+        let rewound = fresh.iter().any(|id| seen.is_some_and(|max| *id <= max));
+        if let Some(top) = fresh.iter().max() {
+            let mut local = self.local();
+            local.max_id = Some(local.max_id.map_or(*top, |max| max.max(*top)));
+        }
+        if rewound {
+            self.conn.mark_rewound().await.ok();
+            return Err(PutError::Failed {
+                item: items,
+                error: Error::Gone,
+            });
+        }
+        for id in fresh {
+            self.journal
+                .note(|| JobEvent::Accepted(JobId::from_raw(id)));
+        }
+        Ok(ids)
+    }
+
+    /// One step: resolves `resolves`, then hands out up to `max` entries (0: none). Call
+    /// with `getting` held when `max` is not 0. Entries the codec cannot decode are ended
+    /// as abandoned (dead letters with their bytes), and entries something else wrote are
+    /// dead-lettered as foreign; neither is returned. On an error, the token of the call
+    /// comes back: a delivery whose resolve was in a call with an unknown outcome keeps
+    /// it, for its repeat.
+    pub(crate) async fn step(
+        &self,
+        resolves: &[Resolve<'_>],
+        max: usize,
+    ) -> Result<(Vec<Resolved>, Vec<Found<C::Item>>, Then), (Error, u64)> {
+        let mut found = Vec::new();
+        if max > 0 && !self.local().lost.is_empty() {
+            found = self.recover().await.map_err(|error| (error, u64::MAX))?;
+        }
+        let want = max.saturating_sub(found.len());
+        if want == 0 && resolves.is_empty() {
+            return Ok((Vec::new(), found, Then::Items));
+        }
+        let (resolved, mut more, then) = self.step_once(resolves, want).await?;
+        found.append(&mut more);
+        let then = if found.is_empty() { then } else { Then::Items };
+        Ok((resolved, found, then))
+    }
+
+    async fn step_once(
+        &self,
+        resolves: &[Resolve<'_>],
+        max: usize,
+    ) -> Result<(Vec<Resolved>, Vec<Found<C::Item>>, Then), (Error, u64)> {
+        // Relaxed: only uniqueness matters.
+        let token = self.next_token.fetch_add(1, Ordering::Relaxed);
+        let (forget, look) = {
+            let mut local = self.local();
+            let now = Instant::now();
+            let look = max > 0 && local.next_look.is_none_or(|at| now >= at);
+            if look {
+                local.next_look = Some(now + self.options.lease / 4);
+            }
+            (core::mem::take(&mut local.forget), look)
+        };
+        let extras: Vec<(usize, &Resolve<'_>)> = resolves
+            .iter()
+            .enumerate()
+            .filter(|(_, resolve)| !resolve.reason.is_empty() || !resolve.lost.is_empty())
+            .collect();
+        let mut args = args![
+            self.consumer,
+            token,
+            max,
+            self.mono_ms(),
+            if look { "1" } else { "0" },
+            resolves.len(),
+            extras.len()
+        ];
+        args.reserve(3 * resolves.len() + 3 * extras.len());
+        for resolve in resolves {
+            args.push(resolve.entry.as_bytes().to_vec());
+            args.push(resolve.attempt.to_string().into_bytes());
+            args.push(resolve.how.letter().as_bytes().to_vec());
+        }
+        for (at, resolve) in extras {
+            let lost: Vec<String> = resolve.lost.iter().map(u64::to_string).collect();
+            args.extend(args![at + 1, resolve.reason, lost.join(",")]);
+        }
+        let record = self.keys.record(token);
+        let forgotten: Vec<String> = forget.iter().map(|t| self.keys.record(*t)).collect();
+        let mut extra: Vec<&str> = Vec::with_capacity(forgotten.len() + 2);
+        extra.push(self.keys.ends());
+        extra.push(&record);
+        extra.extend(forgotten.iter().map(String::as_str));
+        let guard = LostGuard {
+            engine: self,
+            token: (max > 0).then_some(token),
+        };
+        let result = self.run(&self.scripts.step, &extra, args).await;
+        guard.settle(&result);
+        let mut reply = match result {
+            Ok(reply) => reply,
+            Err(error) => {
+                self.local().forget.extend(forget);
+                return Err((error, token));
+            }
+        };
+        if !resolves.is_empty() {
+            self.local().forget.push(token);
+        }
+        let parsed = self.parse_step(&mut reply, resolves);
+        let (resolved, raw, then) = parsed.map_err(|error| (error, token))?;
+        let found = self.take(raw).await.map_err(|(error, _)| (error, token))?;
+        Ok((resolved, found, then))
+    }
+
+    /// A step's reply: the answers to the resolves (each leaves `held`), the entries
+    /// handed out, and what comes next.
+    #[allow(clippy::type_complexity)]
+    fn parse_step(
+        &self,
+        reply: &mut Reply,
+        resolves: &[Resolve<'_>],
+    ) -> Result<
+        (
+            Vec<Resolved>,
+            Vec<(String, Option<JobId>, u64, Vec<u8>)>,
+            Then,
+        ),
+        Error,
+    > {
+        let after = reply.text()?;
+        let then = match reply.status.as_str() {
+            "ok" => Then::Items,
+            "empty" => Then::Empty(after),
+            "shutdown" => Then::ShutDown,
+            // Only a call this handle voided answers so, and nobody reads its answer.
+            "void" => Then::Empty("$".into()),
+            _ => return Err(reply.unexpected()),
+        };
+        let codes = reply.text()?;
+        if codes.len() != resolves.len() {
+            return Err(Error::Protocol(format!("step: {codes:?}")));
+        }
+        let mut resolved = Vec::with_capacity(resolves.len());
+        {
+            let mut local = self.local();
+            for (resolve, code) in resolves.iter().zip(codes.chars()) {
+                let answer = match code {
+                    'o' => Resolved::Counted,
+                    's' => Resolved::Stale,
+                    other => match How::of_initial(other) {
+                        Some(word) => Resolved::Repeat(word.to_string()),
+                        None => return Err(Error::Protocol(format!("step: {codes:?}"))),
+                    },
+                };
+                local.held.remove(resolve.entry);
+                resolved.push(answer);
+            }
+        }
+        let mut raw = Vec::new();
+        let Value::Array(reclaimed) = reply.value()? else {
+            return Err(Error::Protocol("step: reclaimed entries".into()));
+        };
+        let mut reclaimed = reclaimed.into_iter();
+        while let (Some(entry), Some(id), Some(attempt), Some(bytes)) = (
+            reclaimed.next(),
+            reclaimed.next(),
+            reclaimed.next(),
+            reclaimed.next(),
+        ) {
+            let id = reply::text(id)?;
+            let id = if id.is_empty() {
+                None
+            } else {
+                Some(JobId::from_raw(
+                    id.parse()
+                        .map_err(|_| Error::Protocol(format!("a job id {id:?}")))?,
+                ))
+            };
+            let attempt = match attempt {
+                Value::Int(n) if n > 0 => n as u64,
+                other => return Err(Error::Protocol(format!("an attempt {other:?}"))),
+            };
+            let bytes = match bytes {
+                Value::BulkString(bytes) => bytes,
+                other => reply::text(other)?.into_bytes(),
+            };
+            raw.push((reply::text(entry)?, id, attempt, bytes));
+        }
+        let Value::Array(fresh) = reply.value()? else {
+            return Err(Error::Protocol("step: new entries".into()));
+        };
+        raw.reserve(fresh.len());
+        for value in fresh {
+            let (entry, fields) = reply::entry(value)?;
+            match job_fields(fields) {
+                Some((id, bytes)) => raw.push((entry, Some(id), 1, bytes)),
+                None => raw.push((entry, None, 1, Vec::new())),
+            }
+        }
+        Ok((resolved, raw, then))
+    }
+
+    /// Turns entries handed to this consumer into found items, marking them held. An
+    /// entry the codec cannot decode is ended as abandoned (a dead letter with its bytes),
+    /// and one something else wrote as foreign.
+    async fn take(
+        &self,
+        raw: Vec<(String, Option<JobId>, u64, Vec<u8>)>,
+    ) -> Result<Vec<Found<C::Item>>, (Error, u64)> {
+        let mut found = Vec::with_capacity(raw.len());
+        let mut bad = Vec::new();
+        {
+            let mut local = self.local();
+            for (entry, id, attempt, bytes) in raw {
+                local.held.insert(entry.clone());
+                let Some(id) = id else {
+                    bad.push((entry, attempt, How::Foreign, String::new()));
+                    continue;
+                };
+                match self.codec.decode(&bytes) {
+                    Ok(item) => found.push(Found {
+                        entry,
+                        id,
+                        attempt,
+                        item,
+                    }),
+                    Err(error) => bad.push((
+                        entry,
+                        attempt,
+                        How::Abandoned,
+                        format!("undecodable: {error}"),
+                    )),
+                }
+            }
+        }
+        if !bad.is_empty() {
+            let resolves: Vec<Resolve<'_>> = bad
+                .iter()
+                .map(|(entry, attempt, how, reason)| Resolve {
+                    entry,
+                    attempt: *attempt,
+                    how: *how,
+                    reason,
+                    lost: &[],
+                })
+                .collect();
+            Box::pin(self.step_once(&resolves, 0)).await?;
+        }
+        Ok(found)
+    }
+
+    /// Voids the tokens of lost gets and delivers what they handed out before (see the
+    /// module docs). Call with `getting` held.
+    async fn recover(&self) -> Result<Vec<Found<C::Item>>, Error> {
+        let lost = self.local().lost.clone();
+        let mut args = args![self.consumer];
+        args.extend(lost.iter().map(|t| t.to_string().into_bytes()));
+        let mut reply = self.run(&self.scripts.recover, &[], args).await?;
+        if reply.status != "ok" {
+            return Err(reply.unexpected());
+        }
+        self.local().lost.retain(|t| !lost.contains(t));
+        let mut orphans = Vec::new();
+        while reply.left() >= 2 {
+            let entry = reply.text()?;
+            let attempt = reply.int()?;
+            if !self.local().held.contains(&entry) {
+                orphans.push((entry, attempt));
+            }
+        }
+        let mut raw = Vec::with_capacity(orphans.len());
+        for (entry, attempt) in orphans {
+            let mut range = redis::cmd("XRANGE");
+            range.arg(self.keys.stream()).arg(&entry).arg(&entry);
+            let Value::Array(entries) = self.conn.command(&range).await? else {
+                continue;
+            };
+            let Some(value) = entries.into_iter().next() else {
+                continue;
+            };
+            let (_, fields) = reply::entry(value)?;
+            match job_fields(fields) {
+                Some((id, bytes)) => raw.push((entry, Some(id), attempt, bytes)),
+                None => raw.push((entry, None, attempt, Vec::new())),
+            }
+        }
+        self.take(raw).await.map_err(|(error, _)| error)
+    }
+
+    /// Blocks until the stream may have an entry after `after`, for up to one poll
+    /// interval (shared with this handle's other waits).
+    pub(crate) async fn wait_for_entries(&self, after: &str) -> Result<(), Error> {
+        self.waits
+            .wait_after(&self.conn, self.keys.stream(), after)
+            .await
+    }
+
+    /// Blocks on the wake-up stream after `last` for up to one poll interval.
+    pub(crate) async fn wait_for_wake(&self, last: &str) -> Result<(), Error> {
+        self.waits
+            .wait_after(&self.conn, self.keys.ends(), last)
+            .await
+    }
+
+    /// RETRY: fenced as a resolve; puts the job back under its id as a new entry. On an
+    /// error, the call's token comes back, as from [`step`](Engine::step).
+    pub(crate) async fn retry(
+        &self,
+        entry: &str,
+        attempt: u64,
+        lost: &[u64],
+    ) -> Result<Retried, (Error, u64)> {
+        // Relaxed: only uniqueness matters.
+        let token = self.next_token.fetch_add(1, Ordering::Relaxed);
+        let forget = core::mem::take(&mut self.local().forget);
+        let lost: Vec<String> = lost.iter().map(u64::to_string).collect();
+        let args = args![self.consumer, entry, attempt, lost.join(",")];
+        let record = self.keys.record(token);
+        let forgotten: Vec<String> = forget.iter().map(|t| self.keys.record(*t)).collect();
+        let mut extra: Vec<&str> = vec![&record];
+        extra.extend(forgotten.iter().map(String::as_str));
+        let mut reply = match self.run(&self.scripts.retry, &extra, args).await {
+            Ok(reply) => reply,
+            Err(error) => {
+                self.local().forget.extend(forget);
+                return Err((error, token));
+            }
+        };
+        let status = core::mem::take(&mut reply.status);
+        let retried = match status.as_str() {
+            "ok" => Retried::Done,
+            "done" if reply.text().map_err(|e| (e, token))? == "retried" => Retried::Done,
+            "done" | "stale" => Retried::Stale,
+            "shutdown" => return Ok(Retried::ShutDown),
+            "full" => return Ok(Retried::Full),
+            _ => {
+                reply.status = status;
+                return Err((reply.unexpected(), token));
+            }
+        };
+        let mut local = self.local();
+        local.held.remove(entry);
+        local.forget.push(token);
+        Ok(retried)
+    }
+
+    /// HOLD: `keep` resets the lease, `release` makes the entry reclaimable now. `false`
+    /// if the fence refused (stale).
+    pub(crate) async fn hold(&self, entry: &str, attempt: u64, keep: bool) -> Result<bool, Error> {
+        let what = if keep { "keep" } else { "release" };
+        let args = args![self.consumer, entry, attempt, what, self.mono_ms()];
+        let reply = self.run(&self.scripts.hold, &[], args).await?;
+        if !keep {
+            // The next get of this handle looks at once.
+            self.local().next_look = None;
+        }
+        match reply.status.as_str() {
+            "ok" => Ok(true),
+            "stale" => Ok(false),
+            _ => Err(reply.unexpected()),
+        }
+    }
+
+    /// LEDGER: one atomic snapshot, and the last wake-up id for a following block.
+    pub(crate) async fn status(&self) -> Result<(Status, String), Error> {
+        let mut reply = self.run(&self.scripts.ledger, &[], Vec::new()).await?;
+        if reply.status != "ok" || reply.left() < 16 {
+            return Err(reply.unexpected());
+        }
+        let state = match reply.text()?.as_str() {
+            "open" => State::Open,
+            "draining" => State::Draining,
+            "closed" => State::Closed,
+            other => return Err(Error::Protocol(format!("unknown state {other:?}"))),
+        };
+        let last = reply.text()?;
+        let length = reply.int()?;
+        let pending = reply.int()?;
+        let workers = reply.int()?;
+        let mut next = || reply.int();
+        let ledger = {
+            let mut ledger = Ledger::default();
+            ledger.accepted = next()?;
+            ledger.buffered = length.saturating_sub(pending);
+            ledger.in_flight = pending;
+            ledger.succeeded = next()?;
+            ledger.rejected = next()?;
+            ledger.uncertain = next()?;
+            ledger.abandoned = next()?;
+            ledger.discarded = next()?;
+            ledger
+        };
+        let status = Status {
+            state,
+            ledger,
+            redelivered: next()?,
+            stale: next()?,
+            dead_lettered: next()?,
+            foreign: next()?,
+            clock_steps: next()?,
+            workers,
+        };
+        Ok((status, last))
+    }
+
+    /// SHUTDOWN graceful. Whether this call moved the queue from open to draining (or
+    /// closed, if nothing was left).
+    pub(crate) async fn shutdown(&self) -> Result<bool, Error> {
+        let reply = self
+            .run(&self.scripts.shutdown, &[], args!["graceful"])
+            .await?;
+        match reply.status.as_str() {
+            "ok" => Ok(true),
+            "already" => Ok(false),
+            _ => Err(reply.unexpected()),
+        }
+    }
+
+    /// One SHUTDOWN now step: confirms what the last step returned (counted discarded
+    /// now), and returns the next items, bounded by bytes.
+    pub(crate) async fn drain_step(&self) -> Result<Vec<(JobId, Drained<C::Item>)>, Error> {
+        let confirm = self.local().drain_confirm.clone();
+        let mut args = args!["now", self.drainer, DRAIN_BYTES, DRAIN_COUNT];
+        args.extend(confirm.iter().map(|entry| entry.as_bytes().to_vec()));
+        let mut reply = self.run(&self.scripts.shutdown, &[], args).await?;
+        if reply.status != "ok" {
+            return Err(reply.unexpected());
+        }
+        let mut out = Vec::with_capacity(reply.left() / 3);
+        let mut taken = Vec::with_capacity(reply.left() / 3);
+        while reply.left() >= 3 {
+            let entry = reply.text()?;
+            let id = JobId::from_raw(reply.int()?);
+            let bytes = reply.bytes()?;
+            let item = match self.codec.decode(&bytes) {
+                Ok(item) => Drained::Item(item),
+                Err(error) => Drained::Undecodable { bytes, error },
+            };
+            out.push((id, item));
+            taken.push(entry);
+        }
+        self.local().drain_confirm = taken;
+        Ok(out)
+    }
+
+    /// SWEEP: ends expired deliveries that will not be delivered again. How many it ended.
+    pub(crate) async fn sweep(&self) -> Result<u64, Error> {
+        let args = args![
+            self.consumer,
+            SWEEP_CHUNK,
+            2 * self.lease_ms(),
+            self.mono_ms()
+        ];
+        let mut reply = self.run(&self.scripts.sweep, &[], args).await?;
+        if reply.status != "ok" {
+            return Err(reply.unexpected());
+        }
+        reply.int()
+    }
+
+    /// A fresh worker member name.
+    pub(crate) fn worker_member(&self) -> String {
+        // Relaxed: only uniqueness matters.
+        let n = self.next_worker.fetch_add(1, Ordering::Relaxed);
+        format!("{}/{n}", self.consumer)
+    }
+
+    /// WORKER add (with a heartbeat lifetime of one lease) or remove.
+    pub(crate) async fn workers(&self, add: bool, members: &[String]) -> Result<(), Error> {
+        if members.is_empty() {
+            return Ok(());
+        }
+        let what = if add { "add" } else { "remove" };
+        let mut args = args![what, self.lease_ms()];
+        args.extend(members.iter().map(|member| member.as_bytes().to_vec()));
+        let reply = self.run(&self.scripts.worker, &[], args).await?;
+        if reply.status != "ok" {
+            return Err(reply.unexpected());
+        }
+        Ok(())
+    }
+
+    /// Records from one list, after `after` (exclusive), at most `count`.
+    pub(crate) async fn records(
+        &self,
+        which: Records,
+        after: Option<&str>,
+        count: usize,
+    ) -> Result<Vec<Record>, Error> {
+        let key = match which {
+            Records::Uncertain => self.keys.uncertain(),
+            Records::Dead => self.keys.dead(),
+        };
+        let start = match after {
+            Some(after) => format!("({after}"),
+            None => "-".to_string(),
+        };
+        let mut cmd = redis::cmd("XRANGE");
+        cmd.arg(key).arg(start).arg("+").arg("COUNT").arg(count);
+        let Value::Array(entries) = self.conn.command(&cmd).await? else {
+            return Err(Error::Protocol("XRANGE: expected an array".into()));
+        };
+        entries
+            .into_iter()
+            .map(|entry| Ok(Record::from_fields(reply::entry(entry)?)))
+            .collect()
+    }
+
+    /// Removes one record; whether it was there.
+    pub(crate) async fn remove_record(&self, which: Records, key: &str) -> Result<bool, Error> {
+        let list = match which {
+            Records::Uncertain => self.keys.uncertain(),
+            Records::Dead => self.keys.dead(),
+        };
+        let mut cmd = redis::cmd("XDEL");
+        cmd.arg(list).arg(key);
+        match self.conn.command(&cmd).await? {
+            Value::Int(n) => Ok(n > 0),
+            other => Err(Error::Protocol(format!("XDEL: {other:?}"))),
+        }
+    }
+}
+
+/// The job id and payload of an entry's fields, if it is one this crate wrote: exactly
+/// the fields `j` (a number) and `p`, in that order (as the scripts check).
+fn job_fields(fields: Vec<(String, Vec<u8>)>) -> Option<(JobId, Vec<u8>)> {
+    let mut fields = fields.into_iter();
+    let (Some((j, id)), Some((p, bytes)), None) = (fields.next(), fields.next(), fields.next())
+    else {
+        return None;
+    };
+    if j != "j" || p != "p" {
+        return None;
+    }
+    let id = core::str::from_utf8(&id).ok()?.parse().ok()?;
+    Some((JobId::from_raw(id), bytes))
+}

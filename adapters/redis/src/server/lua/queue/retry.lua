@@ -1,0 +1,41 @@
+-- Puts a held job back under its id. KEYS: 4 the record of this call, 5.. records of
+-- earlier calls to delete. ARGV: 2 consumer, 3 entry, 4 attempt, 5 the tokens of earlier
+-- calls with this retry whose replies were lost (comma-separated). Fenced as a resolve
+-- (one attempt ends once, by a resolve or a retry); a repeat after a lost reply is
+-- recognized. Refused (nothing changes) unless the queue is open and, if bounded, has
+-- room for one more buffered entry. Acks and deletes the entry and appends a new one
+-- with the same job id and payload: delivered again as attempt 1, counted buffered
+-- again, accepted once.
+local me, sid, attempt = ARGV[2], ARGV[3], tonumber(ARGV[4])
+local m = redis.call('HMGET', META, 'state', 'cap', 'repeat_ms')
+local state = m[1]
+if not state or state == 'rewound' then return {'gone'} end
+local function forget()
+  if #KEYS > 4 then redis.call('DEL', unpack(KEYS, 5)) end
+end
+local prefix = TAG .. ':done:' .. me .. ':'
+for lost in string.gmatch(ARGV[5], '[^,]+') do
+  local rec = redis.call('GET', prefix .. lost)
+  local mark = '\n' .. sid .. ' ' .. attempt .. ' '
+  local found = rec and string.find(rec, mark, 1, true)
+  if found then
+    forget()
+    return {'done', string.match(rec, '^(%a+)', found + #mark)}
+  end
+end
+local p = redis.call('XPENDING', S, G, sid, sid, 1, me)[1]
+if not p or p[4] ~= attempt then
+  redis.call('HINCRBY', LED, 'stale', 1)
+  forget()
+  return {'stale'}
+end
+if state ~= 'open' then return {'shutdown'} end
+local cap = tonumber(m[2])
+if cap > 0 and redis.call('XLEN', S) - pending() >= cap then return {'full'} end
+local e = redis.call('XRANGE', S, sid, sid)[1]
+redis.call('XACK', S, G, sid)
+redis.call('XDEL', S, sid)
+redis.call('XADD', S, '*', 'j', e[2][2], 'p', e[2][4])
+redis.call('SET', KEYS[4], '\n' .. sid .. ' ' .. attempt .. ' retried', 'PX', m[3])
+forget()
+return {'ok'}

@@ -1,0 +1,216 @@
+-- One step of a consumer: resolves some of its deliveries, and hands out up to `max`
+-- entries: expired leases it reclaims first (when asked to look), then new entries.
+-- Either part may be empty (max 0: resolve only; no resolves: get only).
+-- KEYS: 4 the wake-up stream, 5 the record of this call's resolves (for a repeat after a
+-- lost reply), 6.. records of this consumer's earlier calls whose replies came back, to
+-- delete. ARGV: 2 consumer, 3 get token, 4 max, 5 the handle's monotonic clock (ms), 6 '1'
+-- to look for expired leases, 7 number of resolves, 8 number of extras, then per resolve:
+-- entry, attempt, how (s succeeded, r rejected, u uncertain, a abandoned, f foreign);
+-- then per extra: the resolve's number (from 1), its reason (kept in its record), and
+-- the tokens of earlier calls with it whose replies were lost (comma-separated).
+-- Reply: status ('ok', 'empty', 'shutdown', 'void', 'gone', 'foreign'), the id to block
+-- after ('empty' only), one letter per resolve ('o' counted, 's' stale, or the capital
+-- initial of how an earlier call counted it), the reclaimed entries (entry, job id ('' for
+-- an entry something else wrote: resolve it as foreign), attempt, payload each), and the
+-- new entries as XREADGROUP gives them (attempt 1).
+-- A record (KEYS[5]) is ' id id … |' and the initials of how each was counted.
+-- Before the first write every key a later write needs is known good: the stream by the
+-- read of this consumer's pending list, the meta by its read, the counters (when more
+-- than one moves) by a read, the record lists by their type; and the first write is the
+-- wake-up, whose failure is caught.
+local me, token, max, mono = ARGV[2], ARGV[3], tonumber(ARGV[4]), ARGV[5]
+local look, nres, nextra = ARGV[6] == '1', tonumber(ARGV[7]), tonumber(ARGV[8])
+local ENDS, REC = KEYS[4], KEYS[5]
+local m = redis.call('HMGET', META, 'state', 'lease_ms', 'max_att', 'repeat_ms', 'reclaim_at',
+  'v:' .. me)
+local state = m[1]
+if not state or state == 'rewound' then return {'gone'} end
+-- A get whose reply was lost and that its handle voided: it must not hand anything out.
+if max > 0 and m[6] and string.find(m[6], ' ' .. token .. '@', 1, true) then
+  return {'void', ''}
+end
+local lease, maxatt = tonumber(m[2]), tonumber(m[3])
+local t, reclaiming = 0, false
+if max > 0 and look then
+  t = now_ms()
+  local due = tonumber(m[5] or '0')
+  -- A due time more than a lease ahead was set before the clock stepped back.
+  reclaiming = t >= due or due - t > lease
+end
+-- The common get: nothing to resolve, no look for expired leases.
+if nres == 0 and not reclaiming and max > 0 and state == 'open' then
+  local got = redis.call('XREADGROUP', 'GROUP', G, me, 'COUNT', max, 'STREAMS', S, '>')
+  if got then
+    if #KEYS > 5 then redis.call('DEL', unpack(KEYS, 6)) end
+    return {'ok', '', '', {}, got[1][2]}
+  end
+end
+if reclaiming then
+  local r = rare()
+  local bad = r.check({ENDS, 'stream', r.DEAD, 'stream', r.UNC, 'stream', r.CLK, 'hash', r.WRK, 'zset'})
+  if bad then return bad end
+end
+
+-- Resolves, fenced: each counts only if this consumer holds the entry at that attempt.
+local HOW = {s = 'succeeded', r = 'rejected', u = 'uncertain', a = 'abandoned', f = 'foreign'}
+local codes, acks, letters, records, counts, fields = {}, {}, {}, {}, {}, 0
+local function count(name)
+  if not counts[name] then fields = fields + 1 end
+  counts[name] = (counts[name] or 0) + 1
+end
+if nres > 0 then
+  local extras = {}
+  for k = 0, nextra - 1 do
+    local at = 9 + 3 * nres + 3 * k
+    extras[tonumber(ARGV[at])] = {ARGV[at + 1], ARGV[at + 2]}
+  end
+  local held = {}
+  local rows
+  if nres == 1 then
+    rows = redis.call('XPENDING', S, G, ARGV[9], ARGV[9], 1, me)
+  else
+    rows = redis.call('XPENDING', S, G, '-', '+', 1000000, me)
+  end
+  for _, p in ipairs(rows) do held[p[1]] = p[4] end
+  for i = 1, nres do
+    local at = 6 + 3 * i
+    local sid, attempt, letter = ARGV[at], tonumber(ARGV[at + 1]), ARGV[at + 2]
+    local extra = extras[i]
+    local earlier = nil
+    if extra and extra[2] ~= '' then
+      -- A repeat after lost replies: did one of those calls count it?
+      for lost_token in string.gmatch(extra[2], '[^,]+') do
+        local rec = redis.call('GET', TAG .. ':done:' .. me .. ':' .. lost_token)
+        local found = rec and string.find(rec, ' ' .. sid .. ' ', 1, true)
+        if found then
+          local _, n = string.gsub(string.sub(rec, 1, found), ' ', '')
+          local bar = string.find(rec, '|', 1, true)
+          earlier = string.sub(rec, bar + n, bar + n)
+          break
+        end
+      end
+    end
+    if earlier then
+      codes[i] = string.upper(earlier)
+    elseif held[sid] == attempt then
+      held[sid] = nil
+      codes[i] = 'o'
+      acks[#acks + 1] = sid
+      letters[#letters + 1] = letter
+      local how = HOW[letter]
+      count(how)
+      if letter ~= 's' and letter ~= 'r' then
+        records[#records + 1] = {sid, attempt, how, extra and extra[1] or ''}
+        if letter == 'a' then count('dead') end
+      end
+    else
+      codes[i] = 's'
+      count('stale')
+    end
+  end
+end
+if #records > 0 and not reclaiming then
+  local r = rare()
+  local bad = r.check({r.DEAD, 'stream', r.UNC, 'stream'})
+  if bad then return bad end
+elseif fields > 1 and not reclaiming then
+  local names = rare().COUNTERS
+  local values = redis.call('HMGET', LED, unpack(names))
+  for i = 1, #names do
+    if values[i] and not tonumber(values[i]) then
+      return {'foreign', LED, 'a non-number in ' .. names[i]}
+    end
+  end
+end
+if #acks > 0 then
+  -- The first write: if the wake-up stream is not a stream, nothing has changed yet.
+  local woke = redis.pcall('XADD', ENDS, 'MAXLEN', '~', 256, '*', 'e', 'end')
+  if type(woke) == 'table' and woke.err then
+    return {'foreign', ENDS, 'a ' .. redis.call('TYPE', ENDS).ok}
+  end
+end
+for name, n in pairs(counts) do redis.call('HINCRBY', LED, name, n) end
+for _, r in ipairs(records) do
+  local sid, attempt, how, why = r[1], r[2], r[3], r[4]
+  local e = redis.call('XRANGE', S, sid, sid)[1]
+  if how == 'foreign' then
+    rare().foreign_record(sid, e and e[2])
+  else
+    rare().record(how == 'uncertain' and rare().UNC or rare().DEAD, e and e[2], attempt, me,
+      why ~= '' and why or how)
+  end
+end
+if #acks > 0 then
+  for i = 1, #acks, 1000 do
+    local last = math.min(i + 999, #acks)
+    redis.call('XACK', S, G, unpack(acks, i, last))
+    redis.call('XDEL', S, unpack(acks, i, last))
+  end
+  redis.call('SET', REC, ' ' .. table.concat(acks, ' ') .. ' |' .. table.concat(letters), 'PX', m[4])
+end
+if #KEYS > 5 then redis.call('DEL', unpack(KEYS, 6)) end
+
+-- Gets: expired leases first (a look that finds nothing is not repeated by anyone for a
+-- quarter of a lease), then new entries.
+local out = {}
+local items = 0
+local function give(sid, f, attempt)
+  items = items + 1
+  out[#out + 1] = sid
+  if ours(f) then
+    out[#out + 1] = f[2]
+    out[#out + 1] = attempt
+    out[#out + 1] = f[4]
+  else
+    out[#out + 1] = ''
+    out[#out + 1] = attempt
+    out[#out + 1] = ''
+  end
+end
+if reclaiming and rare().clock_ok(me, mono, lease) then
+  local expired = redis.call('XPENDING', S, G, 'IDLE', lease, '-', '+', 16)
+  for _, p in ipairs(expired) do
+    local sid, owner, n = p[1], p[2], p[4]
+    local how, list, why = rare().fate(owner, n, state, maxatt)
+    if how ~= 'redeliver' then
+      rare().end_expired(sid, owner, n, how, list, why)
+    elseif items < max then
+      local e = redis.call('XCLAIM', S, G, me, lease, sid)[1]
+      if e and e[2] then
+        give(sid, e[2], n + 1)
+        if ours(e[2]) then redis.call('HINCRBY', LED, 'redelivered', 1) end
+      end
+    end
+  end
+  if #expired < 16 then
+    redis.call('HSET', META, 'reclaim_at', t + math.max(1, math.floor(lease / 4)))
+  end
+end
+local fresh = {}
+if max > 0 and items < max and state ~= 'closed' then
+  local got = redis.call('XREADGROUP', 'GROUP', G, me, 'COUNT', max - items, 'STREAMS', S, '>')
+  if got then
+    fresh = got[1][2]
+    items = items + #fresh
+  end
+end
+
+-- A graceful shutdown whose last job ended closes the queue.
+if state == 'draining' and redis.call('XLEN', S) == 0 then
+  rare().wake('shutdown')
+  redis.call('HSET', META, 'state', 'closed')
+  state = 'closed'
+end
+local status, after = 'ok', ''
+if max > 0 and items == 0 then
+  if state == 'closed' then
+    status = 'shutdown'
+  else
+    status = 'empty'
+    for _, g in ipairs(redis.call('XINFO', 'GROUPS', S)) do
+      local f = rare().fields_of(g)
+      if f['name'] == G then after = f['last-delivered-id'] end
+    end
+  end
+end
+return {status, after, table.concat(codes), out, fresh}

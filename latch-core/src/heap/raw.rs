@@ -1,0 +1,478 @@
+//! The one state machine under every latch, and the one wait loop over it.
+//!
+//! [`CountDownLatch`](crate::CountDownLatch), [`FailableLatch`](crate::FailableLatch) and
+//! [`TrackingLatch`](crate::TrackingLatch) are thin types over [`RawLatch`], so the
+//! counting, failing and waking rules live here once.
+
+use core::fmt;
+use core::pin::Pin;
+use core::task::Poll;
+
+use event_listener::{Event, EventListener};
+use event_listener_strategy::{EventListenerFuture, Strategy};
+
+use crate::heap::error::CountTooLarge;
+use crate::sync::atomic::{AtomicUsize, Ordering};
+
+/// Some waiter has registered a listener, so the terminal transition must notify.
+/// Without it, opening a latch nobody waited on skips `notify`, which would otherwise
+/// allocate the event's listener list on first use.
+const WAITING: usize = 1;
+/// The error is stored: the latch has failed for good (set only together with `FAILING`).
+const FAILED: usize = 1 << 2;
+/// The count lives above the flag bits (bit 1 is unused).
+const SHIFT: u32 = 3;
+/// One count, in state units.
+const ONE: usize = 1 << SHIFT;
+/// The count is stored biased by `BIAS`, so that a count-down which takes an open latch
+/// below zero (and puts it back) never wraps: an open latch with such dips in flight reads
+/// `BIAS - k * ONE`, still below every counting state.
+const BIAS: usize = 1 << (usize::BITS - 2);
+/// `fail` has claimed the latch: the count is frozen and the error is being stored. The
+/// top bit, above every biased count, so that a failing latch (even with refused
+/// count-downs dipping its count) is above every counting state.
+const FAILING: usize = 1 << (usize::BITS - 1);
+/// The lowest counting state: a count of one.
+const COUNTING_FROM: usize = BIAS + ONE;
+
+/// The largest count a latch can start with: `usize::MAX >> 5`, since the low three bits
+/// of the state word hold flags, the top bit marks a failing latch, and the bit below it
+/// biases the count so that "still counting" is one range compare.
+///
+/// # Examples
+///
+/// ```
+/// use tally_latch::{CountDownLatch, MAX_COUNT};
+///
+/// assert_eq!(MAX_COUNT, usize::MAX >> 5);
+/// assert_eq!(CountDownLatch::try_new(MAX_COUNT).unwrap().count(), MAX_COUNT);
+/// assert!(CountDownLatch::try_new(MAX_COUNT + 1).is_err());
+/// ```
+pub const MAX_COUNT: usize = usize::MAX >> (SHIFT + 2);
+
+/// How a latch ended: every latch ends in exactly one of these, once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Terminal {
+    /// The count reached zero.
+    Open,
+    /// A failure was recorded first.
+    Failed,
+}
+
+/// What a latch is doing now: still counting, failing (claimed, error not yet stored), or
+/// ended one way or the other. Every latch type's `Debug` prints this.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Status {
+    /// Above zero, not failed.
+    Counting,
+    /// A failure has claimed the latch and is being stored.
+    Failing,
+    /// The count reached zero.
+    Open,
+    /// A failure was recorded first.
+    Failed,
+}
+
+impl Status {
+    /// The lowercase word `Debug` prints.
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Self::Counting => "counting",
+            Self::Failing => "failing",
+            Self::Open => "open",
+            Self::Failed => "failed",
+        }
+    }
+}
+
+/// The count, the flags and the waiters of one latch.
+pub struct RawLatch {
+    /// `FAILING | (BIAS + count << SHIFT) | FAILED | WAITING`. `FAILING` and `FAILED` are
+    /// only ever set, never cleared. The count only goes down, except that a count-down
+    /// which finds the latch open or failing puts back the one it took: while it does, the
+    /// count may be one below its final value per such call in flight (below zero, it dips
+    /// under `BIAS`), and every reader treats that as the final value. So "zero" and
+    /// "failed" are final. Counting states are exactly `COUNTING_FROM..FAILING`.
+    state: AtomicUsize,
+    /// Woken once, with [`notify_all`](crate::heap::notify::notify_all), by the transition to
+    /// open or failed.
+    event: Event,
+    /// The user's name for this latch, in its `tracing` events and `Debug`; empty if unset.
+    /// Kept only under the `tracing` feature, so that a latch is two words without it.
+    #[cfg(feature = "tracing")]
+    pub(crate) label: &'static str,
+}
+
+impl RawLatch {
+    crate::sync::const_fn! {
+        /// `count`, or an error if it exceeds [`MAX_COUNT`]: the one check behind every
+        /// latch type's `new` and `try_new`. (It hands back the count, not a `RawLatch`: a
+        /// `const fn` cannot yet take a `Result` holding a type with drop glue apart.)
+        pub(crate) fn try_count(count: usize) -> Result<usize, CountTooLarge> {
+            if count > MAX_COUNT {
+                return Err(CountTooLarge { count });
+            }
+            Ok(count)
+        }
+    }
+
+    crate::sync::const_fn! {
+        /// A latch at `count`.
+        ///
+        /// # Panics
+        ///
+        /// If `count` exceeds [`MAX_COUNT`] (in a `static`, at compile time).
+        pub(crate) fn new(count: usize) -> Self {
+            let Ok(count) = Self::try_count(count) else {
+                panic!("latch count exceeds tally_latch::MAX_COUNT");
+            };
+            Self {
+                state: AtomicUsize::new(BIAS + (count << SHIFT)),
+                event: Event::new(),
+                #[cfg(feature = "tracing")]
+                label: "",
+            }
+        }
+    }
+
+    /// What the latch is doing now.
+    pub(crate) fn status(&self) -> Status {
+        // Acquire: as in `terminal`.
+        status_of(self.state.load(Ordering::Acquire))
+    }
+
+    /// The current count. It stops changing once the latch opens or fails, but for the dip
+    /// of a refused count-down on a failed latch, which lasts until that call returns.
+    pub(crate) fn count(&self) -> usize {
+        // Acquire: a caller that sees zero may act on what the counters published.
+        count_of(self.state.load(Ordering::Acquire))
+    }
+
+    /// How the latch ended, or `None` while it is still counting (or failing).
+    #[inline]
+    pub(crate) fn terminal(&self) -> Option<Terminal> {
+        // Acquire: pairs with the Release of the final count-down or of `FAILED`, so a
+        // waiter that returns sees everything the counters (or the failer) did before.
+        terminal_of(self.state.load(Ordering::Acquire))
+    }
+
+    /// Counts down by one unless the latch is already open or failing. When this call
+    /// counts, `then(remaining)` runs after the decrement and, if it opened the latch,
+    /// before the waiters are woken, so they see whatever `then` recorded. If `then`
+    /// panics on the opening count-down, the waiters are woken as the panic unwinds.
+    #[inline]
+    pub(crate) fn count_down_then(&self, then: impl FnOnce(usize)) -> bool {
+        // One unconditional read-modify-write: no compare-exchange loop to retry under
+        // contention. AcqRel: Release publishes this counter's work to the waiters the last
+        // count-down releases; Acquire pairs with a waiter's `WAITING` registration so its
+        // listener is visible to the `notify` below.
+        let state = self.state.fetch_sub(ONE, Ordering::AcqRel);
+        if !counting(state) {
+            // The latch is open or failing, and must not move: put the count back. Readers
+            // meanwhile see an open latch (any count at or below zero is zero) or a failing
+            // one (whose count no longer decides anything).
+            // Relaxed: nothing is published; as a read-modify-write it continues the release
+            // sequence of the transition that ended the latch.
+            self.state.fetch_add(ONE, Ordering::Relaxed);
+            return false;
+        }
+        // A counting state carries no flag but `WAITING`, so "this call opened the latch
+        // and someone waits" is one compare.
+        if state == COUNTING_FROM | WAITING {
+            // `then` is user code (an observer): if it panics, the guard still wakes every
+            // waiter of the latch that is now open.
+            crate::heap::notify::notify_all_after(&self.event, || then(0));
+        } else {
+            // In range, so no wrap: the count this call left.
+            then((state - COUNTING_FROM) >> SHIFT);
+        }
+        true
+    }
+
+    /// Fails the latch unless it is already open or failing: claims it, runs `store` (which
+    /// records the error), then publishes the failure and wakes every waiter. Returns
+    /// whether this call failed the latch; `store` runs only if it did.
+    pub(crate) fn fail_with(&self, store: impl FnOnce()) -> bool {
+        if !self.claim() {
+            return false;
+        }
+        store();
+        // AcqRel: Release publishes the stored error to waiters that see `FAILED`; Acquire
+        // pairs with a waiter's `WAITING` registration so its listener is visible to notify.
+        let state = self.state.fetch_or(FAILED, Ordering::AcqRel);
+        if state & WAITING != 0 {
+            crate::heap::notify::notify_all(&self.event);
+        }
+        true
+    }
+
+    /// Sets `FAILING` while the latch is still counting, which freezes the count. Returns
+    /// whether it did; `false` once the latch is open or failing, both final, so a stale
+    /// read of either is still right.
+    fn claim(&self) -> bool {
+        // Relaxed: only a first guess for the compare-exchange, which re-reads the word.
+        let mut state = self.state.load(Ordering::Relaxed);
+        loop {
+            if !counting(state) {
+                return false;
+            }
+            // Relaxed on success: the claim only decides which caller fails the latch; the
+            // error is published by the Release of `FAILED`. Relaxed on failure: the loop
+            // only retries with the value it read.
+            match self.state.compare_exchange_weak(
+                state,
+                state | FAILING,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return true,
+                Err(actual) => state = actual,
+            }
+        }
+    }
+
+    /// Registers `listener`'s interest and re-checks the state in one read-modify-write.
+    fn register(&self) -> Option<Terminal> {
+        // AcqRel: Release makes the listener just inserted visible to whichever terminal
+        // transition comes later in this word's modification order (that transition reads
+        // `WAITING` and notifies); Acquire as in `terminal` if the latch already ended.
+        terminal_of(self.state.fetch_or(WAITING, Ordering::AcqRel))
+    }
+}
+
+impl fmt::Debug for RawLatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let state = self.state.load(Ordering::Acquire);
+        let mut f = f.debug_struct("RawLatch");
+        // The label shows only once set, so unlabelled latches print as before.
+        #[cfg(feature = "tracing")]
+        if !self.label.is_empty() {
+            f.field("label", &self.label);
+        }
+        f.field("count", &count_of(state))
+            .field("status", &status_of(state).as_str())
+            .finish()
+    }
+}
+
+/// Whether a latch in `state` still counts: a count above zero, and not failing. One range
+/// compare, thanks to the bias: below are the open states (dips included), above the
+/// failing and failed ones.
+#[inline]
+fn counting(state: usize) -> bool {
+    state.wrapping_sub(COUNTING_FROM) < FAILING - COUNTING_FROM
+}
+
+/// The count in `state`, reading a count briefly below zero as zero.
+#[inline]
+fn count_of(state: usize) -> usize {
+    ((state & !FAILING).saturating_sub(BIAS)) >> SHIFT
+}
+
+#[inline]
+fn status_of(state: usize) -> Status {
+    if state & FAILED != 0 {
+        Status::Failed
+    } else if state & FAILING != 0 {
+        // Claimed but not yet stored. The count was above zero at the claim; it can only
+        // dip below that while a count-down puts it back, which must not read as open.
+        Status::Failing
+    } else if state < COUNTING_FROM {
+        Status::Open
+    } else {
+        Status::Counting
+    }
+}
+
+#[inline]
+fn terminal_of(state: usize) -> Option<Terminal> {
+    // The open check first, for the waits' fast path: below every counting state is only
+    // an open latch (a failing one has the top bit set).
+    if state < COUNTING_FROM {
+        Some(Terminal::Open)
+    } else if state & FAILED != 0 {
+        Some(Terminal::Failed)
+    } else {
+        None
+    }
+}
+
+/// How a wait reaches the state machine it waits on. The wait loop is generic over it, so
+/// it knows nothing of the latch types built on top (their futures hold a borrow or an
+/// `Arc` of the latch).
+pub(crate) trait RawHandle: Unpin {
+    /// The state machine.
+    fn raw(&self) -> &RawLatch;
+}
+
+/// The wait loop, written once: every async, blocking and timed wait, borrowed or owned,
+/// drives this future with its own [`Strategy`].
+pub(crate) struct RawWait<H: RawHandle> {
+    handle: H,
+    listener: Option<EventListener>,
+}
+
+impl<H: RawHandle> RawWait<H> {
+    /// A wait on `handle`'s latch that has not registered yet.
+    #[inline]
+    pub(crate) fn new(handle: H) -> Self {
+        Self {
+            handle,
+            listener: None,
+        }
+    }
+
+    /// What this future waits through.
+    #[inline]
+    pub(crate) fn handle(&self) -> &H {
+        &self.handle
+    }
+
+    /// The state machine this future waits on.
+    #[inline]
+    pub(crate) fn latch(&self) -> &RawLatch {
+        self.handle.raw()
+    }
+
+    /// Gives up the listener, if any: a wait that has finished holds no listener, so it
+    /// can neither swallow nor receive a wake-up, whether or not it is dropped.
+    #[inline]
+    pub(crate) fn release(&mut self) {
+        // Taken here, inline, so the compiler sees the slot empty afterwards and drops no
+        // listener twice; the release itself is out of line. The common case (a wait that
+        // never registered) costs a compare.
+        if let Some(listener) = self.listener.take() {
+            crate::heap::notify::release(listener);
+        }
+    }
+}
+
+impl<H: RawHandle> Drop for RawWait<H> {
+    #[inline]
+    fn drop(&mut self) {
+        // A waker may drop a pending wait of the latch that is waking it (an inline-polled
+        // `select`); `release` keeps that from re-taking the waiter list's lock.
+        self.release();
+    }
+}
+
+impl<H: RawHandle> EventListenerFuture for RawWait<H> {
+    type Output = Terminal;
+
+    #[inline]
+    fn poll_with_strategy<'a, S: Strategy<'a>>(
+        self: Pin<&mut Self>,
+        strategy: &mut S,
+        context: &mut S::Context,
+    ) -> Poll<Terminal> {
+        let this = self.get_mut();
+        loop {
+            // Fast path: an ended latch answers with one load and no allocation.
+            if let Some(terminal) = this.latch().terminal() {
+                // `release` checks first, so the common first-poll case skips the drop glue.
+                this.release();
+                return Poll::Ready(terminal);
+            }
+            if this.listener.is_none() {
+                // No wake-up can be lost: the listener is inserted before `register` sets
+                // `WAITING` with a read-modify-write. If the terminal transition comes
+                // first in the word's order, `register` sees it and we return; if it comes
+                // later, it sees `WAITING` and notifies every listener, this one included.
+                this.listener = Some(this.latch().event.listen());
+                if let Some(terminal) = this.latch().register() {
+                    this.release();
+                    return Poll::Ready(terminal);
+                }
+            }
+            // Only a terminal transition notifies, and it notifies everyone, so a dropped
+            // waiter has no wake-up to pass on. The loop re-checks all the same.
+            core::task::ready!(strategy.poll(&mut this.listener, context));
+        }
+    }
+}
+
+impl<H: RawHandle> fmt::Debug for RawWait<H> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Wait").finish_non_exhaustive()
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    /// Every state a latch of `count` can be in, with `dips` refused count-downs in flight.
+    fn states(count: usize, dips: usize) -> [usize; 4] {
+        let word = BIAS + (count << SHIFT) - dips * ONE;
+        [
+            word,
+            word | WAITING,
+            word | FAILING,
+            word | FAILING | FAILED | WAITING,
+        ]
+    }
+
+    #[test]
+    fn counting_is_exactly_a_count_above_zero_and_not_failing() {
+        for count in [1, 2, MAX_COUNT - 1, MAX_COUNT] {
+            let [plain, waiting, failing, failed] = states(count, 0);
+            assert!(counting(plain) && counting(waiting), "count {count}");
+            assert!(!counting(failing) && !counting(failed), "count {count}");
+            assert_eq!(status_of(plain), Status::Counting);
+            assert_eq!(status_of(failing), Status::Failing);
+            assert_eq!(status_of(failed), Status::Failed);
+            assert_eq!(count_of(plain), count);
+            assert_eq!(count_of(failed), count);
+        }
+        let [open, waiting, ..] = states(0, 0);
+        assert!(!counting(open) && !counting(waiting));
+        assert_eq!(status_of(waiting), Status::Open);
+    }
+
+    /// Refused count-downs in flight take an open latch, or a failing one, below zero for
+    /// a moment: it must still read as open (or failing) with a count of zero, never as
+    /// counting.
+    #[test]
+    fn dips_below_zero_never_read_as_counting() {
+        for dips in [1, 2, 1000] {
+            let [open, waiting, ..] = states(0, dips);
+            assert!(!counting(open) && !counting(waiting));
+            assert_eq!(status_of(open), Status::Open);
+            assert_eq!(count_of(waiting), 0);
+            let [_, _, failing, failed] = states(1, dips + 1);
+            assert!(!counting(failing) && !counting(failed));
+            assert_eq!(status_of(failing), Status::Failing);
+            assert_eq!(status_of(failed), Status::Failed);
+            assert_eq!(count_of(failing), 0);
+        }
+    }
+
+    #[test]
+    fn count_check_lives_once() {
+        assert_eq!(RawLatch::try_count(MAX_COUNT), Ok(MAX_COUNT));
+        assert_eq!(
+            RawLatch::try_count(MAX_COUNT + 1),
+            Err(CountTooLarge {
+                count: MAX_COUNT + 1
+            })
+        );
+        let latch = RawLatch::new(MAX_COUNT);
+        assert!(latch.count_down_then(|remaining| assert_eq!(remaining, MAX_COUNT - 1)));
+        assert_eq!(latch.status(), Status::Counting);
+    }
+
+    #[test]
+    fn status_follows_the_latch() {
+        let latch = RawLatch::new(1);
+        assert_eq!(latch.status(), Status::Counting);
+        assert!(latch.count_down_then(|remaining| assert_eq!(remaining, 0)));
+        assert_eq!(latch.status(), Status::Open);
+        assert!(!latch.count_down_then(|_| unreachable!("refused")));
+        assert_eq!(latch.count(), 0);
+        let failed = RawLatch::new(2);
+        assert!(failed.fail_with(|| ()));
+        assert_eq!(failed.status(), Status::Failed);
+        assert!(!failed.count_down_then(|_| unreachable!("refused")));
+        assert_eq!(failed.count(), 2);
+    }
+}
