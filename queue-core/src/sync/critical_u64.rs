@@ -59,11 +59,6 @@ impl AtomicU64 {
     }
 
     #[inline]
-    pub(crate) fn fetch_sub(&self, value: u64, _: Ordering) -> u64 {
-        self.update(|old| old.wrapping_sub(value))
-    }
-
-    #[inline]
     pub(crate) fn fetch_or(&self, value: u64, _: Ordering) -> u64 {
         self.update(|old| old | value)
     }
