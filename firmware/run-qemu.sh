@@ -33,7 +33,7 @@ heap)
         "queue: shutdown refused a put and returned item 20"
         "ledger: accepted=20 buffered=0 in_flight=0 succeeded=13 rejected=4 uncertain=2 abandoned=1 discarded=0"
         "ledger: identity holds"
-        "storm: every item taken once, both ledgers settled"
+        "storm: every item taken once, all three ledgers settled"
         "firmware: ok"
     )
     ;;
