@@ -61,6 +61,12 @@ impl<T> Lane<T> {
     /// Puts a returned item at the back of the lane, or hands it back if the lane is
     /// closed.
     pub(crate) fn push(&self, returned: Returned<T>) -> Result<(), Returned<T>> {
+        // A closed lane refuses before it counts: a refused item never left flight, so no
+        // ledger snapshot may count it buffered. (A push racing the close itself may still
+        // be counted for that moment, as any item on its way in is.)
+        if self.items.is_closed() {
+            return Err(returned);
+        }
         // Release: a ledger snapshot that acquires this count sees the item's take (it
         // happened before the item came back), so the snapshot counts no returned item it
         // has not seen taken (see `tally.rs`). The push carries the item's own ordering,
