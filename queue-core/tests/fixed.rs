@@ -465,7 +465,8 @@ fn a_getter_that_comes_straight_back_does_not_starve_the_other() {
 
 #[test]
 fn a_waker_may_call_back_into_the_queue() {
-    let queue: &'static FixedQueue<u8, 4> = Box::leak(Box::new(FixedQueue::new()));
+    static QUEUE: FixedQueue<u8, 4> = FixedQueue::new();
+    let queue = &QUEUE;
     let reentrant = waker_fn(move || {
         // Runs inside the `try_put` that woke it.
         let _ = queue.try_put(99);
@@ -583,7 +584,8 @@ fn threads_lose_and_duplicate_nothing() {
     const PRODUCERS: usize = 2;
     const CONSUMERS: usize = 2;
     let per_producer = scaled(2_000, 30) as u32;
-    let queue: &'static FixedQueue<u32, 4, 2> = Box::leak(Box::new(FixedQueue::new()));
+    static QUEUE: FixedQueue<u32, 4, 2> = FixedQueue::new();
+    let queue = &QUEUE;
     let seen = within(60, move || {
         std::thread::scope(|s| {
             let consumers: Vec<_> = (0..CONSUMERS)
@@ -653,7 +655,7 @@ fn threads_lose_and_duplicate_nothing() {
 #[test]
 fn shutdown_now_racing_gets_hands_each_item_out_once() {
     for _ in 0..scaled(50, 3) {
-        let queue: &'static FixedQueue<u32, 8, 2> = Box::leak(Box::new(FixedQueue::new()));
+        let queue = &FixedQueue::<u32, 8, 2>::new();
         for item in 0..8 {
             queue.try_put(item).unwrap();
         }
