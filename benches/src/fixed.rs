@@ -8,11 +8,12 @@
 //! then `wait` for a wait on an open latch.
 //!
 //! The queue (`tally_queue::fixed::FixedQueue`) against embassy-sync's `Channel`, heapless's
-//! `spsc::Queue` and the heap `Queue`, all of capacity 16 (heapless's holds 15): `floor`
-//! is one message through each with nobody waiting (ours: `try_put` + `try_get` +
-//! `succeed`; the `Channel`: `try_send` + `try_receive`; heapless: `enqueue` + `dequeue`
-//! on its split halves), `handoff` one message to a receiver that waits for it (it parks,
-//! the send wakes it, its next poll takes the message; heapless has no waiting side).
+//! `spsc::Queue` and `mpmc::Queue` and the heap `Queue`, all of capacity 16 (heapless's
+//! `spsc` holds 15): `floor` is one message through each with nobody waiting (ours:
+//! `try_put` + `try_get` + `succeed`; the `Channel`: `try_send` + `try_receive`; heapless:
+//! `enqueue` + `dequeue`, on the split halves for `spsc`), `handoff` one message to a
+//! receiver that waits for it (it parks, the send wakes it, its next poll takes the
+//! message; heapless has no waiting side).
 //!
 //! `-cs` rows lock a `CriticalSectionRawMutex` (on the host: critical-section's `std`
 //! implementation, a process-wide mutex; on a single-core microcontroller: masking
@@ -51,6 +52,7 @@ pub const NAMES: &[&str] = &[
     "noalloc/queue_floor/channel-cs",
     "noalloc/queue_floor/channel-noop",
     "noalloc/queue_floor/heapless-spsc",
+    "noalloc/queue_floor/heapless-mpmc",
     "noalloc/queue_handoff/fixed",
     "noalloc/queue_handoff/alloc-queue",
     "noalloc/queue_handoff/channel-cs",
@@ -184,6 +186,17 @@ pub fn run(name: &str, n: u64) -> bool {
             for value in 0..n {
                 black_box(&mut producer).enqueue(value).expect("room");
                 black_box(black_box(&mut consumer).dequeue().expect("an item"));
+            }
+        }
+        "noalloc/queue_floor/heapless-mpmc" => {
+            // Deprecated by heapless as not lock-free under preemption; here a single-thread
+            // peer for the cost of a message.
+            #[expect(deprecated)]
+            let queue = heapless::mpmc::Queue::<u64, CAPACITY>::new();
+            for value in 0..n {
+                let queue = black_box(&queue);
+                queue.enqueue(value).expect("room");
+                black_box(queue.dequeue().expect("an item"));
             }
         }
         "noalloc/queue_handoff/fixed" => {
