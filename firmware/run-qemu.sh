@@ -33,7 +33,7 @@ heap)
         "queue: shutdown refused a put and returned item 20"
         "ledger: accepted=20 buffered=0 in_flight=0 succeeded=13 rejected=4 uncertain=2 abandoned=1 discarded=0"
         "ledger: identity holds"
-        "storm: every item taken once, both ledgers settled"
+        "storm: every item taken once, all three ledgers settled"
         "firmware: ok"
     )
     ;;
@@ -47,6 +47,8 @@ noalloc)
         "tracking: timed out waiting for: sensor"
         "tracking: ready latch open after the stalled counter reported, pending []"
         "failable: link latch failed from an interrupt: crc error in frame 3"
+        "queue: FixedQueue<u32, 16, 2> in a static, 512 bytes"
+        "queue: ledger accepted=24 buffered=0 in_flight=0 succeeded=17 rejected=4 uncertain=2 abandoned=1 discarded=0"
         "firmware-noalloc: ok"
     )
     ;;

@@ -338,7 +338,7 @@ async fn main(spawner: Spawner) {
     hprintln!("queue: every item delivered exactly once");
     hprintln!("heap: {} bytes in use", heap::heap_used());
 
-    // 5. Both queue engines under an interrupt storm.
+    // 5. Both queue engines and the fixed queue under an interrupt storm.
     storm::run(&mut core.NVIC);
     hprintln!("firmware: ok");
     board::exit(true)

@@ -1,15 +1,17 @@
-//! An interrupt storm over two queues: thread mode and an interrupt handler put into, take
-//! from and resolve on the same queues while the handler preempts thread mode thousands of
-//! times, at whatever instruction thread mode has reached.
+//! An interrupt storm over three queues: thread mode and an interrupt handler put into,
+//! take from and resolve on the same queues while the handler preempts thread mode
+//! thousands of times, at whatever instruction thread mode has reached.
 //!
 //! The CMSDK timer 0 of the MPS2 board fires every [`PERIOD_CYCLES`] core cycles. Thread
 //! mode loops over `try_put`, `try_get` and `succeed` on both queues until the handler has
 //! run [`INTERRUPTS`] times. The handler puts, takes and resolves one item per queue per
-//! interrupt. One queue is bounded at [`CAPACITY`] (the ring engine, wrapping every few
-//! items, kept full), the other unbounded (the growable engine). An operation that waited for the one it interrupted
-//! would never return: the watchdog in the SysTick handler, which preempts this one, ends
-//! the run. Afterwards every item put must have been taken once, and each queue's ledger
-//! must be settled with every item succeeded.
+//! interrupt. One heap queue is bounded at [`CAPACITY`] (the ring engine, wrapping every
+//! few items, kept full), another unbounded (the growable engine), and a `FixedQueue` of
+//! the same capacity lives in a `static` (its ring, kept full, and its waiter counts). An
+//! operation that waited for the one it interrupted would never return: the watchdog in the
+//! SysTick handler, which preempts this one, ends the run. Afterwards every item put must
+//! have been taken once, and each queue's ledger must be settled with every item
+//! succeeded.
 
 use core::cell::Cell;
 use core::sync::atomic::{AtomicU32, Ordering};
@@ -19,7 +21,8 @@ use cortex_m::interrupt::InterruptNumber;
 use cortex_m::peripheral::NVIC;
 use cortex_m_semihosting::hprintln;
 use critical_section::Mutex;
-use tally_queue::{Queue, TryPutError};
+use tally_queue::fixed::FixedQueue;
+use tally_queue::{Ledger, Queue, TryPutError};
 
 /// The timer's interrupt line on the MPS2 AN386 board.
 pub const IRQ: i16 = 8;
@@ -36,10 +39,10 @@ const PERIOD_CYCLES: u32 = 500;
 const INTERRUPTS: u32 = 20_000;
 /// The bound of the ring queue.
 const CAPACITY: usize = 4;
-/// Puts per get in thread mode, for each queue: the ring queue stays full, so a put finds
+/// Puts per get in thread mode, for each queue: the ring queues stay full, so a put finds
 /// its slot still being emptied and a get finds one still being filled; the growable one
 /// stays near empty, as the heap is small.
-const PUTS_PER_GET: [u32; 2] = [2, 1];
+const PUTS_PER_GET: [u32; 3] = [2, 1, 2];
 /// Below SysTick's priority (0), so the watchdog preempts a handler that hangs.
 const PRIORITY: u8 = 0xf0;
 /// Items the handler puts are numbered from here; thread mode's from 0.
@@ -55,11 +58,62 @@ unsafe impl InterruptNumber for Timer0 {
     }
 }
 
+/// The queue with no heap, bounded at [`CAPACITY`].
+static FIXED: FixedQueue<u32, CAPACITY> = FixedQueue::new();
+
+/// The calls the storm makes, on either tier.
+trait StormQueue: Sync {
+    fn try_put(&self, item: u32) -> Result<(), TryPutError<u32>>;
+    /// Takes one item if there is one, resolves it as succeeded and returns it.
+    fn take_and_succeed(&self) -> Option<u32>;
+    fn shutdown(&self);
+    fn ledger(&self) -> Ledger;
+}
+
+impl StormQueue for Queue<u32> {
+    fn try_put(&self, item: u32) -> Result<(), TryPutError<u32>> {
+        Queue::try_put(self, item).map(drop)
+    }
+
+    fn take_and_succeed(&self) -> Option<u32> {
+        let delivery = self.try_get().ok()?;
+        let item = *delivery;
+        delivery.succeed();
+        Some(item)
+    }
+
+    fn shutdown(&self) {
+        Queue::shutdown(self);
+    }
+
+    fn ledger(&self) -> Ledger {
+        Queue::ledger(self)
+    }
+}
+
+impl StormQueue for FixedQueue<u32, CAPACITY> {
+    fn try_put(&self, item: u32) -> Result<(), TryPutError<u32>> {
+        FixedQueue::try_put(self, item).map(drop)
+    }
+
+    fn take_and_succeed(&self) -> Option<u32> {
+        Some(self.try_get().ok()?.succeed())
+    }
+
+    fn shutdown(&self) {
+        FixedQueue::shutdown(self);
+    }
+
+    fn ledger(&self) -> Ledger {
+        FixedQueue::ledger(self)
+    }
+}
+
 /// The queues under the storm, and what each side did to them.
 struct Storm {
-    queues: [Queue<u32>; 2],
-    thread: [Side; 2],
-    interrupt: [Side; 2],
+    queues: [&'static dyn StormQueue; 3],
+    thread: [Side; 3],
+    interrupt: [Side; 3],
 }
 
 /// One side's record for one queue: items put and taken, and the sums of their numbers
@@ -75,10 +129,10 @@ struct Side {
 
 impl Side {
     /// Offers `item`; counts it if accepted, and a refusal as full.
-    fn put(&self, queue: &Queue<u32>, item: u32) -> bool {
+    fn put(&self, queue: &dyn StormQueue, item: u32) -> bool {
         // Relaxed (all): counted by one context at a time, read after the storm ended.
         match queue.try_put(item) {
-            Ok(_id) => {
+            Ok(()) => {
                 self.put.fetch_add(1, Ordering::Relaxed);
                 self.put_sum.fetch_add(item, Ordering::Relaxed);
                 true
@@ -92,14 +146,13 @@ impl Side {
     }
 
     /// Takes one item if there is one and resolves it as succeeded.
-    fn take(&self, queue: &Queue<u32>) -> bool {
-        let Ok(delivery) = queue.try_get() else {
+    fn take(&self, queue: &dyn StormQueue) -> bool {
+        let Some(item) = queue.take_and_succeed() else {
             return false;
         };
         // Relaxed (both): as in `put`.
         self.taken.fetch_add(1, Ordering::Relaxed);
-        self.taken_sum.fetch_add(*delivery, Ordering::Relaxed);
-        delivery.succeed();
+        self.taken_sum.fetch_add(item, Ordering::Relaxed);
         true
     }
 }
@@ -110,11 +163,12 @@ static HANDLED: AtomicU32 = AtomicU32::new(0);
 
 /// Runs the storm and checks its outcome; fails the run on any difference.
 pub fn run(nvic: &mut NVIC) {
+    let heap: &'static [Queue<u32>; 2] = Box::leak(Box::new([
+        Queue::bounded(CAPACITY).expect("non-zero capacity"),
+        Queue::unbounded(),
+    ]));
     let storm: &'static Storm = Box::leak(Box::new(Storm {
-        queues: [
-            Queue::bounded(CAPACITY).expect("non-zero capacity"),
-            Queue::unbounded(),
-        ],
+        queues: [&heap[0], &heap[1], &FIXED],
         thread: Default::default(),
         interrupt: Default::default(),
     }));
@@ -132,7 +186,7 @@ pub fn run(nvic: &mut NVIC) {
     let mut next = 0;
     // Relaxed: a count; the handler's work is read below only after it is masked.
     while HANDLED.load(Ordering::Relaxed) < INTERRUPTS {
-        for ((queue, side), puts) in storm.queues.iter().zip(&storm.thread).zip(PUTS_PER_GET) {
+        for ((&queue, side), puts) in storm.queues.iter().zip(&storm.thread).zip(PUTS_PER_GET) {
             for _ in 0..puts {
                 if side.put(queue, next) {
                     next += 1;
@@ -146,7 +200,7 @@ pub fn run(nvic: &mut NVIC) {
     // SAFETY: as above; the interrupt is masked.
     unsafe { core::ptr::write_volatile(CTRL as *mut u32, 0) };
 
-    for (index, queue) in storm.queues.iter().enumerate() {
+    for (index, &queue) in storm.queues.iter().enumerate() {
         let thread = &storm.thread[index];
         let interrupt = &storm.interrupt[index];
         while thread.take(queue) {}
@@ -154,13 +208,15 @@ pub fn run(nvic: &mut NVIC) {
         check(index, thread, interrupt, queue);
     }
     hprintln!(
-        "storm: {} interrupts; ring queue {} items, {} puts refused as full; growable queue {} items",
+        "storm: {} interrupts; ring queue {} items, {} puts refused as full; growable queue {} items; fixed queue {} items, {} puts refused as full",
         HANDLED.load(Ordering::Relaxed),
         count(&storm.thread[0].put) + count(&storm.interrupt[0].put),
         count(&storm.thread[0].full) + count(&storm.interrupt[0].full),
         count(&storm.thread[1].put) + count(&storm.interrupt[1].put),
+        count(&storm.thread[2].put) + count(&storm.interrupt[2].put),
+        count(&storm.thread[2].full) + count(&storm.interrupt[2].full),
     );
-    hprintln!("storm: every item taken once, both ledgers settled");
+    hprintln!("storm: every item taken once, all three ledgers settled");
 }
 
 /// The timer's interrupt: clears it, then takes one item from each queue and puts one.
@@ -172,7 +228,7 @@ pub fn on_interrupt() {
     };
     // Relaxed: only this handler writes it, and it does not preempt itself.
     let handled = HANDLED.fetch_add(1, Ordering::Relaxed);
-    for (queue, side) in storm.queues.iter().zip(&storm.interrupt) {
+    for (&queue, side) in storm.queues.iter().zip(&storm.interrupt) {
         side.take(queue);
         side.put(queue, INTERRUPT_ITEMS + handled);
     }
@@ -180,7 +236,7 @@ pub fn on_interrupt() {
 
 /// Checks queue `index` once drained and shut down: every item put was taken once (count
 /// and sum of numbers), and the ledger has them all succeeded.
-fn check(index: usize, thread: &Side, interrupt: &Side, queue: &Queue<u32>) {
+fn check(index: usize, thread: &Side, interrupt: &Side, queue: &dyn StormQueue) {
     let put = count(&thread.put) + count(&interrupt.put);
     let taken = count(&thread.taken) + count(&interrupt.taken);
     let put_sum = count(&thread.put_sum).wrapping_add(count(&interrupt.put_sum));

@@ -88,6 +88,7 @@ macro_rules! put_error {
         impl<T> core::error::Error for $Name<T> {}
     };
 }
+pub(crate) use put_error;
 
 put_error! {
     /// [`Queue::try_put`](crate::Queue::try_put) refused the item; it comes back inside.

@@ -41,6 +41,10 @@
 //!   `start_send` can hand back neither the accepted item's [`JobId`] nor a refused item
 //!   with its reason, and those are what a put here is for; `put` stays the producer's verb.
 //!
+//! [`fixed::FixedQueue`] is the same queue with no heap, for firmware: a `const` queue in a
+//! `static` with room for `N` items and `W` waiters of each kind, fed from interrupt
+//! handlers, on the same engine (see [`fixed`] for what it keeps and what it leaves out).
+//!
 //! The verbs follow CPython 3.13's `asyncio.Queue`, and close the holes it leaves: items
 //! drained by an immediate shutdown come back to the caller, acknowledgements are tied to
 //! deliveries and carry outcomes, `join` is level-triggered, and a getter woken just before
@@ -125,6 +129,9 @@
 //!
 //! - `std` (default): the `_blocking` methods. (The error types implement
 //!   `core::error::Error`, which is `std::error::Error`, with or without `std`.)
+//! - `alloc` (default, implied by `std`): [`Queue`] and everything around it. Without it
+//!   only the [`fixed`] tier is built, and nothing links the `alloc` crate, so firmware
+//!   with no global allocator can use [`fixed::FixedQueue`].
 //! - `critical-section`: makes the queue safe to use from interrupt handlers. Embedded
 //!   users need it; provide a `critical-section` implementation for the target. With it:
 //!   - event-listener takes a critical section where it would take a spinlock;
@@ -148,7 +155,8 @@
 //!   [`metrics`](https://docs.rs/metrics) facade, and each delivery's time in flight is
 //!   recorded as it ends (see [the names](#metrics)). Off, none of this is compiled.
 //!
-//! Without `std` the crate needs `alloc` (a global allocator at link time).
+//! [`Queue`] without `std` needs `alloc` (a global allocator at link time); the [`fixed`]
+//! tier needs neither.
 //!
 //! # Tracing events
 //!
@@ -177,6 +185,10 @@
 //! Events for one job are emitted by the threads that move it, so a subscriber on several
 //! threads can receive `job delivered` just before the `job accepted` of the same id.
 //!
+//! A [`fixed::FixedQueue`] emits the events of what it does: `job accepted`, `job
+//! delivered` (attempt 1), `job ended`, `job abandoned`, `job discarded` (as its drain
+//! hands each item out), `queue drained` and `queue shut down`.
+//!
 //! # Metrics
 //!
 //! With the `metrics` feature, through the `metrics` facade, every name carrying the label
@@ -184,8 +196,7 @@
 //! are set from a [`Ledger`] snapshot by [`Queue::record_metrics`] (call it before a
 //! scrape renders them, or on a timer), so they equal the ledger at that instant and cost
 //! a job nothing; the histograms are recorded as each item is taken and as each delivery
-//! ends (one clock read per put, return, take and ending). The Redis queue uses
-//! the same names.
+//! ends (one clock read per put, return, take and ending).
 //!
 //! | name | kind | labels | figure |
 //! |---|---|---|---|
@@ -219,10 +230,12 @@
 //! | `engine/` | the raw queue: every atomic of the queue's state and every place an item can be (buffer, lane, tally, lifecycle); its module docs state the invariants | `wait/`, `sync/` |
 //! | `wait/` | waiter classes, their counts and turns, relays, the registration every wait polls through, deadlines | `sync/` |
 //! | `sync/` | the atomics (core, portable-atomic, loom), critical sections, backoff | |
+//! | `fixed/` | the no-heap tier: [`fixed::FixedQueue`] and its handles over the ring (inline), the tally and the waiter fields, with waiter slots of its own | `engine/buffer/`, `engine/tally.rs`, `wait/`, `sync/` |
 //!
 //! `ledger.rs`, `job_id.rs`, `outcome.rs`, `error.rs`, `events.rs` (tracing) and
 //! `unwind.rs` are leaves any layer may use. `unsafe` is allowed in one module,
-//! `engine/buffer/ring.rs`.
+//! `engine/buffer/ring.rs`. Without `alloc`, only the parts of `engine/` and `wait/` that
+//! `fixed/` uses are built.
 #![no_std]
 // A `no_std` crate: name `core` and `alloc` items by their own paths, so the crate builds
 // without `std` (the workspace's std-only crates need no such rule).
@@ -237,52 +250,110 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![cfg_attr(docsrs, doc(auto_cfg(hide(loom))))]
 
+#[cfg(feature = "alloc")]
 extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
 
+/// Declares a `const fn`, except under `cfg(loom)`, whose atomics are not `const`.
+macro_rules! const_fn {
+    ($(#[$attr:meta])* $vis:vis fn $name:ident($($arg:ident: $ty:ty),*) -> $ret:ty $body:block) => {
+        #[cfg(not(loom))]
+        $(#[$attr])*
+        $vis const fn $name($($arg: $ty),*) -> $ret $body
+
+        #[cfg(loom)]
+        $(#[$attr])*
+        $vis fn $name($($arg: $ty),*) -> $ret $body
+    };
+}
+pub(crate) use const_fn;
+
+#[cfg(feature = "alloc")]
 mod engine;
+/// Without `alloc`: the parts of the engine the fixed tier runs on (the ring and the
+/// ledger's counters), from the same files; what only the heap queue uses of them is dead
+/// code here.
+#[cfg(not(feature = "alloc"))]
+#[allow(dead_code)]
+mod engine {
+    pub(crate) mod buffer {
+        pub(crate) mod moves;
+        #[allow(unsafe_code)]
+        pub(crate) mod ring;
+    }
+    pub(crate) mod tally;
+}
 mod error;
+// Without `alloc`, the events of the heap queue's policies and guards go unused.
+#[cfg_attr(not(feature = "alloc"), allow(dead_code))]
 mod events;
+#[cfg(feature = "alloc")]
 mod face;
+#[cfg(feature = "alloc")]
 mod fate;
+pub mod fixed;
+#[cfg(feature = "alloc")]
 mod handle;
 mod job_id;
 mod ledger;
 #[cfg(feature = "metrics")]
 mod metrics;
 mod outcome;
+#[cfg(feature = "alloc")]
 mod queue;
 mod sync;
 mod unwind;
+#[cfg(feature = "alloc")]
 mod wait;
+/// Without `alloc`: the parts of `wait/` the fixed tier uses (the waiter fields, the
+/// turns, the deadline race), from the same files; what only the heap queue uses of them
+/// is dead code here.
+#[cfg(not(feature = "alloc"))]
+#[allow(dead_code)]
+mod wait {
+    pub(crate) mod counted;
+    pub(crate) mod deadline;
+    pub(crate) mod turns;
+    pub(crate) mod wake;
+}
 
 pub use crate::error::{
     GetError, GetTimeoutError, JoinTimedOut, PutError, PutTimeoutError, TryGetError, TryPutError,
     ZeroCapacity,
 };
+#[cfg(feature = "alloc")]
 pub use crate::face::shutdown_until::Closed;
+#[cfg(feature = "alloc")]
 pub use crate::face::stream::Deliveries;
-#[cfg(target_has_atomic = "ptr")]
+#[cfg(all(feature = "alloc", target_has_atomic = "ptr"))]
 pub use crate::face::stream::OwnedDeliveries;
+#[cfg(feature = "alloc")]
 pub use crate::fate::backoff::{Backoff, Jitter};
+#[cfg(feature = "alloc")]
 pub use crate::fate::dead_letter::{DeadLetter, DeadReason};
+#[cfg(feature = "alloc")]
 pub use crate::fate::journal::{JobEvent, Journal};
+#[cfg(feature = "alloc")]
 pub use crate::fate::policy::{AbandonPolicy, ZeroAttempts};
 #[cfg(feature = "std")]
 pub use crate::fate::record::{JobState, Record};
+#[cfg(feature = "alloc")]
 pub use crate::handle::delivery::Delivery;
-#[cfg(target_has_atomic = "ptr")]
+#[cfg(all(feature = "alloc", target_has_atomic = "ptr"))]
 pub use crate::handle::delivery::OwnedDelivery;
-#[cfg(target_has_atomic = "ptr")]
+#[cfg(all(feature = "alloc", target_has_atomic = "ptr"))]
 pub use crate::handle::producer::OwnedProducer;
+#[cfg(feature = "alloc")]
 pub use crate::handle::producer::Producer;
-#[cfg(target_has_atomic = "ptr")]
+#[cfg(all(feature = "alloc", target_has_atomic = "ptr"))]
 pub use crate::handle::worker::OwnedWorker;
+#[cfg(feature = "alloc")]
 pub use crate::handle::worker::Worker;
 pub use crate::job_id::JobId;
 pub use crate::ledger::Ledger;
 pub use crate::outcome::Outcome;
+#[cfg(feature = "alloc")]
 pub use crate::queue::Queue;
 
 /// The named futures returned by [`Queue`]'s waiting methods.
@@ -298,21 +369,27 @@ pub use crate::queue::Queue;
 /// futures_lite::future::block_on(put).unwrap();
 /// ```
 pub mod futures {
+    #[cfg(feature = "alloc")]
     pub use crate::face::get::Get;
-    #[cfg(target_has_atomic = "ptr")]
+    #[cfg(all(feature = "alloc", target_has_atomic = "ptr"))]
     pub use crate::face::get::GetOwned;
+    #[cfg(feature = "alloc")]
     pub use crate::face::join::Join;
+    #[cfg(feature = "alloc")]
     pub use crate::face::put::Put;
+    #[cfg(feature = "alloc")]
     pub use crate::face::retry_at::RetryAt;
-    #[cfg(target_has_atomic = "ptr")]
+    #[cfg(all(feature = "alloc", target_has_atomic = "ptr"))]
     pub use crate::face::retry_at::RetryAtOwned;
+    #[cfg(feature = "alloc")]
     pub use crate::face::shutdown_until::ShutdownUntil;
+    #[cfg(feature = "alloc")]
     pub use crate::fate::cancel::Cancelled;
     pub use crate::wait::deadline::Until;
 }
 
 /// Compile-time checks of the documented auto traits.
-#[cfg(not(loom))]
+#[cfg(all(feature = "alloc", not(loom)))]
 const _: () = {
     use core::cell::Cell;
 

@@ -1154,3 +1154,24 @@ fn held_retry_let_go_vs_getter_vs_ledger() {
         assert_eq!(queue.join_blocking().succeeded, 1);
     });
 }
+
+/// A get woken for an item and dropped before it ran passes its turn on while a second get
+/// registers: the second get always gets the item. (The turn is revoked before the hand-off
+/// looks for a listener: revoked after, the second get's re-check could still see the item
+/// kept, and it would sleep with nobody left to wake it.)
+#[test]
+fn woken_get_dropped_while_another_registers() {
+    loom::model(|| {
+        let queue = Arc::new(Queue::<u8>::bounded(2).unwrap());
+        let mut leaver = Box::pin(queue.get());
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        assert!(std::future::Future::poll(leaver.as_mut(), &mut cx).is_pending());
+        let waiter = {
+            let queue = Arc::clone(&queue);
+            thread::spawn(move || queue.get_blocking().unwrap().succeed())
+        };
+        queue.try_put(1).unwrap();
+        drop(leaver);
+        assert_eq!(waiter.join().unwrap(), 1);
+    });
+}

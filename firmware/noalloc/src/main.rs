@@ -1,12 +1,14 @@
-//! The fixed latches of tally-latch under an embassy executor, on an emulated Cortex-M4,
-//! with no heap: no `#[global_allocator]`, no `alloc` crate, tally-latch built without its
-//! `alloc` feature. Everything lives in `static`s.
+//! The fixed latches of tally-latch and the fixed queue of tally-queue under an embassy
+//! executor, on an emulated Cortex-M4, with no heap: no `#[global_allocator]`, no `alloc`
+//! crate, tally-latch and tally-queue built without their `alloc` features. Everything
+//! lives in `static`s.
 //!
 //! The SysTick interrupt is the "hardware". On every tick its handler counts down
 //! [`BOOT`]; at [`TIMER_REPORT_TICK`] it reports the `timer` counter of [`READY`]; from
 //! [`LINK_FROM_TICK`] it counts down [`LINK`] once per tick for [`LINK_GOOD_FRAMES`] ticks
 //! and then pends PendSV, whose handler fails [`LINK`] with a CRC error: a failure raised in
-//! an interrupt.
+//! an interrupt. From [`JOBS_FROM_TICK`] it puts one job per tick into [`JOBS`], then shuts
+//! the queue down.
 //!
 //! In thread mode, embassy tasks wait on the latches. The main task checks each result,
 //! prints it over semihosting and ends the QEMU run with success or failure:
@@ -14,7 +16,10 @@
 //!    `NoWaiterSlot` at once; the interrupt's count-downs then release both;
 //! 2. a timed wait on [`READY`], whose `sensor` counter never reports, names it, and the
 //!    finished wait (kept alive) holds no slot: the next wait on the one slot succeeds;
-//! 3. a wait on [`LINK`] ends with the error the PendSV handler stored.
+//! 3. a wait on [`LINK`] ends with the error the PendSV handler stored;
+//! 4. two worker tasks take the jobs and end each with an outcome chosen from the job (or
+//!    drop it: abandoned); once the interrupt has shut the queue down, `join` returns the
+//!    ledger, which must be the expected one.
 
 #![no_std]
 #![no_main]
@@ -35,6 +40,8 @@ use embassy_time::Timer;
 use tally_latch::fixed::{
     FixedFailableLatch, FixedLatch, FixedTimedWaitError, FixedTrackingLatch, FixedWaitError,
 };
+use tally_queue::fixed::{FixedDelivery, FixedGetError, FixedQueue};
+use tally_queue::Ledger;
 
 /// The device interrupts this image enables: none.
 fn device_interrupt(_irqn: i16) -> bool {
@@ -55,6 +62,10 @@ const LINK_FRAMES: usize = 5;
 const LINK_FROM_TICK: u64 = 100;
 /// Good frames (one per tick) before the bad one.
 const LINK_GOOD_FRAMES: u64 = 2;
+/// Tick at which the interrupt starts putting jobs into [`JOBS`], one per tick.
+const JOBS_FROM_TICK: u64 = 200;
+/// Jobs the interrupt puts (numbered from 0); it shuts [`JOBS`] down after the last.
+const JOB_COUNT: u32 = 24;
 /// A run still going at this tick has hung; the interrupt ends it as a failure.
 const WATCHDOG_TICK: u64 = 10_000;
 
@@ -66,6 +77,9 @@ static RELEASED: FixedLatch = FixedLatch::new(2);
 static READY: FixedTrackingLatch<3, Fault> = FixedTrackingLatch::new(["timer", "radio", "sensor"]);
 /// Counted down per good frame by SysTick; failed by PendSV on a bad one.
 static LINK: FixedFailableLatch<LinkError> = FixedFailableLatch::new(LINK_FRAMES);
+
+/// Fed by SysTick, worked by two tasks: 16 items, two waiter slots per kind of waiter.
+static JOBS: FixedQueue<u32, 16, 2> = FixedQueue::new();
 
 /// Nothing fails [`READY`] in this run.
 type Fault = &'static str;
@@ -103,6 +117,15 @@ fn SysTick() {
     } else if tick == LINK_FROM_TICK + LINK_GOOD_FRAMES {
         // The bad frame: fail the latch from another interrupt.
         SCB::set_pendsv();
+    }
+    if (JOBS_FROM_TICK..JOBS_FROM_TICK + u64::from(JOB_COUNT)).contains(&tick) {
+        let job = (tick - JOBS_FROM_TICK) as u32;
+        if let Err(refused) = JOBS.try_put(job) {
+            hprintln!("firmware-noalloc: FAIL: job {} refused: {}", job, refused);
+            board::exit(false);
+        }
+    } else if tick == JOBS_FROM_TICK + u64::from(JOB_COUNT) {
+        JOBS.shutdown();
     }
 }
 
@@ -146,6 +169,44 @@ async fn radio() {
     report("radio");
 }
 
+/// Takes jobs from [`JOBS`] until it is shut down and drained, ending each with an outcome.
+#[embassy_executor::task(pool_size = 2)]
+async fn worker() {
+    loop {
+        match JOBS.get().await {
+            Ok(job) => work(job),
+            Err(FixedGetError::ShutDown) => return,
+            Err(error) => check(false, format_args!("worker: {}", error)),
+        }
+    }
+}
+
+/// Ends `job` by its number: every sixth rejected, every eighth uncertain, job 12 dropped
+/// (abandoned), the others succeeded.
+fn work(job: FixedDelivery<'_, u32>) {
+    // The item each outcome hands back is not needed.
+    let _item = match *job {
+        n if n % 6 == 5 => job.reject(),
+        n if n % 8 == 7 => job.uncertain(),
+        12 => return drop(job),
+        _ => job.succeed(),
+    };
+}
+
+/// Prints a ledger as `accepted=.. buffered=.. ..`.
+struct LedgerLine<'a>(&'a Ledger);
+
+impl fmt::Display for LedgerLine<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let l = self.0;
+        write!(
+            f,
+            "accepted={} buffered={} in_flight={} succeeded={} rejected={} uncertain={} abandoned={} discarded={}",
+            l.accepted, l.buffered, l.in_flight, l.succeeded, l.rejected, l.uncertain, l.abandoned, l.discarded
+        )
+    }
+}
+
 /// Prints names as `[a, b]`.
 struct Names<I>(I);
 
@@ -176,6 +237,9 @@ async fn main(spawner: Spawner) {
         spawner.spawn(boot_waiter().expect("two boot waiters"));
     }
     spawner.spawn(radio().expect("radio task spawned once"));
+    for _ in 0..2 {
+        spawner.spawn(worker().expect("two workers"));
+    }
 
     // 1. Both boot waiters park (they run as soon as main yields), taking both slots; a
     //    third wait is refused at once, not left hanging.
@@ -236,6 +300,39 @@ async fn main(spawner: Spawner) {
         }
         other => check(false, format_args!("link latch: {:?}", other)),
     }
+
+    // 4. The jobs SysTick puts, worked by the two workers; the ledger once it shut the
+    //    queue down and every job has ended.
+    let size = core::mem::size_of::<FixedQueue<u32, 16, 2>>();
+    check(
+        size == 512,
+        format_args!("FixedQueue<u32, 16, 2> is {} bytes", size),
+    );
+    hprintln!("queue: FixedQueue<u32, 16, 2> in a static, {} bytes", size);
+    while !JOBS.is_shut_down() {
+        Timer::after_millis(1).await;
+    }
+    let ledger = match JOBS.join().await {
+        Ok(ledger) => ledger,
+        Err(error) => {
+            check(false, format_args!("join: {}", error));
+            return;
+        }
+    };
+    hprintln!("queue: ledger {}", LedgerLine(&ledger));
+    let expected = {
+        let mut expected = Ledger::default();
+        expected.accepted = u64::from(JOB_COUNT);
+        expected.succeeded = 17;
+        expected.rejected = 4;
+        expected.uncertain = 2;
+        expected.abandoned = 1;
+        expected
+    };
+    check(
+        ledger == expected && ledger.is_balanced(),
+        format_args!("queue ledger, expected {}", LedgerLine(&expected)),
+    );
     hprintln!("firmware-noalloc: ok");
     board::exit(true)
 }

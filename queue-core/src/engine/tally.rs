@@ -69,13 +69,15 @@ impl Outcomes {
 }
 
 impl Tally {
-    pub(crate) fn new() -> Self {
-        Tally {
-            rejected: AtomicU64::new(0),
-            uncertain: AtomicU64::new(0),
-            abandoned: AtomicU64::new(0),
-            discarded: AtomicU64::new(0),
-            floor: AtomicU64::new(0),
+    crate::const_fn! {
+        pub(crate) fn new() -> Self {
+            Tally {
+                rejected: AtomicU64::new(0),
+                uncertain: AtomicU64::new(0),
+                abandoned: AtomicU64::new(0),
+                discarded: AtomicU64::new(0),
+                floor: AtomicU64::new(0),
+            }
         }
     }
 

@@ -58,6 +58,8 @@ impl AtomicU64 {
         self.update(|old| old.wrapping_add(value))
     }
 
+    /// The count of retries held back until due (`fate/holding.rs`, a heap-queue part).
+    #[cfg(feature = "alloc")]
     #[inline]
     pub(crate) fn fetch_sub(&self, value: u64, _: Ordering) -> u64 {
         self.update(|old| old.wrapping_sub(value))
@@ -66,6 +68,11 @@ impl AtomicU64 {
     #[inline]
     pub(crate) fn fetch_or(&self, value: u64, _: Ordering) -> u64 {
         self.update(|old| old | value)
+    }
+
+    #[inline]
+    pub(crate) fn fetch_max(&self, value: u64, _: Ordering) -> u64 {
+        self.update(|old| old.max(value))
     }
 
     #[inline]

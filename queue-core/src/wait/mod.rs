@@ -5,6 +5,7 @@
 //!   ring;
 //! - `waiters.rs`: a class of waiters (an event-listener `Event`, its count, its turns);
 //! - `turns.rs`: the hand-offs a class is owed, so that a woken waiter keeps its item;
+//! - `wake.rs`: what a change reports about the waiters it must wake;
 //! - `relay.rs`: the relays that run user wakers outside every lock;
 //! - `registration.rs`: the poll loop every wait runs ([`Wait`](registration::Wait));
 //! - `deadline.rs`: [`Until`](deadline::Until), an operation raced against any deadline
@@ -24,3 +25,4 @@ pub(crate) mod registration;
 pub(crate) mod relay;
 pub(crate) mod turns;
 pub(crate) mod waiters;
+pub(crate) mod wake;

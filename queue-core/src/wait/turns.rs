@@ -48,9 +48,11 @@ pub(crate) struct Turns {
 }
 
 impl Turns {
-    pub(crate) fn new() -> Self {
-        Turns {
-            owed: AtomicUsize::new(0),
+    crate::const_fn! {
+        pub(crate) fn new() -> Self {
+            Turns {
+                owed: AtomicUsize::new(0),
+            }
         }
     }
 

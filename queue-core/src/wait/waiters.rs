@@ -14,6 +14,7 @@ use super::counted::Counted;
 #[cfg(target_has_atomic = "ptr")]
 use super::relay::Deferred;
 use super::turns::Turns;
+pub(crate) use super::wake::Wake;
 use crate::sync::AtomicU64;
 
 /// An [`Event`] that knows whether anyone listens.
@@ -70,57 +71,6 @@ pub(crate) struct Waiters {
     turns: Turns,
     #[cfg(target_has_atomic = "ptr")]
     deferred: Arc<Deferred>,
-}
-
-/// Whether a change must wake waiters of a class, as the change itself found out.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Wake {
-    /// Nobody: nothing became available, or the change read no waiter counted.
-    No,
-    /// The change read the class's count in its own read-modify-write and found waiters:
-    /// notify without checking again.
-    Counted,
-    /// As [`Wake::Counted`], and the change also counted the notification it asks for as
-    /// pending (a ring claim, see `ring.rs`): notify one waiter; if that reaches nobody,
-    /// withdraw the pending count and notify once more, counted only as it reaches a
-    /// listener.
-    Reserved,
-    /// Something became available; check the count first.
-    Check,
-}
-
-impl Wake {
-    /// [`Wake::Counted`] if the change read waiters in its own read-modify-write.
-    #[inline]
-    pub(crate) fn counted_if(waiting: bool) -> Wake {
-        if waiting {
-            Wake::Counted
-        } else {
-            Wake::No
-        }
-    }
-
-    /// [`Wake::Reserved`] if the change counted a pending notification in its own
-    /// read-modify-write.
-    #[inline]
-    pub(crate) fn reserved_if(notify: bool) -> Wake {
-        if notify {
-            Wake::Reserved
-        } else {
-            Wake::No
-        }
-    }
-
-    /// [`Wake::Check`] if something became available, for waiters the change did not
-    /// count.
-    #[inline]
-    pub(crate) fn check_if(available: bool) -> Wake {
-        if available {
-            Wake::Check
-        } else {
-            Wake::No
-        }
-    }
 }
 
 impl Waiters {

@@ -26,7 +26,7 @@ pub(crate) mod slots;
 use alloc::vec::Vec;
 
 use self::growable::Growable;
-use self::ring::{Kind, Ring};
+use self::ring::{BoxedRing, Kind, Ring};
 use self::slots::Limit;
 use crate::job_id::JobId;
 use crate::wait::counted::Counted;
@@ -49,7 +49,7 @@ pub(crate) struct Counts {
 /// buffer is one compare, never merged into the growable buffer's own branches.
 #[repr(u8)]
 enum Store<T> {
-    Ring(Ring<T>),
+    Ring(BoxedRing<T>),
     Growable(Growable<T>),
 }
 
@@ -159,7 +159,7 @@ impl<T> Buffer<T> {
 
     /// The ring, if the buffer is one.
     #[inline(always)]
-    pub(crate) fn ring(&self) -> Option<&Ring<T>> {
+    pub(crate) fn ring(&self) -> Option<&BoxedRing<T>> {
         match &self.store {
             Store::Ring(ring) => Some(ring),
             Store::Growable(_) => None,

@@ -1,7 +1,7 @@
 //! What a put and a take tell their caller, the same for every buffer.
 
 use crate::job_id::JobId;
-use crate::wait::waiters::Wake;
+use crate::wait::wake::Wake;
 
 /// A put the buffer refused; the item comes back.
 #[derive(Debug, PartialEq, Eq)]

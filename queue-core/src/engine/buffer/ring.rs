@@ -78,6 +78,15 @@
 //! counted outside the ring (in their class's own word) and `head`'s putter fields stay
 //! zero.
 //!
+//! # Storage
+//!
+//! The ring is generic over where its slots are ([`Storage`]): a boxed slice, allocated
+//! by [`Ring::new`] for a heap queue, or an array inline in the ring, built by the
+//! `const fn` [`Ring::inline`] so that a queue with no heap can live in a `static`
+//! (`fixed/`). Every operation is written once, over the slice the storage lends, and
+//! `&Ring<T, [Slot<T>; N]>` coerces to `&Ring<T, [Slot<T>]>`, so code over the inline
+//! ring need not be generic over `N`.
+//!
 //! Unbounded queues and bounds above [`MAX_SLOTS`] do not use a ring: a ring preallocates
 //! its slots, and an unbounded Vyukov queue is a list of blocks, which is what
 //! concurrent-queue's `unbounded` already is (and async-channel's unbounded channel, the
@@ -105,7 +114,9 @@
 //! put and get is one critical section ([`uninterrupted`]), so no handler finds one half
 //! done.
 
+#[cfg(feature = "alloc")]
 use alloc::boxed::Box;
+#[cfg(feature = "alloc")]
 use alloc::vec::Vec;
 use core::mem::MaybeUninit;
 
@@ -113,7 +124,7 @@ use super::moves::{Nothing, PutRefused, Taken};
 use crate::job_id::JobId;
 use crate::sync::{back_off, uninterrupted, AtomicU64, Cell, Ordering};
 use crate::wait::counted::{anyone_in, with_notification, Counted, FIELDS_END};
-use crate::wait::waiters::Wake;
+use crate::wait::wake::Wake;
 
 /// `tail`: no put succeeds once set.
 const CLOSED: u64 = 1;
@@ -191,47 +202,139 @@ enum Claim<O> {
 }
 
 /// One ring slot: Vyukov's sequence number and the item.
-struct Slot<T> {
+pub(crate) struct Slot<T> {
     stamp: AtomicU64,
     /// Initialized exactly while `stamp` is one past the ticket the slot was written for.
     item: Cell<MaybeUninit<T>>,
 }
 
-/// A word alone on its cache line (128 bytes: x86's adjacent-line prefetch pairs lines).
-#[repr(align(128))]
+impl<T> Slot<T> {
+    crate::const_fn! {
+        /// A slot waiting for the put of `ticket`.
+        fn waiting_for(ticket: u64) -> Self {
+            Slot {
+                stamp: AtomicU64::new(ticket),
+                item: Cell::new(MaybeUninit::uninit()),
+            }
+        }
+    }
+}
+
+/// Where a ring's slots are (see "Storage" in the module docs): a power-of-two number of
+/// them, at least two.
+pub(crate) trait Storage<T> {
+    fn slots(&self) -> &[Slot<T>];
+}
+
+#[cfg(feature = "alloc")]
+impl<T> Storage<T> for Box<[Slot<T>]> {
+    #[inline(always)]
+    fn slots(&self) -> &[Slot<T>] {
+        self
+    }
+}
+
+impl<T, const N: usize> Storage<T> for [Slot<T>; N] {
+    #[inline(always)]
+    fn slots(&self) -> &[Slot<T>] {
+        self
+    }
+}
+
+impl<T> Storage<T> for [Slot<T>] {
+    #[inline(always)]
+    fn slots(&self) -> &[Slot<T>] {
+        self
+    }
+}
+
+/// A word alone on its cache line, so that producers and consumers do not take each
+/// other's line. The alignment is the line's size where the target has data caches worth
+/// it (128 bytes on x86-64, whose adjacent-line prefetch pairs lines, and on aarch64 and
+/// powerpc64); on 32-bit ARM (Cortex-M has no data cache, Cortex-A lines are 32 or 64
+/// bytes) a smaller one, so that a ring in a microcontroller's `static` does not spend RAM
+/// on padding.
+#[cfg_attr(
+    any(
+        target_arch = "x86_64",
+        target_arch = "aarch64",
+        target_arch = "powerpc64"
+    ),
+    repr(align(128))
+)]
+#[cfg_attr(target_arch = "arm", repr(align(32)))]
+#[cfg_attr(
+    not(any(
+        target_arch = "x86_64",
+        target_arch = "aarch64",
+        target_arch = "powerpc64",
+        target_arch = "arm"
+    )),
+    repr(align(64))
+)]
 struct Line(AtomicU64);
 
-/// The consumers' two words on one line of their own: a get's claim of `head` is followed,
-/// on the same thread, by the ending of what it took, so the ending finds the line
-/// already held (on separate lines, an ending on a thread other than the last one's would
-/// fetch a second line).
-#[repr(align(128))]
+/// The consumers' two words on one line of their own (aligned as [`Line`]): a get's claim
+/// of `head` is followed, on the same thread, by the ending of what it took, so the ending
+/// finds the line already held (on separate lines, an ending on a thread other than the
+/// last one's would fetch a second line).
+#[cfg_attr(
+    any(
+        target_arch = "x86_64",
+        target_arch = "aarch64",
+        target_arch = "powerpc64"
+    ),
+    repr(align(128))
+)]
+#[cfg_attr(target_arch = "arm", repr(align(32)))]
+#[cfg_attr(
+    not(any(
+        target_arch = "x86_64",
+        target_arch = "aarch64",
+        target_arch = "powerpc64",
+        target_arch = "arm"
+    )),
+    repr(align(64))
+)]
 struct Consumers {
     head: AtomicU64,
     ended: AtomicU64,
 }
 
-/// The ring; see the module docs.
-pub(crate) struct Ring<T> {
+/// The ring; see the module docs. `S` holds the slots ([`Storage`]); it comes last so that
+/// an inline array can be unsized to a slice.
+pub(crate) struct Ring<T, S: ?Sized + Storage<T>> {
     tail: Line,
     consumers: Consumers,
-    slots: Box<[Slot<T>]>,
     /// `slots.len() - 1`.
     mask: u64,
     bound: Bound,
     /// The bound is `Buffered(slots.len())`: a slot free for a put's ticket is room for it.
     stamp_bound: bool,
+    _items: core::marker::PhantomData<T>,
+    slots: S,
 }
+
+/// The ring of a heap queue: its slots in a boxed slice.
+#[cfg(feature = "alloc")]
+pub(crate) type BoxedRing<T> = Ring<T, Box<[Slot<T>]>>;
 
 // SAFETY: the ring moves `T`s between threads (so `T: Send`) and never hands out shared
 // references to them; each item is accessed only by the one thread whose compare-exchange
-// claimed its slot, and the stamps order those accesses (see `put` and `take`).
-unsafe impl<T: Send> Send for Ring<T> {}
-// SAFETY: as above; `&Ring<T>` only lets a thread move items in and out.
-unsafe impl<T: Send> Sync for Ring<T> {}
+// claimed its slot, and the stamps order those accesses (see `put` and `take`). The
+// storage only holds the slots.
+unsafe impl<T: Send, S: ?Sized + Storage<T>> Send for Ring<T, S> {}
+// SAFETY: as above; `&Ring<T, S>` only lets a thread move items in and out.
+unsafe impl<T: Send, S: ?Sized + Storage<T>> Sync for Ring<T, S> {}
 
-impl<T> Ring<T> {
-    /// A ring for `bound`.
+/// The words of a ring whose first ticket is `start`.
+const fn word_at(start: u64) -> u64 {
+    (start & TICKET_MASK) << TICKET_SHIFT
+}
+
+#[cfg(feature = "alloc")]
+impl<T> Ring<T, Box<[Slot<T>]>> {
+    /// A ring for `bound`, its slots allocated here.
     ///
     /// # Panics
     ///
@@ -252,33 +355,82 @@ impl<T> Ring<T> {
         // claimed it still reads it.
         let len = n.next_power_of_two().max(2);
         let slots: Vec<Slot<T>> = (0..len)
-            .map(|index| Slot {
-                // The first ticket at or after `start` that lives in this slot.
-                stamp: AtomicU64::new(start + (index.wrapping_sub(start) & (len - 1))),
-                item: Cell::new(MaybeUninit::uninit()),
-            })
+            // The first ticket at or after `start` that lives in this slot.
+            .map(|index| Slot::waiting_for(start + (index.wrapping_sub(start) & (len - 1))))
             .collect();
-        let word = (start & TICKET_MASK) << TICKET_SHIFT;
+        let word = word_at(start);
         Ring {
             tail: Line(AtomicU64::new(word)),
             consumers: Consumers {
                 head: AtomicU64::new(word),
                 ended: AtomicU64::new(word),
             },
-            slots: slots.into_boxed_slice(),
             mask: len - 1,
             bound,
             stamp_bound: bound == Bound::Buffered(len),
+            _items: core::marker::PhantomData,
+            slots: slots.into_boxed_slice(),
         }
     }
+}
 
+impl<T, const N: usize> Ring<T, [Slot<T>; N]> {
+    crate::const_fn! {
+        /// A ring bounded at `N` buffered items, its slots inline.
+        ///
+        /// # Panics
+        ///
+        /// Unless `N` is a power of two, at least 2 and at most [`MAX_SLOTS`] (at compile
+        /// time, in a `static`).
+        pub(crate) fn inline() -> Self {
+            assert!(
+                N.is_power_of_two() && N >= 2 && N <= MAX_SLOTS,
+                "an inline ring has a power of two of slots, from 2 to MAX_SLOTS"
+            );
+            let word = word_at(0);
+            Ring {
+                tail: Line(AtomicU64::new(word)),
+                consumers: Consumers {
+                    head: AtomicU64::new(word),
+                    ended: AtomicU64::new(word),
+                },
+                mask: N as u64 - 1,
+                bound: Bound::Buffered(N as u64),
+                stamp_bound: true,
+                _items: core::marker::PhantomData,
+                slots: inline_slots(),
+            }
+        }
+    }
+}
+
+/// `N` slots, slot `i` waiting for the put of ticket `i`.
+#[cfg(not(loom))]
+const fn inline_slots<T, const N: usize>() -> [Slot<T>; N] {
+    let mut slots = [const { Slot::waiting_for(0) }; N];
+    let mut index = 0;
+    while index < N {
+        slots[index].stamp = AtomicU64::new(index as u64);
+        index += 1;
+    }
+    slots
+}
+
+/// `N` slots, slot `i` waiting for the put of ticket `i` (loom's atomics are not `const`).
+#[cfg(loom)]
+fn inline_slots<T, const N: usize>() -> [Slot<T>; N] {
+    core::array::from_fn(|index| Slot::waiting_for(index as u64))
+}
+
+impl<T, S: ?Sized + Storage<T>> Ring<T, S> {
     #[inline]
     fn slot(&self, ticket: u64) -> &Slot<T> {
+        let slots = self.slots.slots();
         let index = (ticket & self.mask) as usize;
-        debug_assert!(index < self.slots.len());
+        debug_assert!(index < slots.len());
         // SAFETY: `mask` is `slots.len() - 1` and `slots.len()` a power of two, so the
         // masked index is in bounds (this skips a bounds check on every put and get).
-        unsafe { self.slots.get_unchecked(index) }
+        unsafe { slots.get_unchecked(index) }
     }
 
     // ------------------------------------------------------------------------ puts
@@ -407,13 +559,20 @@ impl<T> Ring<T> {
 
     /// Closes the ring and takes every buffered item in ticket order. Returns the items
     /// with their ids.
+    #[cfg(feature = "alloc")]
     pub(crate) fn drain(&self) -> Vec<(u64, T)> {
         self.close();
         let mut drained = Vec::new();
-        while let Ok(taken) = uninterrupted(|| self.take_unguarded(Claim::<fn() -> u64>::Drain)) {
+        while let Ok(taken) = self.take_drained() {
             drained.push((taken.id.get(), taken.item));
         }
         drained
+    }
+
+    /// One step of a drain: takes the oldest item as a get would, but leaves no item to
+    /// woken getters and frees no slot for putters (puts fail once the ring is closed).
+    pub(crate) fn take_drained(&self) -> Result<Taken<T>, Nothing> {
+        uninterrupted(|| self.take_unguarded(Claim::<fn() -> u64>::Drain))
     }
 
     /// A get, from its claim to its publication, as one step that no interrupt handler
@@ -587,6 +746,11 @@ impl<T> Ring<T> {
         self.tail.0.fetch_or(CLOSED, Ordering::AcqRel) & CLOSED == 0
     }
 
+    /// The number of slots.
+    pub(crate) fn slot_count(&self) -> usize {
+        self.slots.slots().len()
+    }
+
     /// Whether the ring is closed.
     pub(crate) fn is_closed(&self) -> bool {
         // Acquire: an observer.
@@ -620,17 +784,17 @@ pub(crate) enum Kind {
     Joiners,
 }
 
-impl<T> Drop for Ring<T> {
+impl<T, S: ?Sized + Storage<T>> Drop for Ring<T, S> {
     /// Drops every buffered item. If one item's `Drop` panics, the others are still
     /// dropped (a second panic aborts, as for a `Vec`).
     fn drop(&mut self) {
         /// Drops the items of tickets `next..end`, also while unwinding.
-        struct Rest<'a, T> {
-            ring: &'a Ring<T>,
+        struct Rest<'a, T, S: ?Sized + Storage<T>> {
+            ring: &'a Ring<T, S>,
             next: u64,
             end: u64,
         }
-        impl<T> Rest<'_, T> {
+        impl<T, S: ?Sized + Storage<T>> Rest<'_, T, S> {
             fn drop_items(&mut self) {
                 while self.next != self.end {
                     let ticket = self.next;
@@ -651,7 +815,7 @@ impl<T> Drop for Ring<T> {
                 }
             }
         }
-        impl<T> Drop for Rest<'_, T> {
+        impl<T, S: ?Sized + Storage<T>> Drop for Rest<'_, T, S> {
             /// Runs only on unwinding out of `drop_items`: drops the items after the one
             /// that panicked.
             fn drop(&mut self) {
@@ -670,19 +834,19 @@ impl<T> Drop for Ring<T> {
     }
 }
 
-impl<T> core::fmt::Debug for Ring<T> {
+impl<T, S: ?Sized + Storage<T>> core::fmt::Debug for Ring<T, S> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("Ring")
             .field("bound", &self.bound)
-            .field("slots", &self.slots.len())
+            .field("slots", &self.slots.slots().len())
             .field("len", &self.len())
             .field("closed", &self.is_closed())
             .finish_non_exhaustive()
     }
 }
 
-#[cfg(all(test, not(loom)))]
+#[cfg(all(test, feature = "alloc", not(loom)))]
 mod tests;
 
-#[cfg(all(test, loom))]
+#[cfg(all(test, feature = "alloc", loom))]
 mod loom_models;

@@ -26,7 +26,7 @@ use crate::wait::waiters::{Class, Waiters, Wake};
 
 /// Takes with no item owed to anyone, spinning on `Empty` (yielding to the model) until an
 /// item or `Closed`.
-fn get_spinning<T>(ring: &Ring<T>) -> Option<(u64, T)> {
+fn get_spinning<T>(ring: &BoxedRing<T>) -> Option<(u64, T)> {
     loop {
         match ring.try_get(|| 0) {
             Ok(taken) => return Some((taken.id.get(), taken.item)),
@@ -38,7 +38,7 @@ fn get_spinning<T>(ring: &Ring<T>) -> Option<(u64, T)> {
 
 /// Puts with no slot owed to anyone, spinning on `Full` until the put lands; returns its
 /// id.
-fn put_spinning<T>(ring: &Ring<T>, mut item: T) -> u64 {
+fn put_spinning<T>(ring: &BoxedRing<T>, mut item: T) -> u64 {
     loop {
         match ring.try_put(item, 0) {
             Ok((id, _)) => return id.get(),
@@ -169,7 +169,7 @@ fn drain_vs_get() {
 /// A ring with the three classes of waiters whose fields it keeps, as the engine pairs
 /// them.
 struct Waited {
-    ring: Ring<u32>,
+    ring: BoxedRing<u32>,
     getters: Waiters,
     putters: Waiters,
     joiners: Waiters,

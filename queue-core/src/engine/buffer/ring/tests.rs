@@ -8,7 +8,7 @@ use core::sync::atomic::{AtomicUsize as StdAtomicUsize, Ordering as StdOrdering}
 use super::*;
 use crate::wait::waiters::Wake;
 
-fn taken<T>(ring: &Ring<T>) -> (u64, T) {
+fn taken<T>(ring: &BoxedRing<T>) -> (u64, T) {
     let taken = ring.try_get(|| 0).expect("an item");
     (taken.id.get(), taken.item)
 }
@@ -71,13 +71,13 @@ fn a_bound_at_the_slot_count_is_exact_by_the_stamps() {
         assert_eq!(ring.try_put(-1, 0), Err(PutRefused::Full(-1)));
         assert_eq!(ring.len(), 4);
     }
-    assert!(!Ring::<u8>::new(Bound::Unfinished(4)).stamp_bound);
+    assert!(!BoxedRing::<u8>::new(Bound::Unfinished(4)).stamp_bound);
 }
 
 #[test]
 #[should_panic(expected = "a ring bound is between 1 and")]
 fn a_zero_bound_is_refused() {
-    let _ = Ring::<u8>::new(Bound::Buffered(0));
+    let _ = BoxedRing::<u8>::new(Bound::Buffered(0));
 }
 
 #[test]
