@@ -68,6 +68,14 @@ fn one_job_s_successive_delays_are_drawn_independently() {
 }
 
 proptest! {
+    // Under Miri, a handful of cases; no failure file (Miri's isolation has no working
+    // directory to put it in).
+    #![proptest_config(ProptestConfig {
+        cases: if cfg!(miri) { 4 } else { 256 },
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
+
     #[test]
     fn jitter_only_shortens_and_is_a_function_of_its_inputs(
         first in 0u64..10_000_000_000,
