@@ -248,57 +248,51 @@ impl<T> Storage<T> for [Slot<T>] {
     }
 }
 
-/// A word alone on its cache line, so that producers and consumers do not take each
-/// other's line. The alignment is the line's size where the target has data caches worth
+/// Aligns a type to a cache line: the line's size where the target has data caches worth
 /// it (128 bytes on x86-64, whose adjacent-line prefetch pairs lines, and on aarch64 and
 /// powerpc64); on 32-bit ARM (Cortex-M has no data cache, Cortex-A lines are 32 or 64
 /// bytes) a smaller one, so that a ring in a microcontroller's `static` does not spend RAM
 /// on padding.
-#[cfg_attr(
-    any(
-        target_arch = "x86_64",
-        target_arch = "aarch64",
-        target_arch = "powerpc64"
-    ),
-    repr(align(128))
-)]
-#[cfg_attr(target_arch = "arm", repr(align(32)))]
-#[cfg_attr(
-    not(any(
-        target_arch = "x86_64",
-        target_arch = "aarch64",
-        target_arch = "powerpc64",
-        target_arch = "arm"
-    )),
-    repr(align(64))
-)]
-struct Line(AtomicU64);
+macro_rules! line_aligned {
+    ($(#[$meta:meta])* struct $name:ident $($body:tt)*) => {
+        $(#[$meta])*
+        #[cfg_attr(
+            any(
+                target_arch = "x86_64",
+                target_arch = "aarch64",
+                target_arch = "powerpc64"
+            ),
+            repr(align(128))
+        )]
+        #[cfg_attr(target_arch = "arm", repr(align(32)))]
+        #[cfg_attr(
+            not(any(
+                target_arch = "x86_64",
+                target_arch = "aarch64",
+                target_arch = "powerpc64",
+                target_arch = "arm"
+            )),
+            repr(align(64))
+        )]
+        struct $name $($body)*
+    };
+}
 
-/// The consumers' two words on one line of their own (aligned as [`Line`]): a get's claim
-/// of `head` is followed, on the same thread, by the ending of what it took, so the ending
-/// finds the line already held (on separate lines, an ending on a thread other than the
-/// last one's would fetch a second line).
-#[cfg_attr(
-    any(
-        target_arch = "x86_64",
-        target_arch = "aarch64",
-        target_arch = "powerpc64"
-    ),
-    repr(align(128))
-)]
-#[cfg_attr(target_arch = "arm", repr(align(32)))]
-#[cfg_attr(
-    not(any(
-        target_arch = "x86_64",
-        target_arch = "aarch64",
-        target_arch = "powerpc64",
-        target_arch = "arm"
-    )),
-    repr(align(64))
-)]
-struct Consumers {
-    head: AtomicU64,
-    ended: AtomicU64,
+line_aligned! {
+    /// A word alone on its cache line, so that producers and consumers do not take each
+    /// other's line.
+    struct Line(AtomicU64);
+}
+
+line_aligned! {
+    /// The consumers' two words on one line of their own: a get's claim of `head` is
+    /// followed, on the same thread, by the ending of what it took, so the ending finds
+    /// the line already held (on separate lines, an ending on a thread other than the last
+    /// one's would fetch a second line).
+    struct Consumers {
+        head: AtomicU64,
+        ended: AtomicU64,
+    }
 }
 
 /// The ring; see the module docs. `S` holds the slots ([`Storage`]); it comes last so that
