@@ -85,40 +85,43 @@ impl<T, O: Owner<T>> Lease<T, O> {
 
     /// Puts the item back for its next attempt; refused (the lease comes back, still in
     /// flight) when the policy allows no further attempt or the queue takes no returns.
-    pub(crate) fn retry(mut self) -> Result<JobId, Self> {
-        let (id, attempt) = (self.id, self.attempt());
-        let steward = self.owner.steward();
-        if !steward.may_retry(attempt) {
-            steward.note(|| JobEvent::RetryRefused(id));
-            return Err(self);
-        }
-        // The journal hears of the retry before the item goes back (once back, a getter
-        // may record the next delivery), while the item is still in this delivery.
-        let slot = core::cell::Cell::new(self.item.take());
-        let returned = steward.retry(
-            id,
-            attempt,
-            || {
-                slot.take()
-                    .expect("a delivery holds its item until it is consumed")
-            },
-            |item| slot.set(Some(item)),
-        );
-        if returned {
-            Ok(id)
-        } else {
-            self.item = slot.take();
-            Err(self)
-        }
+    pub(crate) fn retry(self) -> Result<JobId, Self> {
+        let id = self.id;
+        self.send_back(|steward, id, attempt, take_item, put_back| {
+            steward
+                .retry(id, attempt, take_item, put_back)
+                .then_some(())
+        })
+        .map(|(_, ())| id)
     }
 
     /// As [`retry`](Lease::retry), but the item is held back until the steward's
     /// `release` with the ticket returned here (see `fate/holding.rs`); the owner comes
     /// along, to keep the queue alive for that call.
-    pub(crate) fn hold(mut self) -> Result<(O, Ticket), Self>
+    pub(crate) fn hold(self) -> Result<(O, Ticket), Self>
     where
         O: Clone,
     {
+        self.send_back(|steward, id, attempt, take_item, put_back| {
+            steward.hold(id, attempt, take_item, put_back)
+        })
+        .map(|(lease, ticket)| (lease.owner.clone(), ticket))
+    }
+
+    /// What a retry and a held retry share: refused if the policy allows no further
+    /// attempt; otherwise `send` takes the item out of this delivery (the journal hears of
+    /// it while the item is still here) and, if the queue refuses it, puts it back, and
+    /// the lease comes back with it. Once the item is out, the lease's drop does nothing.
+    fn send_back<R>(
+        mut self,
+        send: impl FnOnce(
+            &Steward<T>,
+            JobId,
+            u32,
+            &mut dyn FnMut() -> T,
+            &mut dyn FnMut(T),
+        ) -> Option<R>,
+    ) -> Result<(Self, R), Self> {
         let (id, attempt) = (self.id, self.attempt());
         let steward = self.owner.steward();
         if !steward.may_retry(attempt) {
@@ -126,18 +129,18 @@ impl<T, O: Owner<T>> Lease<T, O> {
             return Err(self);
         }
         let slot = core::cell::Cell::new(self.item.take());
-        let held = steward.hold(
+        let sent = send(
+            steward,
             id,
             attempt,
-            || {
+            &mut || {
                 slot.take()
                     .expect("a delivery holds its item until it is consumed")
             },
-            |item| slot.set(Some(item)),
+            &mut |item| slot.set(Some(item)),
         );
-        match held {
-            // The item is out: the lease's drop does nothing.
-            Some(ticket) => Ok((self.owner.clone(), ticket)),
+        match sent {
+            Some(r) => Ok((self, r)),
             None => {
                 self.item = slot.take();
                 Err(self)
