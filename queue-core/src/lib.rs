@@ -370,6 +370,8 @@ pub use crate::queue::Queue;
 /// ```
 pub mod futures {
     #[cfg(feature = "alloc")]
+    pub use crate::face::batch::{GetMany, PutMany};
+    #[cfg(feature = "alloc")]
     pub use crate::face::get::Get;
     #[cfg(all(feature = "alloc", target_has_atomic = "ptr"))]
     pub use crate::face::get::GetOwned;
@@ -403,6 +405,10 @@ const _: () = {
     send::<futures::Put<'static, Cell<u8>>>();
     send::<futures::Get<'static, Cell<u8>>>();
     send::<futures::Join<'static, Cell<u8>>>();
+    send::<futures::PutMany<'static, 'static, Cell<u8>, core::ops::Range<u8>>>();
+    send::<futures::GetMany<'static, 'static, Cell<u8>>>();
+    send_sync::<futures::PutMany<'static, 'static, u8, core::ops::Range<u8>>>();
+    send_sync::<futures::GetMany<'static, 'static, u8>>();
     send::<Worker<'static, Cell<u8>>>();
 
     send_sync::<Delivery<'static, u8>>();

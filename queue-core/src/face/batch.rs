@@ -1,0 +1,526 @@
+//! The batch verbs: [`Queue::put_many`], [`Queue::get_many`] and their forms, with the
+//! futures [`PutMany`] and [`GetMany`].
+//!
+//! The shape follows tokio's `recv_many`: the caller lends the collections, and a batch
+//! extends them. A put batch reads items from a `&mut` iterator, so whatever it did not
+//! accept stays with the caller (the refused item in the error, the rest in the iterator),
+//! and pushes the ids it drew onto a `Vec<JobId>` the caller can reuse. A get batch pushes
+//! its deliveries onto a `Vec` the caller can reuse, and returns how many.
+
+use core::fmt;
+use core::future::Future;
+use core::pin::Pin;
+use core::task::{Context, Poll};
+
+#[cfg(target_has_atomic = "ptr")]
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+
+use crate::error::{GetError, PutError, TryGetError, TryPutError};
+use crate::fate::Steward;
+use crate::handle::delivery::Delivery;
+#[cfg(target_has_atomic = "ptr")]
+use crate::handle::delivery::OwnedDelivery;
+use crate::job_id::JobId;
+use crate::queue::Queue;
+use crate::wait::registration::{Sleep, Wait};
+
+impl<T> Queue<T> {
+    /// Puts the items of `items` while there is room now, pushing the id of each accepted
+    /// item onto `ids`, in the order taken from `items`; stops at the first item refused.
+    ///
+    /// Each item is accepted or refused as by [`try_put`](Queue::try_put) (the same
+    /// checks, the same turn rule: the batch takes no slot kept for a woken put), and
+    /// getters are woken in one pass once the batch is placed, as many as items were
+    /// accepted.
+    ///
+    /// Returns how many items were accepted. `ids` is only extended, never cleared: clear
+    /// it between batches to reuse it.
+    ///
+    /// # Errors
+    ///
+    /// The first item refused, with the reason, as [`try_put`](Queue::try_put) would give
+    /// it ([`TryPutError::ShutDown`], [`TryPutError::NoWorkers`], [`TryPutError::Full`]).
+    /// The items before it were accepted (their ids are in `ids`); the items after it were
+    /// not read, and are still in `items`. So nothing is lost: a refused batch is the
+    /// refused item plus what is left of the iterator.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use tally_queue::{Queue, TryPutError};
+    ///
+    /// let queue = Queue::bounded(3).unwrap();
+    /// let mut items = ["a", "b", "c", "d", "e"].into_iter();
+    /// let mut ids = Vec::new();
+    /// let refused = queue.try_put_many(&mut items, &mut ids);
+    /// assert!(matches!(refused, Err(TryPutError::Full("d"))));
+    /// assert_eq!(ids.len(), 3);
+    /// // The rest of the batch is still in the iterator.
+    /// assert_eq!(items.collect::<Vec<_>>(), ["e"]);
+    /// ```
+    pub fn try_put_many<I>(
+        &self,
+        items: &mut I,
+        ids: &mut Vec<JobId>,
+    ) -> Result<usize, TryPutError<T>>
+    where
+        I: Iterator<Item = T> + ?Sized,
+    {
+        let before = ids.len();
+        self.steward.put_many(false, &mut &mut *items, ids)?;
+        Ok(ids.len() - before)
+    }
+
+    /// Puts every item of `items`, waiting for room while the queue is full, pushing the id
+    /// of each accepted item onto `ids`; resolves to how many were accepted.
+    ///
+    /// Each poll places as many items as there is room for, with one pass of wake-ups for
+    /// the getters, and waits as [`put`](Queue::put) does for the rest (in the same order
+    /// as waiting puts, one freed slot at a time).
+    ///
+    /// # Errors
+    ///
+    /// As [`put`](Queue::put): [`PutError::ShutDown`] or [`PutError::NoWorkers`] with the
+    /// first item refused. The items before it were accepted (their ids are in `ids`); the
+    /// items after it are still in `items`.
+    ///
+    /// # Cancel safety
+    ///
+    /// Dropping the future keeps what it did: the items accepted so far are accepted (their
+    /// ids are in `ids`), the items not yet read are still in `items`, and the one item it
+    /// had read and was waiting to place is dropped with it (as a dropped
+    /// [`put`](Queue::put) drops its item). A slot freed for it passes to the next waiting
+    /// put.
+    ///
+    /// # Panics
+    ///
+    /// Polling the future again after it returned `Ready` panics.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use futures_lite::future::block_on;
+    ///
+    /// let queue = tally_queue::Queue::<i32>::bounded(2).unwrap();
+    /// let mut ids = Vec::new();
+    /// std::thread::scope(|s| {
+    ///     s.spawn(|| {
+    ///         let mut batch = Vec::new();
+    ///         let mut seen = 0;
+    ///         while seen < 5 {
+    ///             seen += queue.get_many_blocking(&mut batch, 2).unwrap();
+    ///             batch.drain(..).for_each(|job| drop(job.succeed()));
+    ///         }
+    ///     });
+    ///     let accepted = block_on(queue.put_many(&mut (0..5), &mut ids)).unwrap();
+    ///     assert_eq!(accepted, 5);
+    /// });
+    /// assert_eq!(ids.iter().map(|id| id.get()).collect::<Vec<_>>(), [0, 1, 2, 3, 4]);
+    /// assert_eq!(queue.ledger().succeeded, 5);
+    /// ```
+    pub fn put_many<'b, I>(
+        &self,
+        items: &'b mut I,
+        ids: &'b mut Vec<JobId>,
+    ) -> PutMany<'_, 'b, T, I>
+    where
+        I: Iterator<Item = T> + ?Sized,
+    {
+        PutMany {
+            steward: &self.steward,
+            items,
+            ids,
+            pending: None,
+            accepted: 0,
+            done: false,
+            wait: Wait::default(),
+        }
+    }
+
+    /// As [`put_many`](Queue::put_many), blocking the thread while the queue is full.
+    ///
+    /// # Errors
+    ///
+    /// As [`put_many`](Queue::put_many).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let queue = tally_queue::Queue::unbounded();
+    /// let mut ids = Vec::new();
+    /// assert_eq!(queue.put_many_blocking(&mut vec![1, 2, 3].into_iter(), &mut ids), Ok(3));
+    /// assert_eq!(queue.ledger().buffered, 3);
+    /// ```
+    #[cfg(feature = "std")]
+    pub fn put_many_blocking<I>(
+        &self,
+        items: &mut I,
+        ids: &mut Vec<JobId>,
+    ) -> Result<usize, PutError<T>>
+    where
+        I: Iterator<Item = T> + ?Sized,
+    {
+        let mut put = self.put_many(items, ids);
+        loop {
+            if let Poll::Ready(done) = put.poll_with(&mut Sleep::Thread) {
+                return done;
+            }
+        }
+    }
+
+    /// Delivers up to `max` buffered items now, pushing their deliveries onto `deliveries`;
+    /// returns how many.
+    ///
+    /// Each is a full [`Delivery`], with its own id and attempt, that must end as any
+    /// other does. Items come as successive [`try_get`](Queue::try_get)s would take them:
+    /// returned items and fresh ones alternate while returned items wait, and no item kept
+    /// for a woken [`get`](Queue::get) is taken. Putters waiting for the slots freed are
+    /// woken in one pass once the batch is out. `deliveries` is only extended, never
+    /// cleared. `max == 0` takes nothing and returns `Ok(0)`.
+    ///
+    /// # Errors
+    ///
+    /// As [`try_get`](Queue::try_get), only when nothing was delivered:
+    /// [`TryGetError::Empty`] or [`TryGetError::ShutDown`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use tally_queue::{Queue, TryGetError};
+    ///
+    /// let queue = Queue::unbounded();
+    /// queue.try_put_many(&mut (1..=5), &mut Vec::new()).unwrap();
+    /// let mut batch = Vec::new();
+    /// assert_eq!(queue.try_get_many(&mut batch, 3), Ok(3));
+    /// assert_eq!(batch.iter().map(|job| **job).collect::<Vec<_>>(), [1, 2, 3]);
+    /// for job in batch.drain(..) {
+    ///     job.succeed();
+    /// }
+    /// assert_eq!(queue.try_get_many(&mut batch, 3), Ok(2));
+    /// batch.drain(..).for_each(|job| drop(job.reject()));
+    /// assert_eq!(queue.try_get_many(&mut batch, 3), Err(TryGetError::Empty));
+    /// ```
+    pub fn try_get_many<'a>(
+        &'a self,
+        deliveries: &mut Vec<Delivery<'a, T>>,
+        max: usize,
+    ) -> Result<usize, TryGetError> {
+        if max == 0 {
+            return Ok(0);
+        }
+        let steward = &self.steward;
+        steward.take_many(
+            false,
+            max,
+            |handout, item| Delivery::new(steward, handout, item),
+            deliveries,
+        )
+    }
+
+    /// Waits for at least one item, then delivers up to `max` buffered items at once,
+    /// pushing their deliveries onto `deliveries`; resolves to how many.
+    ///
+    /// As [`try_get_many`](Queue::try_get_many) once items are there; while there are
+    /// none, it waits as [`get`](Queue::get) does, and a batch woken for one item takes that
+    /// item and whatever else is buffered and not kept for another woken get. `max == 0`
+    /// resolves to `Ok(0)` at once.
+    ///
+    /// # Errors
+    ///
+    /// [`GetError::ShutDown`] once the queue is shut down and empty, as for
+    /// [`get`](Queue::get); a batch that delivered anything returns `Ok`.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel-safe, as tokio's `recv_many`: items leave the queue only in the poll that
+    /// returns them, so a dropped `get_many` takes nothing, and a wake-up it received
+    /// passes to the next waiting get.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use futures_lite::future::block_on;
+    ///
+    /// let queue = tally_queue::Queue::unbounded();
+    /// queue.try_put_many(&mut ["a", "b"].into_iter(), &mut Vec::new()).unwrap();
+    /// let mut batch = Vec::new();
+    /// assert_eq!(block_on(queue.get_many(&mut batch, 10)), Ok(2));
+    /// batch.drain(..).for_each(|job| drop(job.succeed()));
+    /// queue.shutdown();
+    /// assert!(block_on(queue.get_many(&mut batch, 10)).is_err());
+    /// ```
+    pub fn get_many<'a, 'b>(
+        &'a self,
+        deliveries: &'b mut Vec<Delivery<'a, T>>,
+        max: usize,
+    ) -> GetMany<'a, 'b, T> {
+        GetMany {
+            steward: &self.steward,
+            deliveries,
+            max,
+            wait: Wait::default(),
+        }
+    }
+
+    /// As [`get_many`](Queue::get_many), blocking the thread until an item is there.
+    ///
+    /// # Errors
+    ///
+    /// As [`get_many`](Queue::get_many).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let queue = tally_queue::Queue::unbounded();
+    /// queue.try_put_many(&mut (0..3), &mut Vec::new()).unwrap();
+    /// let mut batch = Vec::new();
+    /// assert_eq!(queue.get_many_blocking(&mut batch, 8), Ok(3));
+    /// batch.drain(..).for_each(|job| drop(job.succeed()));
+    /// ```
+    #[cfg(feature = "std")]
+    pub fn get_many_blocking<'a>(
+        &'a self,
+        deliveries: &mut Vec<Delivery<'a, T>>,
+        max: usize,
+    ) -> Result<usize, GetError> {
+        let mut get = self.get_many(deliveries, max);
+        loop {
+            if let Poll::Ready(done) = get.poll_with(&mut Sleep::Thread) {
+                return done;
+            }
+        }
+    }
+
+    /// As [`try_get_many`](Queue::try_get_many), for a queue in an `Arc`: each delivery is
+    /// an [`OwnedDelivery`], which can move into a `'static` task.
+    ///
+    /// # Errors
+    ///
+    /// As [`try_get_many`](Queue::try_get_many).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    ///
+    /// let queue = Arc::new(tally_queue::Queue::unbounded());
+    /// queue.try_put_many(&mut (0..4), &mut Vec::new()).unwrap();
+    /// let mut batch = Vec::new();
+    /// assert_eq!(queue.try_get_many_owned(&mut batch, 4), Ok(4));
+    /// std::thread::spawn(move || batch.into_iter().for_each(|job| drop(job.succeed())))
+    ///     .join()
+    ///     .unwrap();
+    /// assert_eq!(queue.ledger().succeeded, 4);
+    /// ```
+    #[cfg(target_has_atomic = "ptr")]
+    pub fn try_get_many_owned(
+        self: &Arc<Self>,
+        deliveries: &mut Vec<OwnedDelivery<T>>,
+        max: usize,
+    ) -> Result<usize, TryGetError> {
+        if max == 0 {
+            return Ok(0);
+        }
+        self.steward.take_many(
+            false,
+            max,
+            |handout, item| OwnedDelivery::new(Arc::clone(self), handout, item),
+            deliveries,
+        )
+    }
+}
+
+/// The future returned by [`Queue::put_many`]: resolves to how many items were accepted
+/// once `items` is exhausted, or to a [`PutError`] holding the first item refused.
+///
+/// # Examples
+///
+/// ```
+/// let queue = tally_queue::Queue::unbounded();
+/// let mut ids = Vec::new();
+/// let mut items = 0..3;
+/// let put: tally_queue::futures::PutMany<'_, '_, u8, _> = queue.put_many(&mut items, &mut ids);
+/// assert_eq!(futures_lite::future::block_on(put), Ok(3));
+/// ```
+#[must_use = "futures do nothing unless you `.await` or poll them"]
+pub struct PutMany<'a, 'b, T, I: ?Sized> {
+    steward: &'a Steward<T>,
+    items: &'b mut I,
+    ids: &'b mut Vec<JobId>,
+    /// The item read from `items` and refused for want of room, placed first next time.
+    pending: Option<T>,
+    /// Items accepted so far.
+    accepted: usize,
+    done: bool,
+    wait: Wait,
+}
+
+/// One try at placing the batch (`turn`: the putter holds a turn, see `turns.rs`); `None`
+/// means "no room for the next item now, wait" (with that item kept in `pending`).
+#[inline]
+fn put_attempt<T, I>(
+    steward: &Steward<T>,
+    turn: bool,
+    pending: &mut Option<T>,
+    items: &mut I,
+    ids: &mut Vec<JobId>,
+) -> Option<Result<(), PutError<T>>>
+where
+    I: Iterator<Item = T> + ?Sized,
+{
+    let mut batch = pending.take().into_iter().chain(items);
+    match steward.put_many(turn, &mut batch, ids) {
+        Ok(()) => Some(Ok(())),
+        Err(TryPutError::Full(item)) => {
+            *pending = Some(item);
+            None
+        }
+        Err(TryPutError::ShutDown(item)) => Some(Err(PutError::ShutDown(item))),
+        Err(TryPutError::NoWorkers(item)) => Some(Err(PutError::NoWorkers(item))),
+    }
+}
+
+impl<T, I> PutMany<'_, '_, T, I>
+where
+    I: Iterator<Item = T> + ?Sized,
+{
+    fn poll_with(&mut self, sleep: &mut Sleep<'_, '_>) -> Poll<Result<usize, PutError<T>>> {
+        assert!(!self.done, "`PutMany` polled after it completed");
+        let steward = self.steward;
+        let before = self.ids.len();
+        let (pending, items, ids) = (&mut self.pending, &mut *self.items, &mut *self.ids);
+        let poll = if self.wait.is_new() {
+            match put_attempt(steward, false, pending, items, ids) {
+                Some(ready) => Poll::Ready(ready),
+                None => self
+                    .wait
+                    .poll_registered(steward.raw().putters(), sleep, |turn| {
+                        put_attempt(steward, turn, pending, items, ids)
+                    }),
+            }
+        } else {
+            self.wait
+                .poll_registered(steward.raw().putters(), sleep, |turn| {
+                    put_attempt(steward, turn, pending, items, ids)
+                })
+        };
+        self.accepted += self.ids.len() - before;
+        match poll {
+            Poll::Ready(done) => {
+                self.done = true;
+                Poll::Ready(done.map(|()| self.accepted))
+            }
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
+
+impl<T, I> Future for PutMany<'_, '_, T, I>
+where
+    I: Iterator<Item = T> + ?Sized,
+{
+    type Output = Result<usize, PutError<T>>;
+
+    fn poll(self: Pin<&mut Self>, context: &mut Context<'_>) -> Poll<Self::Output> {
+        self.get_mut().poll_with(&mut Sleep::Task(context))
+    }
+}
+
+// `PutMany` owns no pinned data: its pending item moves with the future.
+impl<T, I: ?Sized> Unpin for PutMany<'_, '_, T, I> {}
+
+// A future dropped while it waits counts its waiter out and passes on its wake-up.
+impl<T, I: ?Sized> Drop for PutMany<'_, '_, T, I> {
+    fn drop(&mut self) {
+        self.wait.release(|| self.steward.raw().putters());
+    }
+}
+
+impl<T, I: ?Sized> fmt::Debug for PutMany<'_, '_, T, I> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PutMany")
+            .field("accepted", &self.accepted)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The future returned by [`Queue::get_many`]: resolves to how many deliveries it pushed
+/// (at least one), or to [`GetError::ShutDown`] once the queue is shut down and empty.
+///
+/// Cancel-safe: items leave the queue only in the poll that returns them.
+///
+/// # Examples
+///
+/// ```
+/// let queue = tally_queue::Queue::unbounded();
+/// queue.try_put(1).unwrap();
+/// let mut batch = Vec::new();
+/// let get: tally_queue::futures::GetMany<'_, '_, i32> = queue.get_many(&mut batch, 4);
+/// assert_eq!(futures_lite::future::block_on(get), Ok(1));
+/// batch.pop().unwrap().succeed();
+/// ```
+#[must_use = "futures do nothing unless you `.await` or poll them"]
+pub struct GetMany<'a, 'b, T> {
+    steward: &'a Steward<T>,
+    deliveries: &'b mut Vec<Delivery<'a, T>>,
+    max: usize,
+    wait: Wait,
+}
+
+/// One try at taking a batch; `None` means "nothing for this getter now, wait".
+#[inline]
+fn get_attempt<'a, T>(
+    steward: &'a Steward<T>,
+    turn: bool,
+    max: usize,
+    out: &mut Vec<Delivery<'a, T>>,
+) -> Option<Result<usize, GetError>> {
+    let wrap = |handout, item| Delivery::new(steward, handout, item);
+    match steward.take_many(turn, max, wrap, out) {
+        Ok(n) => Some(Ok(n)),
+        Err(TryGetError::ShutDown) => Some(Err(GetError::ShutDown)),
+        Err(TryGetError::Empty) => None,
+    }
+}
+
+impl<'a, T> GetMany<'a, '_, T> {
+    fn poll_with(&mut self, sleep: &mut Sleep<'_, '_>) -> Poll<Result<usize, GetError>> {
+        if self.max == 0 {
+            return Poll::Ready(Ok(0));
+        }
+        let (steward, max, out) = (self.steward, self.max, &mut *self.deliveries);
+        if self.wait.is_new() {
+            if let Some(ready) = get_attempt(steward, false, max, out) {
+                return Poll::Ready(ready);
+            }
+        }
+        self.wait
+            .poll_registered(steward.raw().getters(), sleep, |turn| {
+                get_attempt(steward, turn, max, out)
+            })
+    }
+}
+
+impl<T> Future for GetMany<'_, '_, T> {
+    type Output = Result<usize, GetError>;
+
+    fn poll(self: Pin<&mut Self>, context: &mut Context<'_>) -> Poll<Self::Output> {
+        self.get_mut().poll_with(&mut Sleep::Task(context))
+    }
+}
+
+// A future dropped while it waits counts its waiter out and passes on its wake-up.
+impl<T> Drop for GetMany<'_, '_, T> {
+    fn drop(&mut self) {
+        self.wait.release(|| self.steward.raw().getters());
+    }
+}
+
+impl<T> fmt::Debug for GetMany<'_, '_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("GetMany")
+            .field("max", &self.max)
+            .finish_non_exhaustive()
+    }
+}
