@@ -110,7 +110,9 @@ impl<T> Queue<T> {
     ///         let mut seen = 0;
     ///         while seen < 5 {
     ///             seen += queue.get_many_blocking(&mut batch, 2).unwrap();
-    ///             batch.drain(..).for_each(|job| drop(job.succeed()));
+    ///             for job in batch.drain(..) {
+    ///                 job.succeed();
+    ///             }
     ///         }
     ///     });
     ///     let accepted = block_on(queue.put_many(&mut (0..5), &mut ids)).unwrap();
@@ -198,7 +200,9 @@ impl<T> Queue<T> {
     ///     job.succeed();
     /// }
     /// assert_eq!(queue.try_get_many(&mut batch, 3), Ok(2));
-    /// batch.drain(..).for_each(|job| drop(job.reject()));
+    /// for job in batch.drain(..) {
+    ///     job.reject();
+    /// }
     /// assert_eq!(queue.try_get_many(&mut batch, 3), Err(TryGetError::Empty));
     /// ```
     pub fn try_get_many<'a>(
@@ -246,7 +250,9 @@ impl<T> Queue<T> {
     /// queue.try_put_many(&mut ["a", "b"].into_iter(), &mut Vec::new()).unwrap();
     /// let mut batch = Vec::new();
     /// assert_eq!(block_on(queue.get_many(&mut batch, 10)), Ok(2));
-    /// batch.drain(..).for_each(|job| drop(job.succeed()));
+    /// for job in batch.drain(..) {
+    ///     job.succeed();
+    /// }
     /// queue.shutdown();
     /// assert!(block_on(queue.get_many(&mut batch, 10)).is_err());
     /// ```
@@ -276,7 +282,9 @@ impl<T> Queue<T> {
     /// queue.try_put_many(&mut (0..3), &mut Vec::new()).unwrap();
     /// let mut batch = Vec::new();
     /// assert_eq!(queue.get_many_blocking(&mut batch, 8), Ok(3));
-    /// batch.drain(..).for_each(|job| drop(job.succeed()));
+    /// for job in batch.drain(..) {
+    ///     job.succeed();
+    /// }
     /// ```
     #[cfg(feature = "std")]
     pub fn get_many_blocking<'a>(
@@ -308,9 +316,12 @@ impl<T> Queue<T> {
     /// queue.try_put_many(&mut (0..4), &mut Vec::new()).unwrap();
     /// let mut batch = Vec::new();
     /// assert_eq!(queue.try_get_many_owned(&mut batch, 4), Ok(4));
-    /// std::thread::spawn(move || batch.into_iter().for_each(|job| drop(job.succeed())))
-    ///     .join()
-    ///     .unwrap();
+    /// let worker = std::thread::spawn(move || {
+    ///     for job in batch {
+    ///         job.succeed();
+    ///     }
+    /// });
+    /// worker.join().unwrap();
     /// assert_eq!(queue.ledger().succeeded, 4);
     /// ```
     #[cfg(target_has_atomic = "ptr")]
