@@ -405,9 +405,9 @@ const _: () = {
     send::<futures::Put<'static, Cell<u8>>>();
     send::<futures::Get<'static, Cell<u8>>>();
     send::<futures::Join<'static, Cell<u8>>>();
-    send::<futures::PutMany<'static, 'static, Cell<u8>, core::ops::Range<u8>>>();
+    send::<futures::PutMany<'static, 'static, Cell<u8>>>();
     send::<futures::GetMany<'static, 'static, Cell<u8>>>();
-    send_sync::<futures::PutMany<'static, 'static, u8, core::ops::Range<u8>>>();
+    send_sync::<futures::PutMany<'static, 'static, u8>>();
     send_sync::<futures::GetMany<'static, 'static, u8>>();
     send::<Worker<'static, Cell<u8>>>();
 

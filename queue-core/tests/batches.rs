@@ -6,7 +6,7 @@
 mod common;
 
 use core::task::Poll;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 
 use common::{
@@ -26,7 +26,11 @@ fn numbers(ids: &[JobId]) -> Vec<u64> {
 fn a_batch_is_accepted_whole_in_order_on_every_kind() {
     for (kind, queue) in every_kind::<u32>(AbandonPolicy::Abandon) {
         let mut ids = Vec::new();
-        assert_eq!(queue.try_put_many(&mut (0..4), &mut ids), Ok(4), "{kind}");
+        assert_eq!(
+            queue.try_put_many(&mut (0..4).collect(), &mut ids),
+            Ok(4),
+            "{kind}"
+        );
         assert_eq!(numbers(&ids), [0, 1, 2, 3], "{kind}");
         let mut batch = Vec::new();
         assert_eq!(queue.try_get_many(&mut batch, 10), Ok(4), "{kind}");
@@ -65,9 +69,9 @@ fn a_batch_is_accepted_whole_in_order_on_every_kind() {
 fn ids_are_appended_and_counted_per_call() {
     let queue = Queue::unbounded();
     let mut ids = vec![];
-    assert_eq!(queue.try_put_many(&mut (0..2), &mut ids), Ok(2));
-    assert_eq!(queue.try_put_many(&mut (2..5), &mut ids), Ok(3));
-    assert_eq!(queue.try_put_many(&mut (5..5), &mut ids), Ok(0));
+    assert_eq!(queue.try_put_many(&mut (0..2).collect(), &mut ids), Ok(2));
+    assert_eq!(queue.try_put_many(&mut (2..5).collect(), &mut ids), Ok(3));
+    assert_eq!(queue.try_put_many(&mut Vec::new(), &mut ids), Ok(0));
     assert_eq!(numbers(&ids), [0, 1, 2, 3, 4]);
     let mut batch = Vec::new();
     assert_eq!(queue.try_get_many(&mut batch, 0), Ok(0));
@@ -91,9 +95,12 @@ fn a_full_queue_refuses_mid_batch_and_leaves_the_rest_in_the_iterator() {
     ] {
         let fill = if kind == "bounded(70_000)" { 69_997 } else { 0 };
         queue
-            .try_put_many(&mut (0..fill).map(|n| n.to_string()), &mut Vec::new())
+            .try_put_many(
+                &mut (0..fill).map(|n| n.to_string()).collect(),
+                &mut Vec::new(),
+            )
             .unwrap();
-        let mut items = (100..106).map(|n| n.to_string());
+        let mut items: Vec<_> = (100..106).map(|n| n.to_string()).collect();
         let mut ids = Vec::new();
         let refused = queue.try_put_many(&mut items, &mut ids);
         assert!(
@@ -101,74 +108,141 @@ fn a_full_queue_refuses_mid_batch_and_leaves_the_rest_in_the_iterator() {
             "{kind}"
         );
         assert_eq!(ids.len(), 3, "{kind}");
-        assert_eq!(items.collect::<Vec<_>>(), ["104", "105"], "{kind}");
+        assert_eq!(items, ["104", "105"], "{kind}");
         let ledger = queue.ledger();
         assert_eq!(ledger.accepted as usize, fill + 3, "{kind}");
         assert_eq!(ledger.buffered as usize, fill + 3, "{kind}");
     }
 }
 
+/// A journal that shuts its queue down (gracefully or at once) as it hears of the
+/// acceptance of id `at`: a shutdown landing in the middle of a batch.
+struct ShutDownAt {
+    queue: std::sync::OnceLock<std::sync::Weak<Queue<u32>>>,
+    at: u64,
+    now: bool,
+    drained: Mutex<Vec<(JobId, u32)>>,
+}
+
+impl tally_queue::Journal for ShutDownAt {
+    fn record(&self, event: JobEvent) {
+        if let JobEvent::Accepted(id) = event {
+            if id.get() == self.at {
+                let queue = self.queue.get().unwrap().upgrade().unwrap();
+                if self.now {
+                    self.drained.lock().unwrap().extend(queue.shutdown_now());
+                } else {
+                    queue.shutdown();
+                }
+            }
+        }
+    }
+}
+
+fn shut_down_at(bound: Option<usize>, at: u64, now: bool) -> (Arc<Queue<u32>>, Arc<ShutDownAt>) {
+    let journal = Arc::new(ShutDownAt {
+        queue: std::sync::OnceLock::new(),
+        at,
+        now,
+        drained: Mutex::new(Vec::new()),
+    });
+    let queue = match bound {
+        Some(n) => Queue::bounded(n).unwrap(),
+        None => Queue::unbounded(),
+    };
+    let queue = Arc::new(queue.with_journal(journal.clone()));
+    journal.queue.set(Arc::downgrade(&queue)).ok().unwrap();
+    (queue, journal)
+}
+
 #[test]
 fn a_shutdown_mid_batch_refuses_the_items_after_it() {
-    for (kind, queue) in every_kind::<u32>(AbandonPolicy::Abandon) {
-        let queue = Arc::new(queue);
-        let q = queue.clone();
-        // The iterator shuts the queue down as it hands out item 2.
-        let mut items = (0..5).inspect(move |&n| {
-            if n == 2 {
-                q.shutdown();
-            }
-        });
+    for bound in [Some(8), None] {
+        let (queue, _journal) = shut_down_at(bound, 1, false);
+        let mut items = vec![0, 1, 2, 3, 4];
         let mut ids = Vec::new();
         let refused = queue.try_put_many(&mut items, &mut ids);
-        assert!(matches!(refused, Err(TryPutError::ShutDown(2))), "{kind}");
-        assert_eq!(numbers(&ids), [0, 1], "{kind}");
-        assert_eq!(items.collect::<Vec<_>>(), [3, 4], "{kind}");
+        assert!(
+            matches!(refused, Err(TryPutError::ShutDown(2))),
+            "{bound:?}"
+        );
+        assert_eq!(numbers(&ids), [0, 1], "{bound:?}");
+        assert_eq!(items, [3, 4], "{bound:?}");
         let mut batch = Vec::new();
         assert_eq!(
             queue.try_get_many(&mut batch, 5),
             Ok(2),
-            "{kind}: drained after"
+            "{bound:?}: drained after"
         );
-        batch.drain(..).for_each(|job| {
+        for job in batch.drain(..) {
             job.succeed();
-        });
+        }
         assert_eq!(
             queue.try_get_many(&mut batch, 5),
             Err(TryGetError::ShutDown)
         );
         let ledger = queue.ledger();
-        assert_eq!((ledger.accepted, ledger.succeeded), (2, 2), "{kind}");
+        assert_eq!((ledger.accepted, ledger.succeeded), (2, 2), "{bound:?}");
+        assert!(ledger.is_balanced() && queue.is_settled());
     }
 }
 
 #[test]
-fn an_immediate_shutdown_mid_batch_hands_back_what_was_accepted() {
-    let queue = Arc::new(Queue::bounded(8).unwrap());
-    let q = queue.clone();
-    let drained = Arc::new(Mutex::new(Vec::new()));
-    let d = drained.clone();
-    let mut items = (0..5).inspect(move |&n| {
-        if n == 3 {
-            d.lock().unwrap().extend(q.shutdown_now());
-        }
-    });
-    let mut ids = Vec::new();
-    let refused = queue.try_put_many(&mut items, &mut ids);
-    assert!(matches!(refused, Err(TryPutError::ShutDown(3))));
-    let drained = drained.lock().unwrap();
-    let back: Vec<_> = drained.iter().map(|(id, n)| (id.get(), *n)).collect();
-    assert_eq!(back, [(0, 0), (1, 1), (2, 2)]);
-    let ledger = queue.ledger();
-    assert_eq!((ledger.accepted, ledger.discarded), (3, 3));
-    assert!(ledger.is_balanced() && queue.is_settled());
+fn a_shutdown_before_the_batch_refuses_its_first_item_on_every_kind() {
+    for (kind, queue) in every_kind::<u32>(AbandonPolicy::Abandon) {
+        queue.shutdown();
+        let mut items = vec![7, 8];
+        let refused = queue.try_put_many(&mut items, &mut Vec::new());
+        assert!(matches!(refused, Err(TryPutError::ShutDown(7))), "{kind}");
+        assert_eq!(items, [8], "{kind}");
+        let refused = queue.put_many_blocking(&mut items, &mut Vec::new());
+        assert!(matches!(refused, Err(PutError::ShutDown(8))), "{kind}");
+        assert_eq!(queue.ledger().accepted, 0, "{kind}");
+    }
+}
+
+/// An immediate shutdown in the middle of a batch: the items accepted before it are
+/// drained and handed back, the one accepted as it came is kept as a dead letter, and
+/// the rest are refused.
+#[test]
+fn an_immediate_shutdown_mid_batch_loses_nothing() {
+    for bound in [Some(8), None] {
+        let (queue, journal) = shut_down_at(bound, 1, true);
+        let mut items = vec![0, 1, 2, 3, 4];
+        let mut ids = Vec::new();
+        let refused = queue.try_put_many(&mut items, &mut ids);
+        assert!(
+            matches!(refused, Err(TryPutError::ShutDown(2))),
+            "{bound:?}"
+        );
+        assert_eq!(items, [3, 4]);
+        assert_eq!(numbers(&ids), [0, 1]);
+        let drained: Vec<_> = journal
+            .drained
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|(id, n)| (id.get(), *n))
+            .collect();
+        let dead: Vec<_> = queue
+            .take_dead_letters()
+            .into_iter()
+            .map(|d| (d.id.get(), d.item))
+            .collect();
+        let mut back = [drained, dead].concat();
+        back.sort_unstable();
+        assert_eq!(back, [(0, 0), (1, 1)], "{bound:?}");
+        let ledger = queue.ledger();
+        assert_eq!((ledger.accepted, ledger.discarded), (2, 2), "{bound:?}");
+        assert!(ledger.is_balanced() && queue.is_settled());
+    }
 }
 
 #[test]
 fn no_workers_refuses_the_batch_and_each_form_says_so() {
     let queue = Queue::bounded(2).unwrap();
     drop(queue.worker());
-    let mut items = 0..3;
+    let mut items = vec![0, 1, 2];
     let mut ids = Vec::new();
     assert!(matches!(
         queue.try_put_many(&mut items, &mut ids),
@@ -204,7 +278,7 @@ fn a_batch_wakes_one_getter_per_item_after_the_whole_batch() {
             assert!(poll_with(get, waker).is_pending(), "{kind}");
         }
         assert_eq!(
-            queue.try_put_many(&mut (0..3), &mut Vec::new()),
+            queue.try_put_many(&mut (0..3).collect(), &mut Vec::new()),
             Ok(3),
             "{kind}"
         );
@@ -241,7 +315,9 @@ fn a_batch_takes_no_item_kept_for_a_woken_get() {
             Err(TryGetError::Empty),
             "{kind}: the only item is the woken get's"
         );
-        queue.try_put_many(&mut (1..4), &mut Vec::new()).unwrap();
+        queue
+            .try_put_many(&mut (1..4).collect(), &mut Vec::new())
+            .unwrap();
         assert_eq!(
             queue.try_get_many(&mut batch, 8),
             Ok(3),
@@ -263,7 +339,9 @@ fn a_batch_takes_no_item_kept_for_a_woken_get() {
         let mut many = Task::new(queue.get_many(&mut gotten, 8));
         let mut other = Task::new(queue.get());
         assert!(many.run().is_none() && other.run().is_none(), "{kind}");
-        queue.try_put_many(&mut (4..7), &mut Vec::new()).unwrap();
+        queue
+            .try_put_many(&mut (4..7).collect(), &mut Vec::new())
+            .unwrap();
         assert_eq!(many.run(), Some(Ok(2)), "{kind}: its item and one not kept");
         other.run().expect("woken").unwrap().succeed();
         drop(many);
@@ -282,7 +360,9 @@ fn a_batch_serves_the_lane_every_other_item() {
         max_attempts: core::num::NonZeroU32::new(3).unwrap(),
     };
     for (kind, queue) in every_kind::<u32>(policy) {
-        queue.try_put_many(&mut (0..4), &mut Vec::new()).unwrap();
+        queue
+            .try_put_many(&mut (0..4).collect(), &mut Vec::new())
+            .unwrap();
         let mut batch = Vec::new();
         queue.try_get_many(&mut batch, 2).unwrap();
         batch.clear(); // dropped: both come back, as attempt 2
@@ -324,7 +404,9 @@ fn get_many_dropped_at_every_poll_takes_nothing() {
                         Poll::Pending => {}
                     }
                     if i == 1 {
-                        queue.try_put_many(&mut (0..3), &mut Vec::new()).unwrap();
+                        queue
+                            .try_put_many(&mut (0..3).collect(), &mut Vec::new())
+                            .unwrap();
                     }
                 }
             }
@@ -346,27 +428,27 @@ fn get_many_dropped_at_every_poll_takes_nothing() {
     }
 }
 
-/// Dropped after `k` polls, a `put_many` accepted exactly the ids it pushed; the item it
-/// was waiting to place is dropped with it, and the rest are still in the iterator.
+/// Dropped after `k` polls, a `put_many` accepted exactly the ids it pushed, and every
+/// other item is still in the vector (or, refused, in the error).
 #[test]
-fn put_many_dropped_at_every_poll_keeps_the_count() {
+fn put_many_dropped_at_every_poll_keeps_every_item() {
     for k in 0..7 {
         for (kind, queue) in [
             ("bounded(2)", Queue::bounded(2).unwrap()),
             ("unfinished(2)", Queue::with_unfinished_limit(2).unwrap()),
+            ("bounded(100_000)", Queue::bounded(100_000).unwrap()),
         ] {
-            let read = Arc::new(AtomicUsize::new(0));
-            let r = read.clone();
-            let mut items = (0..6).inspect(move |_| {
-                r.fetch_add(1, Ordering::SeqCst);
-            });
+            if kind == "bounded(100_000)" {
+                queue
+                    .try_put_many(&mut vec![9; 99_998], &mut Vec::new())
+                    .unwrap();
+            }
+            let mut items: Vec<u32> = (0..6).collect();
             let mut ids = Vec::new();
             let mut result = None;
-            let mut polls = 0;
             {
                 let mut put = queue.put_many(&mut items, &mut ids);
                 for i in 0..k {
-                    polls += 1;
                     if let Poll::Ready(r) = poll_once(&mut put) {
                         result = Some(r.map_err(PutError::into_inner));
                         break;
@@ -379,25 +461,19 @@ fn put_many_dropped_at_every_poll_keeps_the_count() {
                     }
                 }
             }
-            let read = read.load(Ordering::SeqCst);
             let ledger = queue.ledger();
-            assert_eq!(ledger.accepted as usize, ids.len(), "{kind} k={k}");
-            assert_eq!(numbers(&ids), (0..ids.len() as u64).collect::<Vec<_>>());
-            // Every item read is accepted, or refused in the error, or was the one the
-            // dropped future waited to place.
-            let held = match result {
-                Some(Ok(n)) => {
-                    assert_eq!(n, ids.len());
-                    0
-                }
-                Some(Err(refused)) => {
-                    assert_eq!(refused as usize, ids.len(), "{kind} k={k}: the next item");
-                    1
-                }
-                None => usize::from(polls > 0),
+            let before = if kind == "bounded(100_000)" {
+                99_998
+            } else {
+                0
             };
-            assert_eq!(read, ids.len() + held, "{kind} k={k}: {result:?}");
-            assert_eq!(items.count(), 6 - read, "{kind} k={k}: the rest unread");
+            assert_eq!(ledger.accepted as usize, before + ids.len(), "{kind} k={k}");
+            let mut back: Vec<u32> = items.clone();
+            if let Some(Err(refused)) = result {
+                back.insert(0, refused);
+            }
+            let expected: Vec<u32> = (ids.len() as u32..6).collect();
+            assert_eq!(back, expected, "{kind} k={k}: {result:?}");
             if k >= 6 {
                 assert_eq!(result, Some(Err(4)), "{kind} k={k}");
             }
@@ -409,7 +485,7 @@ fn put_many_dropped_at_every_poll_keeps_the_count() {
 fn put_many_waits_for_room_and_wakes_in_order() {
     let queue = Queue::bounded(2).unwrap();
     let mut ids = Vec::new();
-    let mut items = 0..5;
+    let mut items: Vec<_> = (0..5).collect();
     let mut put = Task::new(queue.put_many(&mut items, &mut ids));
     assert!(put.run().is_none(), "two placed, waits for room");
     assert_eq!(queue.len(), 2);
@@ -421,7 +497,7 @@ fn put_many_waits_for_room_and_wakes_in_order() {
     assert_eq!(put.run(), Some(Ok(5)));
     drop(put);
     assert_eq!(numbers(&ids), [0, 1, 2, 3, 4]);
-    assert_eq!(items.next(), None);
+    assert!(items.is_empty());
     queue.try_get_many(&mut batch, 2).unwrap();
     let order: Vec<_> = batch.drain(..).map(|job| job.succeed()).collect();
     assert_eq!(order, [0, 1, 2, 3, 4]);
@@ -430,7 +506,7 @@ fn put_many_waits_for_room_and_wakes_in_order() {
 #[test]
 fn a_waiting_batch_is_woken_by_shutdown() {
     let queue = Queue::bounded(1).unwrap();
-    let mut items = 0..3;
+    let mut items = vec![0, 1, 2];
     let mut ids = Vec::new();
     let mut put = Task::new(queue.put_many(&mut items, &mut ids));
     let get_queue = Queue::<u8>::unbounded();
@@ -442,7 +518,7 @@ fn a_waiting_batch_is_woken_by_shutdown() {
     assert_eq!(put.run(), Some(Err(PutError::ShutDown(1))));
     assert_eq!(get.run(), Some(Err(GetError::ShutDown)));
     drop((put, get));
-    assert_eq!(items.next(), Some(2));
+    assert_eq!(items, [2]);
     assert_eq!(ids.len(), 1);
 }
 
@@ -451,7 +527,7 @@ fn the_journal_hears_each_item_of_a_batch_in_order() {
     let log = Arc::new(Log::default());
     let queue = Queue::bounded(8).unwrap().with_journal(log.clone());
     let mut ids = Vec::new();
-    queue.try_put_many(&mut (0..3), &mut ids).unwrap();
+    queue.try_put_many(&mut (0..3).collect(), &mut ids).unwrap();
     let mut batch = Vec::new();
     queue.try_get_many(&mut batch, 8).unwrap();
     for job in batch.drain(..) {
@@ -478,7 +554,7 @@ fn the_journal_hears_each_item_of_a_batch_in_order() {
 fn owned_batches_move_into_threads() {
     let queue = Arc::new(Queue::unbounded());
     queue
-        .try_put_many(&mut (0..10u64), &mut Vec::new())
+        .try_put_many(&mut (0..10u64).collect(), &mut Vec::new())
         .unwrap();
     let mut batch = Vec::new();
     assert_eq!(queue.try_get_many_owned(&mut batch, 4), Ok(4));
@@ -520,8 +596,7 @@ fn batch_producers_and_consumers_deliver_every_item_once() {
                             let mut ids = Vec::new();
                             let mut items = (p * per..(p + 1) * per).peekable();
                             while items.peek().is_some() {
-                                let mut chunk =
-                                    items.by_ref().take(5).collect::<Vec<_>>().into_iter();
+                                let mut chunk: Vec<_> = items.by_ref().take(5).collect();
                                 if p == 0 {
                                     queue.put_many_blocking(&mut chunk, &mut ids).unwrap();
                                 } else {
@@ -557,7 +632,9 @@ fn a_waiting_get_many_is_served_by_a_put() {
     let mut get = queue.get_many(&mut batch, 3);
     let (waker, woken) = counting_waker();
     assert!(poll_with(&mut get, &waker).is_pending());
-    queue.try_put_many(&mut (0..5), &mut Vec::new()).unwrap();
+    queue
+        .try_put_many(&mut (0..5).collect(), &mut Vec::new())
+        .unwrap();
     assert!(woken.load(Ordering::SeqCst) >= 1);
     assert_eq!(expect_ready(&mut get), Ok(3));
     drop(get);

@@ -60,18 +60,19 @@ impl Wakes {
 }
 
 impl<T> RawQueue<T> {
-    /// Puts items from `items` until it runs out or one is refused, pushing each accepted
-    /// id onto `ids`. `turn`: the caller is a woken put holding a turn, used by the first
-    /// item (the rest leave the slots owed to woken puts alone, as any put without a turn
-    /// does). `accepted` and `late` as for [`put`](RawQueue::put).
+    /// Puts the items of `items`, oldest first, until it is empty or one is refused,
+    /// pushing each accepted id onto `ids`. `turn`: the caller is a woken put holding a
+    /// turn, used by the first item (the rest leave the slots owed to woken puts alone,
+    /// as any put without a turn does). `accepted` and `late` as for
+    /// [`put`](RawQueue::put).
     ///
-    /// Returns the refused item with its reason, or `Ok` once `items` is exhausted. Every
-    /// getter the accepted items concern is notified in one pass before returning, refused
-    /// or not.
+    /// Returns the refused item with its reason (taken out of `items`, which keeps the
+    /// items after it), or `Ok` once `items` is empty. Every getter the accepted items
+    /// concern is notified in one pass before returning, refused or not.
     pub(crate) fn put_many(
         &self,
         turn: bool,
-        items: &mut impl Iterator<Item = T>,
+        items: &mut Vec<T>,
         mut accepted: impl FnMut(JobId),
         late: impl FnMut(JobId, T),
         ids: &mut Vec<JobId>,
@@ -79,19 +80,15 @@ impl<T> RawQueue<T> {
         let putters = self.putters();
         let mut turn = turn;
         let mut getters = Wakes::default();
-        let answer = loop {
-            let Some(item) = items.next() else {
-                if turn {
-                    // Nothing to place: the turn goes to the next waiting put.
-                    self.putter_turn_used();
-                }
-                break Ok(());
-            };
+        let mut refused_at = None;
+        let mut drain = items.drain(..);
+        for item in drain.by_ref() {
             if let Some(refusal) = self.lifecycle.refusal() {
                 if turn {
                     putters.turns().redeem();
                 }
-                break Err(refused(refusal, item).into());
+                refused_at = Some(refused(refusal, item).into());
+                break;
             }
             let owed = if turn { 0 } else { putters.turns().owed() };
             match self.buffer.put(item, owed, &mut accepted) {
@@ -108,16 +105,26 @@ impl<T> RawQueue<T> {
                     if turn {
                         self.putter_turn_used();
                     }
-                    break Err(TryPutError::Full(item));
+                    refused_at = Some(TryPutError::Full(item));
+                    break;
                 }
                 Err(super::PutRefused::Closed(item)) => {
                     if turn {
                         putters.turns().redeem();
                     }
-                    break Err(TryPutError::ShutDown(item));
+                    refused_at = Some(TryPutError::ShutDown(item));
+                    break;
                 }
             }
+        }
+        // The items after a refused one stay with the caller (cold: only on a refusal).
+        let rest: Vec<T> = if refused_at.is_some() {
+            drain.by_ref().collect()
+        } else {
+            Vec::new()
         };
+        drop(drain);
+        items.extend(rest);
         // One pass: as many getters as items, then their wakers.
         if getters.signal(self.getters()) {
             self.wake_signalled();
@@ -128,7 +135,10 @@ impl<T> RawQueue<T> {
         if getters.check != 0 && self.buffer.after_put(late) {
             self.wake_getters_at_end();
         }
-        answer
+        match refused_at {
+            Some(refused) => Err(refused),
+            None => Ok(()),
+        }
     }
 
     /// Takes up to `max` items (at least one; the lane and the buffer served as single

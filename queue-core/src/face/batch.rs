@@ -1,11 +1,17 @@
 //! The batch verbs: [`Queue::put_many`], [`Queue::get_many`] and their forms, with the
 //! futures [`PutMany`] and [`GetMany`].
 //!
-//! The shape follows tokio's `recv_many`: the caller lends the collections, and a batch
-//! extends them. A put batch reads items from a `&mut` iterator, so whatever it did not
-//! accept stays with the caller (the refused item in the error, the rest in the iterator),
-//! and pushes the ids it drew onto a `Vec<JobId>` the caller can reuse. A get batch pushes
-//! its deliveries onto a `Vec` the caller can reuse, and returns how many.
+//! The shape follows tokio's `recv_many`: the caller lends vectors, which a batch moves
+//! items out of or pushes onto, and which the caller can reuse from batch to batch.
+//!
+//! A put batch takes its items from a `Vec<T>`, not an iterator: it must know how many
+//! items it has before it claims room for them, so that the buffer can claim room for
+//! several items in one step, and nothing it did not accept may leave the caller's hands
+//! (an item read from an iterator could not go back into it). So the vector keeps what
+//! was not accepted (the refused item comes back in the error, as from a single put), the
+//! ids drawn are pushed onto a `Vec<JobId>`, and a waiting put batch holds no item of its
+//! own: dropped, it loses nothing. A get batch pushes its deliveries onto a `Vec` and
+//! returns how many.
 
 use core::fmt;
 use core::future::Future;
@@ -26,24 +32,25 @@ use crate::queue::Queue;
 use crate::wait::registration::{Sleep, Wait};
 
 impl<T> Queue<T> {
-    /// Puts the items of `items` while there is room now, pushing the id of each accepted
-    /// item onto `ids`, in the order taken from `items`; stops at the first item refused.
+    /// Puts the items of `items` while there is room now, oldest first, pushing the id of
+    /// each accepted item onto `ids`; stops at the first item refused.
     ///
-    /// Each item is accepted or refused as by [`try_put`](Queue::try_put) (the same
-    /// checks, the same turn rule: the batch takes no slot kept for a woken put), and
-    /// getters are woken in one pass once the batch is placed, as many as items were
-    /// accepted.
+    /// Accepted items are moved out of `items`; whatever was not accepted stays there, so
+    /// the vector is the rest of the batch after any outcome (the refused item excepted,
+    /// which comes back in the error). Each item is accepted or refused as by
+    /// [`try_put`](Queue::try_put) (the same checks, the same turn rule: the batch takes
+    /// no slot kept for a woken put), and getters are woken in one pass once the batch is
+    /// placed, as many as items were accepted.
     ///
     /// Returns how many items were accepted. `ids` is only extended, never cleared: clear
-    /// it between batches to reuse it.
+    /// it between batches to reuse it, as `items` can be refilled and reused.
     ///
     /// # Errors
     ///
-    /// The first item refused, with the reason, as [`try_put`](Queue::try_put) would give
-    /// it ([`TryPutError::ShutDown`], [`TryPutError::NoWorkers`], [`TryPutError::Full`]).
-    /// The items before it were accepted (their ids are in `ids`); the items after it were
-    /// not read, and are still in `items`. So nothing is lost: a refused batch is the
-    /// refused item plus what is left of the iterator.
+    /// The first item refused, taken out of `items`, with the reason
+    /// [`try_put`](Queue::try_put) would give ([`TryPutError::ShutDown`],
+    /// [`TryPutError::NoWorkers`], [`TryPutError::Full`]). The items before it were
+    /// accepted (their ids are in `ids`); the items after it are still in `items`.
     ///
     /// # Examples
     ///
@@ -51,29 +58,27 @@ impl<T> Queue<T> {
     /// use tally_queue::{Queue, TryPutError};
     ///
     /// let queue = Queue::bounded(3).unwrap();
-    /// let mut items = ["a", "b", "c", "d", "e"].into_iter();
+    /// let mut items = vec!["a", "b", "c", "d", "e"];
     /// let mut ids = Vec::new();
     /// let refused = queue.try_put_many(&mut items, &mut ids);
     /// assert!(matches!(refused, Err(TryPutError::Full("d"))));
     /// assert_eq!(ids.len(), 3);
-    /// // The rest of the batch is still in the iterator.
-    /// assert_eq!(items.collect::<Vec<_>>(), ["e"]);
+    /// // The rest of the batch is still in the vector.
+    /// assert_eq!(items, ["e"]);
     /// ```
-    pub fn try_put_many<I>(
+    pub fn try_put_many(
         &self,
-        items: &mut I,
+        items: &mut Vec<T>,
         ids: &mut Vec<JobId>,
-    ) -> Result<usize, TryPutError<T>>
-    where
-        I: Iterator<Item = T> + ?Sized,
-    {
+    ) -> Result<usize, TryPutError<T>> {
         let before = ids.len();
-        self.steward.put_many(false, &mut &mut *items, ids)?;
+        self.steward.put_many(false, items, ids)?;
         Ok(ids.len() - before)
     }
 
-    /// Puts every item of `items`, waiting for room while the queue is full, pushing the id
-    /// of each accepted item onto `ids`; resolves to how many were accepted.
+    /// Puts every item of `items`, oldest first, waiting for room while the queue is full,
+    /// pushing the id of each accepted item onto `ids`; resolves to how many were
+    /// accepted, once `items` is empty.
     ///
     /// Each poll places as many items as there is room for, with one pass of wake-ups for
     /// the getters, and waits as [`put`](Queue::put) does for the rest (in the same order
@@ -82,16 +87,14 @@ impl<T> Queue<T> {
     /// # Errors
     ///
     /// As [`put`](Queue::put): [`PutError::ShutDown`] or [`PutError::NoWorkers`] with the
-    /// first item refused. The items before it were accepted (their ids are in `ids`); the
-    /// items after it are still in `items`.
+    /// first item refused, taken out of `items`. The items before it were accepted (their
+    /// ids are in `ids`); the items after it are still in `items`.
     ///
     /// # Cancel safety
     ///
-    /// Dropping the future keeps what it did: the items accepted so far are accepted (their
-    /// ids are in `ids`), the items not yet read are still in `items`, and the one item it
-    /// had read and was waiting to place is dropped with it (as a dropped
-    /// [`put`](Queue::put) drops its item). A slot freed for it passes to the next waiting
-    /// put.
+    /// Cancel-safe: the future holds no item. Dropped, it leaves the items accepted so far
+    /// accepted (their ids in `ids`) and every other item in `items`; a slot freed for it
+    /// passes to the next waiting put.
     ///
     /// # Panics
     ///
@@ -115,25 +118,22 @@ impl<T> Queue<T> {
     ///             }
     ///         }
     ///     });
-    ///     let accepted = block_on(queue.put_many(&mut (0..5), &mut ids)).unwrap();
-    ///     assert_eq!(accepted, 5);
+    ///     let mut items = (0..5).collect();
+    ///     assert_eq!(block_on(queue.put_many(&mut items, &mut ids)), Ok(5));
+    ///     assert!(items.is_empty());
     /// });
     /// assert_eq!(ids.iter().map(|id| id.get()).collect::<Vec<_>>(), [0, 1, 2, 3, 4]);
     /// assert_eq!(queue.ledger().succeeded, 5);
     /// ```
-    pub fn put_many<'b, I>(
+    pub fn put_many<'b>(
         &self,
-        items: &'b mut I,
+        items: &'b mut Vec<T>,
         ids: &'b mut Vec<JobId>,
-    ) -> PutMany<'_, 'b, T, I>
-    where
-        I: Iterator<Item = T> + ?Sized,
-    {
+    ) -> PutMany<'_, 'b, T> {
         PutMany {
             steward: &self.steward,
             items,
             ids,
-            pending: None,
             accepted: 0,
             done: false,
             wait: Wait::default(),
@@ -151,18 +151,15 @@ impl<T> Queue<T> {
     /// ```
     /// let queue = tally_queue::Queue::unbounded();
     /// let mut ids = Vec::new();
-    /// assert_eq!(queue.put_many_blocking(&mut vec![1, 2, 3].into_iter(), &mut ids), Ok(3));
+    /// assert_eq!(queue.put_many_blocking(&mut vec![1, 2, 3], &mut ids), Ok(3));
     /// assert_eq!(queue.ledger().buffered, 3);
     /// ```
     #[cfg(feature = "std")]
-    pub fn put_many_blocking<I>(
+    pub fn put_many_blocking(
         &self,
-        items: &mut I,
+        items: &mut Vec<T>,
         ids: &mut Vec<JobId>,
-    ) -> Result<usize, PutError<T>>
-    where
-        I: Iterator<Item = T> + ?Sized,
-    {
+    ) -> Result<usize, PutError<T>> {
         let mut put = self.put_many(items, ids);
         loop {
             if let Poll::Ready(done) = put.poll_with(&mut Sleep::Thread) {
@@ -343,24 +340,23 @@ impl<T> Queue<T> {
 }
 
 /// The future returned by [`Queue::put_many`]: resolves to how many items were accepted
-/// once `items` is exhausted, or to a [`PutError`] holding the first item refused.
+/// once its vector is empty, or to a [`PutError`] holding the first item refused.
+///
+/// Holds no item: the items not accepted yet stay in the caller's vector.
 ///
 /// # Examples
 ///
 /// ```
 /// let queue = tally_queue::Queue::unbounded();
-/// let mut ids = Vec::new();
-/// let mut items = 0..3;
-/// let put: tally_queue::futures::PutMany<'_, '_, u8, _> = queue.put_many(&mut items, &mut ids);
+/// let (mut items, mut ids) = (vec![1, 2, 3], Vec::new());
+/// let put: tally_queue::futures::PutMany<'_, '_, u8> = queue.put_many(&mut items, &mut ids);
 /// assert_eq!(futures_lite::future::block_on(put), Ok(3));
 /// ```
 #[must_use = "futures do nothing unless you `.await` or poll them"]
-pub struct PutMany<'a, 'b, T, I: ?Sized> {
+pub struct PutMany<'a, 'b, T> {
     steward: &'a Steward<T>,
-    items: &'b mut I,
+    items: &'b mut Vec<T>,
     ids: &'b mut Vec<JobId>,
-    /// The item read from `items` and refused for want of room, placed first next time.
-    pending: Option<T>,
     /// Items accepted so far.
     accepted: usize,
     done: bool,
@@ -368,23 +364,20 @@ pub struct PutMany<'a, 'b, T, I: ?Sized> {
 }
 
 /// One try at placing the batch (`turn`: the putter holds a turn, see `turns.rs`); `None`
-/// means "no room for the next item now, wait" (with that item kept in `pending`).
+/// means "no room for the next item now, wait" (with that item back at the front of
+/// `items`).
 #[inline]
-fn put_attempt<T, I>(
+fn put_attempt<T>(
     steward: &Steward<T>,
     turn: bool,
-    pending: &mut Option<T>,
-    items: &mut I,
+    items: &mut Vec<T>,
     ids: &mut Vec<JobId>,
-) -> Option<Result<(), PutError<T>>>
-where
-    I: Iterator<Item = T> + ?Sized,
-{
-    let mut batch = pending.take().into_iter().chain(items);
-    match steward.put_many(turn, &mut batch, ids) {
+) -> Option<Result<(), PutError<T>>> {
+    match steward.put_many(turn, items, ids) {
         Ok(()) => Some(Ok(())),
         Err(TryPutError::Full(item)) => {
-            *pending = Some(item);
+            // Cold: a batch that found the queue full waits with its item in front.
+            items.insert(0, item);
             None
         }
         Err(TryPutError::ShutDown(item)) => Some(Err(PutError::ShutDown(item))),
@@ -392,29 +385,23 @@ where
     }
 }
 
-impl<T, I> PutMany<'_, '_, T, I>
-where
-    I: Iterator<Item = T> + ?Sized,
-{
+impl<T> PutMany<'_, '_, T> {
     fn poll_with(&mut self, sleep: &mut Sleep<'_, '_>) -> Poll<Result<usize, PutError<T>>> {
         assert!(!self.done, "`PutMany` polled after it completed");
         let steward = self.steward;
         let before = self.ids.len();
-        let (pending, items, ids) = (&mut self.pending, &mut *self.items, &mut *self.ids);
-        let poll = if self.wait.is_new() {
-            match put_attempt(steward, false, pending, items, ids) {
-                Some(ready) => Poll::Ready(ready),
-                None => self
-                    .wait
-                    .poll_registered(steward.raw().putters(), sleep, |turn| {
-                        put_attempt(steward, turn, pending, items, ids)
-                    }),
-            }
-        } else {
-            self.wait
+        let (items, ids) = (&mut *self.items, &mut *self.ids);
+        let mut ready = None;
+        if self.wait.is_new() {
+            ready = put_attempt(steward, false, items, ids);
+        }
+        let poll = match ready {
+            Some(done) => Poll::Ready(done),
+            None => self
+                .wait
                 .poll_registered(steward.raw().putters(), sleep, |turn| {
-                    put_attempt(steward, turn, pending, items, ids)
-                })
+                    put_attempt(steward, turn, items, ids)
+                }),
         };
         self.accepted += self.ids.len() - before;
         match poll {
@@ -427,10 +414,7 @@ where
     }
 }
 
-impl<T, I> Future for PutMany<'_, '_, T, I>
-where
-    I: Iterator<Item = T> + ?Sized,
-{
+impl<T> Future for PutMany<'_, '_, T> {
     type Output = Result<usize, PutError<T>>;
 
     fn poll(self: Pin<&mut Self>, context: &mut Context<'_>) -> Poll<Self::Output> {
@@ -438,20 +422,18 @@ where
     }
 }
 
-// `PutMany` owns no pinned data: its pending item moves with the future.
-impl<T, I: ?Sized> Unpin for PutMany<'_, '_, T, I> {}
-
 // A future dropped while it waits counts its waiter out and passes on its wake-up.
-impl<T, I: ?Sized> Drop for PutMany<'_, '_, T, I> {
+impl<T> Drop for PutMany<'_, '_, T> {
     fn drop(&mut self) {
         self.wait.release(|| self.steward.raw().putters());
     }
 }
 
-impl<T, I: ?Sized> fmt::Debug for PutMany<'_, '_, T, I> {
+impl<T> fmt::Debug for PutMany<'_, '_, T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("PutMany")
             .field("accepted", &self.accepted)
+            .field("left", &self.items.len())
             .finish_non_exhaustive()
     }
 }

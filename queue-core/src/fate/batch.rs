@@ -4,31 +4,42 @@
 use alloc::vec::Vec;
 
 use super::journal::JobEvent;
+use super::stamp::unstamp;
 #[cfg(feature = "metrics")]
 use super::stamp::{refused, taken};
-use super::stamp::{stamp, unstamp};
+#[cfg(feature = "metrics")]
+use super::stamp::{stamp, Slot};
 use super::Steward;
 use crate::engine::Handout;
 use crate::error::{TryGetError, TryPutError};
 use crate::job_id::JobId;
 
 impl<T> Steward<T> {
-    /// Puts items from `items` until it runs out or one is refused (see
+    /// Puts the items of `items` until it is empty or one is refused (see
     /// [`RawQueue::put_many`](crate::engine::RawQueue::put_many)); each accepted id goes
-    /// onto `ids`.
+    /// onto `ids`, and the items after a refused one stay in `items`.
     pub(crate) fn put_many(
         &self,
         turn: bool,
-        items: &mut impl Iterator<Item = T>,
+        items: &mut Vec<T>,
         ids: &mut Vec<JobId>,
     ) -> Result<(), TryPutError<T>> {
+        // Without `metrics` the slot is the item, and the caller's vector is used as it is.
+        #[cfg(not(feature = "metrics"))]
+        let slots = items;
+        #[cfg(feature = "metrics")]
+        let mut stamped: Vec<Slot<T>> = items.drain(..).map(stamp).collect();
+        #[cfg(feature = "metrics")]
+        let slots = &mut stamped;
         let put = self.raw.put_many(
             turn,
-            &mut items.map(stamp),
+            slots,
             |id| self.note(|| JobEvent::Accepted(id)),
             |id, slot| self.bury_late(id, unstamp(slot)),
             ids,
         );
+        #[cfg(feature = "metrics")]
+        items.extend(stamped.into_iter().map(unstamp));
         #[cfg(feature = "metrics")]
         let put = put.map_err(refused);
         put
