@@ -189,7 +189,7 @@ impl<T> Queue<T> {
     /// use tally_queue::{Queue, TryGetError};
     ///
     /// let queue = Queue::unbounded();
-    /// queue.try_put_many(&mut (1..=5), &mut Vec::new()).unwrap();
+    /// queue.try_put_many(&mut vec![1, 2, 3, 4, 5], &mut Vec::new()).unwrap();
     /// let mut batch = Vec::new();
     /// assert_eq!(queue.try_get_many(&mut batch, 3), Ok(3));
     /// assert_eq!(batch.iter().map(|job| **job).collect::<Vec<_>>(), [1, 2, 3]);
@@ -244,7 +244,7 @@ impl<T> Queue<T> {
     /// use futures_lite::future::block_on;
     ///
     /// let queue = tally_queue::Queue::unbounded();
-    /// queue.try_put_many(&mut ["a", "b"].into_iter(), &mut Vec::new()).unwrap();
+    /// queue.try_put_many(&mut vec!["a", "b"], &mut Vec::new()).unwrap();
     /// let mut batch = Vec::new();
     /// assert_eq!(block_on(queue.get_many(&mut batch, 10)), Ok(2));
     /// for job in batch.drain(..) {
@@ -276,7 +276,7 @@ impl<T> Queue<T> {
     ///
     /// ```
     /// let queue = tally_queue::Queue::unbounded();
-    /// queue.try_put_many(&mut (0..3), &mut Vec::new()).unwrap();
+    /// queue.try_put_many(&mut vec![0, 1, 2], &mut Vec::new()).unwrap();
     /// let mut batch = Vec::new();
     /// assert_eq!(queue.get_many_blocking(&mut batch, 8), Ok(3));
     /// for job in batch.drain(..) {
@@ -310,7 +310,7 @@ impl<T> Queue<T> {
     /// use std::sync::Arc;
     ///
     /// let queue = Arc::new(tally_queue::Queue::unbounded());
-    /// queue.try_put_many(&mut (0..4), &mut Vec::new()).unwrap();
+    /// queue.try_put_many(&mut vec![0, 1, 2, 3], &mut Vec::new()).unwrap();
     /// let mut batch = Vec::new();
     /// assert_eq!(queue.try_get_many_owned(&mut batch, 4), Ok(4));
     /// let worker = std::thread::spawn(move || {
