@@ -1,12 +1,20 @@
 //! The batch moves of the raw queue: many puts, or many takes, with one pass of
 //! notifications at the end.
 //!
-//! Each item moves exactly as a single put or take moves it (the same claim of the
-//! buffer or the lane, the same turn rule, the same order of the lane and the buffer), so
-//! every invariant of the module docs holds item by item. What a batch saves is the rest:
-//! the wake-ups its items ask for are summed and sent in one pass after the last move
-//! (one notification call, one run of the woken wakers), and the caller's per-call work
-//! (futures, journal gate, result wrapping) is paid once per batch.
+//! Each item moves as a single put or take would move it (the same checks, the same turn
+//! rule, the same order of the lane and the buffer), so every invariant of the module docs
+//! holds item by item. On the ring, the items of a batch are claimed together: one
+//! compare-exchange for as many tickets as the batch can take, which is what as many
+//! single claims in a row would do at that instant (see `buffer/ring/batch.rs`). The
+//! wake-ups the items ask for are summed and sent in one pass after the last move (one
+//! notification call, one run of the woken wakers), and the caller's per-call work
+//! (futures, journal gate) is paid once per batch.
+//!
+//! The ring's batch claims move items with no user code between the claim and the last
+//! publication, so they are used only where handing an item out runs none: not with the
+//! `metrics` feature (a take records a histogram through the user's recorder) nor with
+//! `tracing` (an event per item, emitted as the item moves). There, and on the growable
+//! buffer, a batch moves item by item.
 //!
 //! Deferring a notification is what a thread preempted between its claim and its
 //! notification already does: a getter the claim counted has its notification on the way
@@ -17,10 +25,16 @@
 
 use alloc::vec::Vec;
 
+use super::buffer::ring::batch::NoRoom;
+use super::buffer::PutRefused;
 use super::{refused, Handout, RawQueue};
 use crate::error::{TryGetError, TryPutError};
 use crate::job_id::JobId;
 use crate::wait::waiters::{Class, Wake};
+
+/// Whether handing an item out runs no user code, so the ring may claim a batch at once
+/// (see the module docs).
+const RING_BATCHES: bool = !cfg!(feature = "metrics") && !cfg!(feature = "tracing");
 
 /// Wake-ups asked for by the moves of one batch, summed by kind (see [`Wake`]).
 #[derive(Default)]
@@ -77,6 +91,9 @@ impl<T> RawQueue<T> {
         late: impl FnMut(JobId, T),
         ids: &mut Vec<JobId>,
     ) -> Result<(), TryPutError<T>> {
+        if RING_BATCHES && !turn && self.buffer.ring().is_some() {
+            return self.put_many_claimed(items, ids);
+        }
         let putters = self.putters();
         let mut turn = turn;
         let mut getters = Wakes::default();
@@ -101,14 +118,14 @@ impl<T> RawQueue<T> {
                         self.putter_turn_used();
                     }
                 }
-                Err(super::PutRefused::Full(item)) => {
+                Err(PutRefused::Full(item)) => {
                     if turn {
                         self.putter_turn_used();
                     }
                     refused_at = Some(TryPutError::Full(item));
                     break;
                 }
-                Err(super::PutRefused::Closed(item)) => {
+                Err(PutRefused::Closed(item)) => {
                     if turn {
                         putters.turns().redeem();
                     }
@@ -141,6 +158,38 @@ impl<T> RawQueue<T> {
         }
     }
 
+    /// [`put_many`](RawQueue::put_many) on the ring, for a caller without a turn: the
+    /// items are claimed as many at a time as the ring has room for.
+    fn put_many_claimed(
+        &self,
+        items: &mut Vec<T>,
+        ids: &mut Vec<JobId>,
+    ) -> Result<(), TryPutError<T>> {
+        let ring = self.buffer.ring().expect("called on a ring");
+        let putters = self.putters();
+        let mut reserved = 0;
+        // Reserved here, so that no push in the claim allocates (see `ring/batch.rs`).
+        ids.reserve(items.len());
+        let answer = loop {
+            if items.is_empty() {
+                break Ok(());
+            }
+            if let Some(refusal) = self.lifecycle.refusal() {
+                break Err(refused(refusal, items.remove(0)).into());
+            }
+            match ring.try_put_many(items, putters.turns().owed() as u64, ids) {
+                Ok((_, notify)) => reserved += notify,
+                Err(NoRoom::Full) => break Err(TryPutError::Full(items.remove(0))),
+                Err(NoRoom::Closed) => break Err(TryPutError::ShutDown(items.remove(0))),
+            }
+        };
+        // One pass: as many getters as the claims counted, then their wakers.
+        if reserved != 0 && self.getters().signal_for(Wake::Reserved, reserved) {
+            self.wake_signalled();
+        }
+        answer
+    }
+
     /// Takes up to `max` items (at least one; the lane and the buffer served as single
     /// takes serve them), wraps each in its delivery (`wrap`) and pushes it onto `out`,
     /// calling `delivered` with each, then notifies in one pass the putters for the slots
@@ -162,6 +211,31 @@ impl<T> RawQueue<T> {
         out: &mut Vec<D>,
     ) -> Result<usize, TryGetError> {
         debug_assert!(max != 0, "the face answers a batch of none");
+        if RING_BATCHES && !turn && delivered.is_none() && !self.lane.may_hold() {
+            if let Some(ring) = self.buffer.ring() {
+                // Reserved here, so that no push in the claim allocates.
+                out.reserve(max);
+                let owed = || self.owed_to_woken() as u64;
+                let push = |id, item| {
+                    out.push(wrap(Handout { id, attempt: 1 }, item));
+                };
+                return match ring.try_get_many(max as u64, owed, push) {
+                    Ok((taken, notify)) => {
+                        if notify != 0 && self.putters().signal_for(Wake::Reserved, notify) {
+                            self.wake_signalled();
+                        }
+                        Ok(taken)
+                    }
+                    // A returned item, if one came meanwhile, or the answer.
+                    Err(nothing) => {
+                        let (handout, item, after) = self.nothing_buffered(nothing, false)?;
+                        debug_assert!(after.putters == Wake::No && !after.last);
+                        out.push(wrap(handout, item));
+                        Ok(1)
+                    }
+                };
+            }
+        }
         let mut putters = Wakes::default();
         let mut last = false;
         let mut taken = 0;
