@@ -259,3 +259,9 @@ impl<T, S: ?Sized + Storage<T>> Ring<T, S> {
         }
     }
 }
+
+#[cfg(all(test, feature = "alloc", not(loom)))]
+mod tests;
+
+#[cfg(all(test, feature = "alloc", loom))]
+mod loom_models;
