@@ -91,7 +91,12 @@ impl<T> RawQueue<T> {
         late: impl FnMut(JobId, T),
         ids: &mut Vec<JobId>,
     ) -> Result<(), TryPutError<T>> {
-        if RING_BATCHES && !turn && self.buffer.ring().is_some() {
+        if RING_BATCHES && self.buffer.ring().is_some() {
+            if turn && !items.is_empty() {
+                // The turn's item goes first, as a single put with the turn would go.
+                let first = items.remove(0);
+                ids.push(self.put(true, first, &mut accepted, late)?);
+            }
             return self.put_many_claimed(items, ids);
         }
         let putters = self.putters();
@@ -258,6 +263,22 @@ impl<T> RawQueue<T> {
                 self.getters().turns().redeem();
             }
             if taken < max {
+                if RING_BATCHES && delivered.is_none() && !self.lane.may_hold() {
+                    if let Some(ring) = self.buffer.ring() {
+                        // The rest of the batch in one claim, as the first take of a
+                        // batch without a turn makes it.
+                        out.reserve(max - taken);
+                        let owed = || self.owed_to_woken() as u64;
+                        let push = |id, item| out.push(wrap(Handout { id, attempt: 1 }, item));
+                        if let Ok((more, notify)) =
+                            ring.try_get_many((max - taken) as u64, owed, push)
+                        {
+                            taken += more;
+                            putters.reserved += notify;
+                        }
+                        break;
+                    }
+                }
                 next = self.take_item(false).ok();
             }
         }
