@@ -136,3 +136,52 @@ pub fn tokio_recv_many(
         }
     }
 }
+
+/// The "Batches" section of `BENCHMARKS.md`, from the run's `batches.tsv` (written by
+/// `benches/report.sh`: `workload \t locked/op \t instructions/op` per line, counted by
+/// `shared/tools/locked-per-op`), or a line saying the run did not count them.
+#[must_use]
+pub fn section(results: &std::path::Path) -> String {
+    use std::fmt::Write as _;
+
+    let rows: Vec<(String, f64, f64)> = std::fs::read_to_string(results.join("batches.tsv"))
+        .unwrap_or_default()
+        .lines()
+        .filter(|line| !line.starts_with('#'))
+        .filter_map(|line| {
+            let mut fields = line.split('\t');
+            let name = fields.next()?.to_owned();
+            let locked = fields.next()?.trim().parse().ok()?;
+            let instructions = fields.next()?.trim().parse().ok()?;
+            Some((name, locked, instructions))
+        })
+        .collect();
+    let mut out = String::from("## Batches\n\n");
+    if rows.is_empty() {
+        out.push_str("Not counted in this run (locked-per-op, objdump or addr2line missing).\n\n");
+        return out;
+    }
+    let ours = rows.iter().find(|row| row.0 == "queue/batch32/ours");
+    out.push_str(
+        "| workload | locked/message | instructions/message | ours (batch) ÷ this, instructions |\n\
+         |---|---:|---:|---:|\n",
+    );
+    for (name, locked, instructions) in &rows {
+        let ratio = ours.map_or("–".to_owned(), |o| format!("{:.2}", o.2 / instructions));
+        let _ = writeln!(
+            out,
+            "| {name} | {locked:.2} | {instructions:.1} | {ratio} |"
+        );
+    }
+    out.push_str(
+        "\n32 messages at a time, one producer and one consumer on one thread, nobody \
+         waiting, every channel bounded at 128 (see `benches/src/batch.rs`). Ours: \
+         `try_put_many` of 32, `try_get_many` of 32, then `succeed` on each delivery (an \
+         ending per delivery, one locked instruction each: every delivery still ends on \
+         its own); `ours-single` is the same shape with `try_put`, `try_get` and \
+         `succeed`. flume and tokio have no batch send: 32 `try_send`s, then one `drain` \
+         (flume) or one `recv_many` (tokio mpsc). Counted by `shared/tools/locked-per-op` \
+         in the same run, per message.\n\n",
+    );
+    out
+}

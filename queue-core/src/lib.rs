@@ -10,6 +10,11 @@
 //! - [`Queue::get`] hands out a [`Delivery`]: the item with its id, which must end exactly
 //!   once, by consuming itself, as succeeded, rejected or uncertain ([`Outcome`]). Dropped
 //!   unresolved, it counts as abandoned. There is no free-standing `task_done`.
+//! - [`Queue::put_many`] and [`Queue::get_many`] move jobs in batches: a `Vec` of items
+//!   in, their ids out (what was not accepted stays in the `Vec`), and up to `max`
+//!   deliveries at once, each still a full [`Delivery`]; with `try_` and `_blocking`
+//!   forms, one pass of wake-ups per batch, and, on a bounded queue, one claim of the
+//!   buffer per batch (see [`PutMany`](futures::PutMany) and [`GetMany`](futures::GetMany)).
 //! - [`Queue::shutdown`] stops admission and lets consumers drain the buffer;
 //!   [`Queue::shutdown_now`] also drains the buffer and returns the items with their ids.
 //! - [`Queue::cancel_in_flight`] asks the work in flight to stop: every delivery then
