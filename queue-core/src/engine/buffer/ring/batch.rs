@@ -97,6 +97,8 @@ impl<T, S: ?Sized + Storage<T>> Ring<T, S> {
             }
             // Every slot must be free for its ticket: the prefix that is.
             let room = want.min(limit - used);
+            // The full value of the first slot's stamp: the first id; the others follow.
+            let mut first = 0;
             let mut free = 0;
             while free < room {
                 let ticket = ticket.wrapping_add(free);
@@ -105,6 +107,9 @@ impl<T, S: ?Sized + Storage<T>> Ring<T, S> {
                 let stamp = self.slot(ticket).stamp.load(Ordering::Acquire);
                 if stamp & TICKET_MASK != ticket & TICKET_MASK {
                     break;
+                }
+                if free == 0 {
+                    first = stamp;
                 }
                 free += 1;
             }
@@ -129,9 +134,9 @@ impl<T, S: ?Sized + Storage<T>> Ring<T, S> {
                 Ok(_) => {
                     for (offset, item) in (0..free).zip(items.drain(..free as usize)) {
                         let slot = self.slot(ticket.wrapping_add(offset));
-                        // Relaxed: this thread acquired the same value above, and no other
-                        // thread writes the stamp of a slot waiting for a claimed ticket.
-                        let stamp = slot.stamp.load(Ordering::Relaxed);
+                        // The slot's stamp, as acquired above: consecutive tickets have
+                        // consecutive stamps.
+                        let stamp = first.wrapping_add(offset);
                         slot.item.with_mut(|cell| {
                             // SAFETY: the compare-exchange gave this thread the ticket
                             // `stamp`, and the stamp says the slot is empty for it: no
@@ -140,8 +145,8 @@ impl<T, S: ?Sized + Storage<T>> Ring<T, S> {
                         });
                         // Release: publishes the item to the get that acquires this stamp.
                         slot.stamp.store(stamp.wrapping_add(1), Ordering::Release);
-                        ids.push(JobId::new(stamp));
                     }
+                    ids.extend((0..free).map(|offset| JobId::new(first.wrapping_add(offset))));
                     return Ok((free as usize, notify as usize));
                 }
                 Err(now) => tail = now,
@@ -176,6 +181,8 @@ impl<T, S: ?Sized + Storage<T>> Ring<T, S> {
         loop {
             let ticket = ticket_of(head);
             // The written prefix.
+            // The full value of the first slot's stamp; the others follow.
+            let mut first = 0;
             let mut written = 0;
             while written < max {
                 let ticket = ticket.wrapping_add(written);
@@ -183,6 +190,9 @@ impl<T, S: ?Sized + Storage<T>> Ring<T, S> {
                 let stamp = self.slot(ticket).stamp.load(Ordering::Acquire);
                 if stamp & TICKET_MASK != ticket.wrapping_add(1) & TICKET_MASK {
                     break;
+                }
+                if written == 0 {
+                    first = stamp;
                 }
                 written += 1;
             }
@@ -236,9 +246,9 @@ impl<T, S: ?Sized + Storage<T>> Ring<T, S> {
                 Ok(_) => {
                     for offset in 0..take {
                         let slot = self.slot(ticket.wrapping_add(offset));
-                        // Relaxed: this thread acquired the same value above, and no other
-                        // thread writes the stamp of a slot whose item is claimed.
-                        let stamp = slot.stamp.load(Ordering::Relaxed);
+                        // The slot's stamp, as acquired above: consecutive tickets have
+                        // consecutive stamps.
+                        let stamp = first.wrapping_add(offset);
                         let item = slot.item.with(|cell| {
                             // SAFETY: the compare-exchange gave this thread the ticket
                             // `stamp - 1`, whose put wrote the item before the Release
