@@ -20,9 +20,12 @@
 
 #[cfg(feature = "alloc")]
 use alloc::vec::Vec;
+#[cfg(feature = "alloc")]
 use core::mem::MaybeUninit;
 
-use super::{behind, distance, ticket_of, Bound, Ring, Storage, CLOSED, TICKET, TICKET_MASK};
+#[cfg(feature = "alloc")]
+use super::behind;
+use super::{distance, ticket_of, Bound, Ring, Storage, CLOSED, TICKET, TICKET_MASK};
 use crate::engine::buffer::moves::Nothing;
 use crate::job_id::JobId;
 use crate::sync::{back_off, uninterrupted, Ordering};

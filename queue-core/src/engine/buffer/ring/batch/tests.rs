@@ -172,7 +172,7 @@ fn batch_items_are_dropped_once() {
 /// contiguous.
 #[test]
 fn batch_producers_and_consumers_on_threads_lose_and_duplicate_nothing() {
-    use std::sync::Arc;
+    use alloc::sync::Arc;
     let per: u64 = if cfg!(miri) { 40 } else { 20_000 };
     let ring: Arc<BoxedRing<u64>> = Arc::new(Ring::new(Bound::Buffered(8)));
     let producers: Vec<_> = (0..2)
@@ -224,7 +224,7 @@ fn batch_producers_and_consumers_on_threads_lose_and_duplicate_nothing() {
     ids.sort_unstable();
     assert_eq!(ids, (0..2 * per).collect::<Vec<_>>());
     seen.sort_unstable();
-    let items: std::collections::BTreeSet<u64> = seen.iter().map(|s| s.1).collect();
+    let items: alloc::collections::BTreeSet<u64> = seen.iter().map(|s| s.1).collect();
     assert_eq!(items.len() as u64, 2 * per);
     assert_eq!(seen.iter().map(|s| s.0).collect::<Vec<_>>(), ids);
 }
