@@ -374,6 +374,8 @@ pub use crate::queue::Queue;
 /// futures_lite::future::block_on(put).unwrap();
 /// ```
 pub mod futures {
+    #[cfg(all(feature = "alloc", target_has_atomic = "ptr"))]
+    pub use crate::face::batch::GetManyOwned;
     #[cfg(feature = "alloc")]
     pub use crate::face::batch::{GetMany, PutMany};
     #[cfg(feature = "alloc")]
@@ -461,6 +463,8 @@ const _: () = {
         send_sync::<OwnedDeliveries<u8>>();
         send::<OwnedDeliveries<Cell<u8>>>();
         send_sync::<futures::GetOwned<u8>>();
+        send_sync::<futures::GetManyOwned<'static, u8>>();
+        send::<futures::GetManyOwned<'static, Cell<u8>>>();
         send::<OwnedDelivery<Cell<u8>>>();
         send::<futures::GetOwned<Cell<u8>>>();
         send::<futures::RetryAtOwned<Cell<u8>, core::future::Ready<()>>>();

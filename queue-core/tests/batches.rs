@@ -649,3 +649,28 @@ fn a_waiting_get_many_is_served_by_a_put() {
     });
     assert_eq!(queue.ledger().buffered, 2);
 }
+
+/// The owned batch get waits, is served by a batch put, and, dropped while it waits,
+/// passes its wake-up on and takes nothing.
+#[test]
+fn an_owned_batch_get_waits_and_passes_its_wake_up_on_when_dropped() {
+    let queue = Arc::new(Queue::bounded(4).unwrap());
+    let mut dropped_batch = Vec::new();
+    let mut dropped = Task::new(queue.get_many_owned(&mut dropped_batch, 4));
+    let mut batch = Vec::new();
+    let mut other = Task::new(queue.get_many_owned(&mut batch, 4));
+    assert!(dropped.run().is_none() && other.run().is_none());
+    queue.try_put(1u8).unwrap();
+    assert_eq!(dropped.wake_ups(), 1, "the first waiter is woken");
+    drop(dropped);
+    assert!(
+        dropped_batch.is_empty(),
+        "a dropped batch get takes nothing"
+    );
+    assert_eq!(other.wake_ups(), 1, "its wake-up passed on");
+    assert_eq!(other.run(), Some(Ok(1)));
+    drop(other);
+    let job = batch.pop().unwrap();
+    std::thread::spawn(move || job.succeed()).join().unwrap();
+    assert_eq!(queue.ledger().succeeded, 1);
+}

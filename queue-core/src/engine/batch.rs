@@ -91,8 +91,13 @@ impl<T> RawQueue<T> {
         late: impl FnMut(JobId, T),
         ids: &mut Vec<JobId>,
     ) -> Result<(), TryPutError<T>> {
+        if turn && items.is_empty() {
+            // Nothing to place: the turn goes to the next waiting put.
+            self.putter_turn_used();
+            return Ok(());
+        }
         if RING_BATCHES && self.buffer.ring().is_some() {
-            if turn && !items.is_empty() {
+            if turn {
                 // The turn's item goes first, as a single put with the turn would go.
                 let first = items.remove(0);
                 ids.push(self.put(true, first, &mut accepted, late)?);

@@ -22,6 +22,7 @@ use core::task::{Context, Poll};
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 
+use crate::engine::Handout;
 use crate::error::{GetError, PutError, TryGetError, TryPutError};
 use crate::fate::Steward;
 use crate::handle::delivery::Delivery;
@@ -297,6 +298,49 @@ impl<T> Queue<T> {
         }
     }
 
+    /// As [`get_many`](Queue::get_many), for a queue in an `Arc`: each delivery is an
+    /// [`OwnedDelivery`], which can move into a `'static` task.
+    ///
+    /// # Errors
+    ///
+    /// As [`get_many`](Queue::get_many).
+    ///
+    /// # Cancel safety
+    ///
+    /// As [`get_many`](Queue::get_many): a dropped `get_many_owned` takes nothing.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use futures_lite::future::block_on;
+    ///
+    /// let queue = Arc::new(tally_queue::Queue::unbounded());
+    /// queue.try_put_many(&mut vec![1, 2], &mut Vec::new()).unwrap();
+    /// let mut batch = Vec::new();
+    /// assert_eq!(block_on(queue.get_many_owned(&mut batch, 8)), Ok(2));
+    /// let worker = std::thread::spawn(move || {
+    ///     for job in batch {
+    ///         job.succeed();
+    ///     }
+    /// });
+    /// worker.join().unwrap();
+    /// assert_eq!(queue.ledger().succeeded, 2);
+    /// ```
+    #[cfg(target_has_atomic = "ptr")]
+    pub fn get_many_owned<'b>(
+        self: &Arc<Self>,
+        deliveries: &'b mut Vec<OwnedDelivery<T>>,
+        max: usize,
+    ) -> GetManyOwned<'b, T> {
+        GetManyOwned {
+            queue: Arc::clone(self),
+            deliveries,
+            max,
+            wait: Wait::default(),
+        }
+    }
+
     /// As [`try_get_many`](Queue::try_get_many), for a queue in an `Arc`: each delivery is
     /// an [`OwnedDelivery`], which can move into a `'static` task.
     ///
@@ -461,20 +505,42 @@ pub struct GetMany<'a, 'b, T> {
     wait: Wait,
 }
 
-/// One try at taking a batch; `None` means "nothing for this getter now, wait".
+/// One try at taking a batch, each item wrapped by `wrap`; `None` means "nothing for this
+/// getter now, wait".
 #[inline]
-fn get_attempt<'a, T>(
-    steward: &'a Steward<T>,
+fn get_attempt<T, D>(
+    steward: &Steward<T>,
     turn: bool,
     max: usize,
-    out: &mut Vec<Delivery<'a, T>>,
+    wrap: impl FnMut(Handout, T) -> D,
+    out: &mut Vec<D>,
 ) -> Option<Result<usize, GetError>> {
-    let wrap = |handout, item| Delivery::new(steward, handout, item);
     match steward.take_many(turn, max, wrap, out) {
         Ok(n) => Some(Ok(n)),
         Err(TryGetError::ShutDown) => Some(Err(GetError::ShutDown)),
         Err(TryGetError::Empty) => None,
     }
+}
+
+/// The shared body of both batch get futures: a first attempt made before anything is
+/// set up, then a registered wait.
+#[inline]
+fn poll_many<T, D>(
+    steward: &Steward<T>,
+    wait: &mut Wait,
+    sleep: &mut Sleep<'_, '_>,
+    max: usize,
+    mut wrap: impl FnMut(Handout, T) -> D,
+    out: &mut Vec<D>,
+) -> Poll<Result<usize, GetError>> {
+    if wait.is_new() {
+        if let Some(ready) = get_attempt(steward, false, max, &mut wrap, out) {
+            return Poll::Ready(ready);
+        }
+    }
+    wait.poll_registered(steward.raw().getters(), sleep, |turn| {
+        get_attempt(steward, turn, max, &mut wrap, out)
+    })
 }
 
 impl<'a, T> GetMany<'a, '_, T> {
@@ -483,15 +549,8 @@ impl<'a, T> GetMany<'a, '_, T> {
             return Poll::Ready(Ok(0));
         }
         let (steward, max, out) = (self.steward, self.max, &mut *self.deliveries);
-        if self.wait.is_new() {
-            if let Some(ready) = get_attempt(steward, false, max, out) {
-                return Poll::Ready(ready);
-            }
-        }
-        self.wait
-            .poll_registered(steward.raw().getters(), sleep, |turn| {
-                get_attempt(steward, turn, max, out)
-            })
+        let wrap = |handout, item| Delivery::new(steward, handout, item);
+        poll_many(steward, &mut self.wait, sleep, max, wrap, out)
     }
 }
 
@@ -513,6 +572,69 @@ impl<T> Drop for GetMany<'_, '_, T> {
 impl<T> fmt::Debug for GetMany<'_, '_, T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("GetMany")
+            .field("max", &self.max)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The future returned by [`Queue::get_many_owned`]: as [`GetMany`], pushing
+/// [`OwnedDelivery`]s, which can move into `'static` tasks.
+///
+/// # Examples
+///
+/// ```
+/// use std::sync::Arc;
+///
+/// let queue = Arc::new(tally_queue::Queue::unbounded());
+/// queue.try_put(1).unwrap();
+/// let mut batch = Vec::new();
+/// let get: tally_queue::futures::GetManyOwned<'_, i32> = queue.get_many_owned(&mut batch, 4);
+/// assert_eq!(futures_lite::future::block_on(get), Ok(1));
+/// batch.pop().unwrap().succeed();
+/// ```
+#[cfg(target_has_atomic = "ptr")]
+#[must_use = "futures do nothing unless you `.await` or poll them"]
+pub struct GetManyOwned<'b, T> {
+    queue: Arc<Queue<T>>,
+    deliveries: &'b mut Vec<OwnedDelivery<T>>,
+    max: usize,
+    wait: Wait,
+}
+
+#[cfg(target_has_atomic = "ptr")]
+impl<T> Future for GetManyOwned<'_, T> {
+    type Output = Result<usize, GetError>;
+
+    fn poll(self: Pin<&mut Self>, context: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        if this.max == 0 {
+            return Poll::Ready(Ok(0));
+        }
+        let queue = &this.queue;
+        let wrap = |handout, item| OwnedDelivery::new(Arc::clone(queue), handout, item);
+        poll_many(
+            &queue.steward,
+            &mut this.wait,
+            &mut Sleep::Task(context),
+            this.max,
+            wrap,
+            this.deliveries,
+        )
+    }
+}
+
+// A future dropped while it waits counts its waiter out and passes on its wake-up.
+#[cfg(target_has_atomic = "ptr")]
+impl<T> Drop for GetManyOwned<'_, T> {
+    fn drop(&mut self) {
+        self.wait.release(|| self.queue.steward.raw().getters());
+    }
+}
+
+#[cfg(target_has_atomic = "ptr")]
+impl<T> fmt::Debug for GetManyOwned<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("GetManyOwned")
             .field("max", &self.max)
             .finish_non_exhaustive()
     }

@@ -4,7 +4,7 @@
 //!
 //! - `put.rs`: `put`, `try_put`, `put_blocking`, ... and [`Put`](put::Put);
 //! - `batch.rs`: `put_many`, `get_many` and their forms, [`PutMany`](batch::PutMany),
-//!   [`GetMany`](batch::GetMany);
+//!   [`GetMany`](batch::GetMany), [`GetManyOwned`](batch::GetManyOwned);
 //! - `get.rs`: `get`, `try_get`, `get_owned`, ... and [`Get`](get::Get),
 //!   [`GetOwned`](get::GetOwned);
 //! - `join.rs`: `join`, ... and [`Join`](join::Join);
