@@ -239,8 +239,8 @@
 //!
 //! `ledger.rs`, `job_id.rs`, `outcome.rs`, `error.rs`, `events.rs` (tracing) and
 //! `unwind.rs` are leaves any layer may use. `unsafe` is allowed in one module,
-//! `engine/buffer/ring.rs`. Without `alloc`, only the parts of `engine/` and `wait/` that
-//! `fixed/` uses are built.
+//! `engine/buffer/ring.rs` (with its submodule `ring/batch.rs`, the batch claims).
+//! Without `alloc`, only the parts of `engine/` and `wait/` that `fixed/` uses are built.
 #![no_std]
 // A `no_std` crate: name `core` and `alloc` items by their own paths, so the crate builds
 // without `std` (the workspace's std-only crates need no such rule).
