@@ -1297,3 +1297,39 @@ fn put_many_vs_shutdown_vs_get_many() {
         assert_eq!(ledger.succeeded as usize, accepted);
     });
 }
+
+/// A `get_many` that waits, is woken by a batch put, and takes its turn's item and then
+/// the rest in one claim, racing the producer's own barging `try_get_many` right after
+/// the put: the barger never takes what the woken batch holds a turn for, unless it came
+/// before the turn was granted (then one more put serves the batch), and every item is
+/// delivered once.
+#[test]
+fn woken_get_many_vs_barging_try_get_many_vs_put_many() {
+    loom::model(|| {
+        let queue = Arc::new(Queue::<u8>::bounded(4).unwrap());
+        let getter = {
+            let queue = Arc::clone(&queue);
+            thread::spawn(move || {
+                let mut batch = Vec::new();
+                queue.get_many_blocking(&mut batch, 2).unwrap();
+                batch.into_iter().map(|d| d.succeed()).collect::<Vec<u8>>()
+            })
+        };
+        assert_eq!(queue.try_put_many(&mut vec![1, 2], &mut Vec::new()), Ok(2));
+        let mut batch = Vec::new();
+        let _ = queue.try_get_many(&mut batch, 2);
+        let barged: Vec<u8> = batch.into_iter().map(|d| d.succeed()).collect();
+        if barged.len() == 2 {
+            // Both taken before the getter's turn was granted: one more serves it.
+            queue.try_put(3).unwrap();
+        }
+        let got = getter.join().unwrap();
+        assert!(!got.is_empty(), "the woken batch was served");
+        let rest = succeed_the_rest(&queue);
+        let mut all = [got, barged].concat();
+        all.sort_unstable();
+        all.dedup();
+        assert_eq!(all.len() + rest, queue.ledger().accepted as usize);
+        assert_eq!(queue.ledger().succeeded, queue.ledger().accepted);
+    });
+}
