@@ -41,7 +41,10 @@ impl<T> Queue<T> {
     /// which comes back in the error). Each item is accepted or refused as by
     /// [`try_put`](Queue::try_put) (the same checks, the same turn rule: the batch takes
     /// no slot kept for a woken put), and getters are woken in one pass once the batch is
-    /// placed, as many as items were accepted.
+    /// placed, as many as items were accepted. Until that pass, the batch's items are as
+    /// an item whose hand-off is not counted yet (see [`get`](Queue::get)'s fairness): a
+    /// `try_get` may take them, and a get the pass then wakes for one of them waits for the
+    /// next item.
     ///
     /// Returns how many items were accepted. `ids` is only extended, never cleared: clear
     /// it between batches to reuse it, as `items` can be refilled and reused.
