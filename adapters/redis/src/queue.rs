@@ -537,7 +537,8 @@ impl<C: Codec> Queue<C> {
 
     /// Waits for the next job.
     ///
-    /// Reads with a script (reclaiming expired leases first), and when there is nothing,
+    /// Reads with `XREADGROUP` (every quarter of a lease, with a script that reclaims
+    /// expired leases first), and when there is nothing,
     /// blocks on the server (`XREAD … BLOCK` on the stream, on the handle's one blocking
     /// connection) for up to one [poll interval](Options::poll) at a time. An entry the
     /// codec cannot decode is dead-lettered with its bytes (counted abandoned) and
@@ -547,8 +548,10 @@ impl<C: Codec> Queue<C> {
     /// # Cancel safety
     ///
     /// Dropping the future never loses a job. If the server had already handed an entry to
-    /// this consumer, the next get on this handle delivers it (same attempt), even if the
-    /// dropped call reaches the server only later (it then hands nothing out).
+    /// this consumer, the next get on this handle delivers it (same attempt), also when
+    /// the dropped call reaches the server only later, within the
+    /// [repeat window](Options::repeat_window) (later than that, the job's lease expires
+    /// and it ends by the [policy](crate::AbandonPolicy)).
     ///
     /// # Errors
     ///
@@ -596,7 +599,7 @@ impl<C: Codec> Queue<C> {
 
     /// Hands out up to `max` jobs that are ready, without blocking on the server: each is
     /// its own [`Delivery`], with its own attempt, lease and fence, as from
-    /// [`try_get`](Queue::try_get). One script for the batch.
+    /// [`try_get`](Queue::try_get). One `XREADGROUP` for the batch.
     ///
     /// # Errors
     ///
