@@ -1598,6 +1598,43 @@ async fn late_get_on_a_stalled_connection_loses_nothing(_rt: Rt) {
     assert!(status.ledger.is_balanced());
 }
 
+/// A plain get (no look for expired leases: the lease is long) that stalls and lands
+/// after later gets took its job from the stream: the handle's next get delivers that
+/// job (same attempt) long before its lease could expire, and nothing is counted twice.
+async fn late_plain_get_is_delivered_by_the_next_get(_rt: Rt) {
+    let server = server!();
+    let proxy = common::proxy::Proxy::start(&server.dir, &server.sock);
+    let long = options().lease(Duration::from_secs(30));
+    let queue = Queue::open(proxy.client(), "lateplain", Bytes, long)
+        .await
+        .unwrap();
+    // The first get looks for expired leases (a script); the next ones read plainly.
+    assert!(matches!(queue.try_get().await, Err(TryGetError::Empty)));
+    queue.try_put(vec![0]).await.unwrap();
+    queue.get().await.unwrap().succeed().await.unwrap();
+    proxy.stall();
+    match queue.try_get().await {
+        Err(TryGetError::Redis(error)) => assert!(error.is_unknown(), "{error}"),
+        other => panic!("expected a lost reply, got {other:?}"),
+    }
+    assert!(matches!(queue.try_get().await, Err(TryGetError::Empty)));
+    queue.try_put(vec![1]).await.unwrap();
+    proxy.release();
+    sleep(Duration::from_millis(100)).await;
+    // The stalled read took the job: it is this consumer's, and no delivery holds it.
+    let ledger = queue.ledger().await.unwrap();
+    assert_eq!((ledger.buffered, ledger.in_flight), (0, 1));
+    let job = queue
+        .get_until(after(Duration::from_secs(2)))
+        .await
+        .expect("the job is delivered by the next get");
+    assert_eq!((job.id().get(), job.attempt()), (1, 1));
+    job.succeed().await.unwrap();
+    let status = queue.status().await.unwrap();
+    assert_eq!((status.ledger.succeeded, status.redelivered), (2, 0));
+    assert!(status.ledger.is_balanced());
+}
+
 /// `shutdown_now` moves items out in steps bounded by bytes: items of the largest
 /// default size all come back within a short response timeout.
 async fn shutdown_now_returns_large_items(_rt: Rt) {
@@ -1984,6 +2021,7 @@ on_both!(
     resolve_many_after_a_lost_reply_counts_once,
     maintenance_backs_off_when_keys_are_gone,
     late_get_on_a_stalled_connection_loses_nothing,
+    late_plain_get_is_delivered_by_the_next_get,
     shutdown_now_returns_large_items,
     a_foreign_key_type_changes_nothing,
     foreign_entries_are_dead_lettered,
