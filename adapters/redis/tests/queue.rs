@@ -515,8 +515,14 @@ async fn retry_after_a_lost_reply_happens_once(_rt: Rt) {
         }
     });
     let delivery = match job.retry().await {
-        Err(tally_redis::RetryError::Redis { delivery, error }) => {
+        Err(lost @ tally_redis::RetryError::Redis { .. }) => {
+            // The server's error is the source.
+            let source = core::error::Error::source(&lost).map(ToString::to_string);
+            let tally_redis::RetryError::Redis { delivery, error } = lost else {
+                unreachable!()
+            };
             assert!(error.is_unknown(), "{error}");
+            assert_eq!(source, Some(error.to_string()));
             delivery
         }
         other => panic!("expected a lost reply, got {other:?}"),
@@ -1665,7 +1671,12 @@ async fn a_foreign_key_type_changes_nothing(_rt: Rt) {
     let job = queue.get().await.unwrap();
     let _: () = server.query(redis::cmd("SET").arg("{foreign}:ends").arg("x"));
     let job = match job.succeed().await {
-        Err(ResolveError::Redis { delivery, error }) => {
+        Err(refused @ ResolveError::Redis { .. }) => {
+            let source = core::error::Error::source(&refused).map(ToString::to_string);
+            let ResolveError::Redis { delivery, error } = refused else {
+                unreachable!()
+            };
+            assert_eq!(source, Some(error.to_string()));
             assert!(error.to_string().contains("{foreign}:ends"), "{error}");
             assert!(!error.is_unknown());
             delivery
