@@ -91,9 +91,15 @@
 //!
 //! # Features
 //!
-//! - `tokio`, `smol` (both default): the runtimes the `redis` client can run on. With
+//! - `tokio` (default), `smol`: the runtimes the `redis` client can run on. With
 //!   both, it picks tokio inside a tokio runtime and smol elsewhere.
 //! - `json` (default): the [`Json`] codec through serde.
+//! - `metrics`: [`Queue::record_metrics`] records the ledger through the
+//!   [`metrics`](https://docs.rs/metrics) facade under `tally-queue`'s metric names (the
+//!   same table: `tally_queue_accepted_total`, `tally_queue_ended_total` by `outcome`,
+//!   `tally_queue_buffered`, `tally_queue_in_flight`, `tally_queue_redelivered_total`,
+//!   `tally_queue_dead_letters`, and the histograms `tally_queue_buffered_seconds` and
+//!   `tally_queue_in_flight_seconds`), with the label `queue` = the queue's name.
 #![forbid(unsafe_code)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 

@@ -7,6 +7,8 @@ pub(crate) mod engine;
 pub(crate) mod error;
 pub(crate) mod journal;
 pub(crate) mod keys;
+#[cfg(feature = "metrics")]
+pub(crate) mod metrics;
 pub(crate) mod options;
 pub(crate) mod record;
 pub(crate) mod status;
@@ -883,6 +885,13 @@ impl<C: Codec> Queue<C> {
                     id,
                     attempt: u32::try_from(attempt).unwrap_or(u32::MAX),
                 });
+                // A first attempt's entry was added when the job became buffered (put, or
+                // put back by a retry); a later one was reclaimed from a holder.
+                #[cfg(feature = "metrics")]
+                if attempt == 1 {
+                    let waited = crate::queue::metrics::since_entry(&entry);
+                    self.engine.metrics.buffered_for(waited);
+                }
                 Delivery {
                     engine: Arc::clone(&self.engine),
                     entry,
@@ -890,6 +899,8 @@ impl<C: Codec> Queue<C> {
                     attempt,
                     item: Some(item),
                     lost: Vec::new(),
+                    #[cfg(feature = "metrics")]
+                    taken: std::time::Instant::now(),
                 }
             })
             .collect()
@@ -954,6 +965,42 @@ impl<C: Codec> Queue<C> {
     /// ```
     pub async fn status(&self) -> Result<Status, Error> {
         Ok(self.engine.status().await?.0)
+    }
+
+    /// Records a [`status`](Queue::status) snapshot through the `metrics` facade, under
+    /// `tally-queue`'s metric names (tabled in its crate docs) with the label `queue` =
+    /// the queue's [`name`](Queue::name): `accepted` and each outcome as counters (set to
+    /// the ledger's figure), `buffered` and `in flight` as gauges, the redeliveries, and
+    /// the dead letters kept. Returns the snapshot.
+    ///
+    /// Call it where the figures are read (in the scrape handler, before rendering): they
+    /// then equal the ledger on the server at that instant, whichever process moved it,
+    /// and a job costs nothing for them. Two histograms are recorded as jobs move through
+    /// this handle: `tally_queue_in_flight_seconds` as each delivery ends (resolved,
+    /// retried or dropped), and `tally_queue_buffered_seconds` as each first attempt is
+    /// taken (from the server's clock when the job was put or put back, to this host's
+    /// clock when taken: a skew between the two adds to it).
+    ///
+    /// # Errors
+    ///
+    /// The transport failure; nothing is recorded then.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # async fn demo(queue: tally_redis::Queue<tally_redis::Bytes>) {
+    /// // In the scrape handler, before the exporter renders:
+    /// let status = queue.record_metrics().await.unwrap();
+    /// assert!(status.ledger.is_balanced());
+    /// # }
+    /// ```
+    #[cfg(feature = "metrics")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
+    pub async fn record_metrics(&self) -> Result<Status, Error> {
+        let status = self.engine.status().await?.0;
+        let dead_kept = self.engine.dead_kept().await?;
+        crate::queue::metrics::record(&self.engine.name, &status, dead_kept);
+        Ok(status)
     }
 
     /// Waits until every accepted job has ended and returns the ledger. Level-triggered:

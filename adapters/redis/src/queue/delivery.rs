@@ -50,6 +50,9 @@ pub struct Delivery<C: Codec> {
     /// The tokens of calls with this delivery's resolve (or retry) whose replies were
     /// lost: a repeat looks their records up.
     pub(crate) lost: alloc::vec::Vec<u64>,
+    /// When this handle took it (for the time in flight).
+    #[cfg(feature = "metrics")]
+    pub(crate) taken: std::time::Instant,
 }
 
 impl<C: Codec> Delivery<C> {
@@ -342,6 +345,9 @@ impl<C: Codec> Deref for Delivery<C> {
 
 impl<C: Codec> Drop for Delivery<C> {
     fn drop(&mut self) {
+        // Every delivery ends here once: resolved, retried, or dropped unresolved.
+        #[cfg(feature = "metrics")]
+        self.engine.metrics.delivery_ended(self.taken.elapsed());
         if self.item.is_some() {
             let (id, panicking) = (self.id, std::thread::panicking());
             self.engine

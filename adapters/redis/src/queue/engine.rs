@@ -228,6 +228,9 @@ pub(crate) struct Engine<C: Codec> {
     next_token: AtomicU64,
     /// The origin of this handle's monotonic clock, as the server's scripts see it.
     origin: Instant,
+    /// The keys of this queue's histograms.
+    #[cfg(feature = "metrics")]
+    pub(crate) metrics: crate::queue::metrics::Keys,
 }
 
 /// A consumer name unique to this handle: process id, clock, and a per-process counter.
@@ -292,6 +295,8 @@ impl<C: Codec> Engine<C> {
             next_worker: AtomicU64::new(0),
             next_token: AtomicU64::new(0),
             origin: Instant::now(),
+            #[cfg(feature = "metrics")]
+            metrics: crate::queue::metrics::Keys::new(name),
         }
     }
 
@@ -1052,6 +1057,17 @@ impl<C: Codec> Engine<C> {
             .into_iter()
             .map(|entry| Ok(Record::from_fields(reply::entry(entry)?)))
             .collect()
+    }
+
+    /// How many dead letters are kept.
+    #[cfg(feature = "metrics")]
+    pub(crate) async fn dead_kept(&self) -> Result<u64, Error> {
+        let mut cmd = redis::cmd("XLEN");
+        cmd.arg(self.keys.dead());
+        match self.conn.command(&cmd).await? {
+            Value::Int(n) => Ok(n.max(0) as u64),
+            other => Err(Error::Protocol(format!("XLEN: {other:?}"))),
+        }
     }
 
     /// Removes one record; whether it was there.
