@@ -127,6 +127,7 @@ pub use crate::queue::delivery::error::{
 pub use crate::queue::delivery::Delivery;
 pub use crate::queue::drained::{Drained, ShutdownNowError};
 pub use crate::queue::error::{GetError, JoinError, OpenError, PutError, TryGetError};
+pub use crate::queue::in_flight::InFlight;
 pub use crate::queue::options::Options;
 pub use crate::queue::record::{Record, Records};
 pub use crate::queue::status::{State, Status};

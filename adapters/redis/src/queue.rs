@@ -5,6 +5,7 @@ pub(crate) mod delivery;
 pub(crate) mod drained;
 pub(crate) mod engine;
 pub(crate) mod error;
+pub(crate) mod in_flight;
 pub(crate) mod journal;
 pub(crate) mod keys;
 #[cfg(feature = "metrics")]
@@ -33,6 +34,7 @@ use crate::queue::drained::Drained;
 use crate::queue::drained::ShutdownNowError;
 use crate::queue::engine::{Dropped, Engine, Found, How, Resolve, Resolved, Then, RESOLVE_CHUNK};
 use crate::queue::error::{GetError, JoinError, OpenError, PutError, TryGetError};
+use crate::queue::in_flight::InFlight;
 use crate::queue::options::Options;
 use crate::queue::record::{Record, Records};
 use crate::queue::status::Status;
@@ -965,6 +967,44 @@ impl<C: Codec> Queue<C> {
     /// ```
     pub async fn status(&self) -> Result<Status, Error> {
         Ok(self.engine.status().await?.0)
+    }
+
+    /// The jobs in flight, oldest entry first: each job's id, attempt, holder and lease
+    /// age, and whether its holder is alive (see [`InFlight`]). "Jobs stuck in running"
+    /// is answered here: a job whose holder is not alive is reclaimed once its lease
+    /// expires (by the next get that looks, or the next maintenance pass).
+    ///
+    /// Read in pages of 1,000, each one atomic snapshot: a job that moves between two
+    /// pages can be listed twice or not at all.
+    ///
+    /// # Errors
+    ///
+    /// The transport failure.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # async fn demo(queue: tally_redis::Queue<tally_redis::Bytes>) {
+    /// let stuck = queue.in_flight().await.unwrap();
+    /// for job in stuck.iter().filter(|job| !job.holder_alive) {
+    ///     println!("{:?} attempt {}: {} is gone", job.id, job.attempt, job.holder);
+    /// }
+    /// # }
+    /// ```
+    pub async fn in_flight(&self) -> Result<Vec<InFlight>, Error> {
+        const PAGE: usize = 1000;
+        let mut all = Vec::new();
+        loop {
+            let after = all
+                .last()
+                .map_or("-", |last: &InFlight| last.entry.as_str());
+            let page = self.engine.in_flight(after, PAGE).await?;
+            let done = page.len() < PAGE;
+            all.extend(page);
+            if done {
+                return Ok(all);
+            }
+        }
     }
 
     /// Records a [`status`](Queue::status) snapshot through the `metrics` facade, under

@@ -1641,6 +1641,66 @@ async fn late_plain_get_is_delivered_by_the_next_get(_rt: Rt) {
     assert!(status.ledger.is_balanced());
 }
 
+/// `in_flight` lists every job in flight with its holder, attempt and lease age, and
+/// tells a holder that is seen (it looked at the server's clock within a lease) from one
+/// that is not; a renewal shows at once.
+async fn in_flight_lists_holders_and_says_who_is_alive(_rt: Rt) {
+    let server = server!();
+    let a = open(&server, "held", redeliver(3)).await;
+    let b = open(&server, "held", redeliver(3)).await;
+    a.put_many(vec![vec![0], vec![1], vec![2]]).await.unwrap();
+    let mine = a.get_many(2).await.unwrap();
+    let theirs = b.get().await.unwrap();
+    assert!(a
+        .in_flight()
+        .await
+        .unwrap()
+        .iter()
+        .all(|job| job.holder_alive));
+    sleep(Duration::from_millis(400)).await;
+    // A maintenance pass looks at the clock: `a` is seen, `b` (which did nothing for more
+    // than a lease) is not; with redelivery on, the pass leaves the expired leases to gets.
+    a.maintain_once().await.unwrap();
+    let mut listed = a.in_flight().await.unwrap();
+    listed.sort_by_key(|job| job.id);
+    let seen: Vec<(u64, u64, &str, bool)> = listed
+        .iter()
+        .map(|job| {
+            let id = job.id.expect("a job of ours").get();
+            (id, job.attempt, job.holder.as_str(), job.holder_alive)
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            (0, 1, a.consumer(), true),
+            (1, 1, a.consumer(), true),
+            (2, 1, b.consumer(), false),
+        ]
+    );
+    assert!(listed
+        .iter()
+        .all(|job| job.lease_age >= Duration::from_millis(400)));
+    // A renewal looks at the clock too, and restarts the lease.
+    theirs.keep_alive().await.unwrap();
+    let renewed = b.in_flight().await.unwrap();
+    let job = renewed
+        .iter()
+        .find(|job| job.holder == b.consumer())
+        .unwrap();
+    assert!(job.holder_alive);
+    assert!(
+        job.lease_age < Duration::from_millis(300),
+        "{:?}",
+        job.lease_age
+    );
+    for job in mine {
+        job.succeed().await.unwrap();
+    }
+    theirs.succeed().await.unwrap();
+    assert!(a.in_flight().await.unwrap().is_empty());
+}
+
 /// `shutdown_now` moves items out in steps bounded by bytes: items of the largest
 /// default size all come back within a short response timeout.
 async fn shutdown_now_returns_large_items(_rt: Rt) {
@@ -2033,6 +2093,7 @@ on_both!(
     maintenance_backs_off_when_keys_are_gone,
     late_get_on_a_stalled_connection_loses_nothing,
     late_plain_get_is_delivered_by_the_next_get,
+    in_flight_lists_holders_and_says_who_is_alive,
     shutdown_now_returns_large_items,
     a_foreign_key_type_changes_nothing,
     foreign_entries_are_dead_lettered,

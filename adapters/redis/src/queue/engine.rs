@@ -43,6 +43,7 @@ use tally_queue::{JobEvent, JobId, Ledger};
 use crate::codec::Codec;
 use crate::queue::drained::Drained;
 use crate::queue::error::PutError;
+use crate::queue::in_flight::InFlight;
 use crate::queue::journal::Journaled;
 use crate::queue::keys::Keys;
 use crate::queue::options::Options;
@@ -1057,6 +1058,37 @@ impl<C: Codec> Engine<C> {
             .into_iter()
             .map(|entry| Ok(Record::from_fields(reply::entry(entry)?)))
             .collect()
+    }
+
+    /// Up to `count` jobs in flight after the entry `after` (`-`: from the first).
+    pub(crate) async fn in_flight(
+        &self,
+        after: &str,
+        count: usize,
+    ) -> Result<Vec<InFlight>, Error> {
+        let args = args![after, count, self.lease_ms()];
+        let mut reply = self.run(&self.scripts.inflight, &[], args).await?;
+        if reply.status != "ok" {
+            return Err(reply.unexpected());
+        }
+        let mut out = Vec::with_capacity(reply.left() / 6);
+        while reply.left() >= 6 {
+            let entry = reply.text()?;
+            let id = reply.text()?;
+            let holder = reply.text()?;
+            let age = reply.int()?;
+            let attempt = reply.int()?;
+            let alive = reply.text()? == "1";
+            out.push(InFlight {
+                id: id.parse().ok().map(JobId::from_raw),
+                attempt,
+                holder,
+                lease_age: core::time::Duration::from_millis(age),
+                holder_alive: alive,
+                entry,
+            });
+        }
+        Ok(out)
     }
 
     /// How many dead letters are kept.

@@ -73,6 +73,7 @@ pub(crate) struct QueueScripts {
     pub(crate) ledger: Script,
     pub(crate) worker: Script,
     pub(crate) recover: Script,
+    pub(crate) inflight: Script,
 }
 
 impl QueueScripts {
@@ -88,6 +89,7 @@ impl QueueScripts {
             ledger: script!("queue", rare, "ledger.lua", " flags=no-writes"),
             worker: adds!("queue", rare, "worker.lua"),
             recover: drains!("queue", "recover.lua"),
+            inflight: script!("queue", rare, "inflight.lua", " flags=no-writes"),
         }
     }
 }
