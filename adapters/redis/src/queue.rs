@@ -297,6 +297,78 @@ impl<C: Codec> Queue<C> {
         one(self.engine.put_batch(alloc::vec![item], None).await)
     }
 
+    /// Accepts `item` as a delayed job: it is not delivered before `delay` has passed by
+    /// the server's clock (`TIME`, the clock the leases follow). Until then it is counted
+    /// buffered (and toward the [capacity](Options::bounded)), `join` waits for it, and
+    /// [`shutdown_now`](Queue::shutdown_now) hands it back with the rest; a graceful
+    /// [`shutdown`](Queue::shutdown) drains once it has been delivered and ended. Once
+    /// due, the next get that runs the step script moves it into the stream: at once when
+    /// a get finds nothing else (a waiting get re-reads every [poll
+    /// interval](Options::poll)), within a quarter of a lease when gets find other jobs.
+    /// Its id is drawn now, in order with every other put.
+    ///
+    /// # Errors
+    ///
+    /// As [`try_put`](Queue::try_put): [`PutError::Full`] if the queue is bounded and
+    /// full (this does not wait).
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use std::time::Duration;
+    ///
+    /// # async fn demo(queue: tally_redis::Queue<tally_redis::Bytes>) {
+    /// let id = queue.put_after(b"reminder".to_vec(), Duration::from_secs(60)).await.unwrap();
+    /// assert_eq!(queue.ledger().await.unwrap().buffered, 1);
+    /// assert!(queue.try_get().await.is_err()); // not due yet
+    /// # drop(id); }
+    /// ```
+    pub async fn put_after(
+        &self,
+        item: C::Item,
+        delay: Duration,
+    ) -> Result<JobId, PutError<C::Item>> {
+        let ms = crate::queue::delivery::millis(delay);
+        one(self
+            .engine
+            .put_later(alloc::vec![item], false, ms)
+            .await
+            .map(|(ids, _)| ids))
+    }
+
+    /// Accepts `item` as a delayed job due at `when`, by the server's clock (a time in
+    /// the past is due at once): as [`put_after`](Queue::put_after).
+    ///
+    /// # Errors
+    ///
+    /// As [`put_after`](Queue::put_after).
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use std::time::{Duration, SystemTime};
+    ///
+    /// # async fn demo(queue: tally_redis::Queue<tally_redis::Bytes>) {
+    /// let tomorrow = SystemTime::now() + Duration::from_secs(24 * 3600);
+    /// let id = queue.put_at(b"report".to_vec(), tomorrow).await.unwrap();
+    /// # drop(id); }
+    /// ```
+    pub async fn put_at(
+        &self,
+        item: C::Item,
+        when: std::time::SystemTime,
+    ) -> Result<JobId, PutError<C::Item>> {
+        let since_epoch = when
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or(Duration::ZERO);
+        let ms = crate::queue::delivery::millis(since_epoch);
+        one(self
+            .engine
+            .put_later(alloc::vec![item], true, ms)
+            .await
+            .map(|(ids, _)| ids))
+    }
+
     /// Accepts `item`, waiting while the queue is full.
     ///
     /// A full queue is re-tried after each ending on the server and at least once per

@@ -1701,6 +1701,123 @@ async fn in_flight_lists_holders_and_says_who_is_alive(_rt: Rt) {
     assert!(a.in_flight().await.unwrap().is_empty());
 }
 
+/// Delayed puts on the server's clock: counted buffered (and toward the capacity) at once,
+/// delivered only once due, under the ids they drew in order with other puts; one due in
+/// the past goes out at once.
+async fn delayed_puts_wait_until_due(_rt: Rt) {
+    let server = server!();
+    let queue = open(&server, "later", options().bounded(3)).await;
+    let start = std::time::Instant::now();
+    let later = queue
+        .put_after(vec![0], Duration::from_millis(400))
+        .await
+        .unwrap();
+    let now = queue.try_put(vec![1]).await.unwrap();
+    let past = std::time::SystemTime::now() - Duration::from_secs(60);
+    let overdue = queue.put_at(vec![2], past).await.unwrap();
+    assert_eq!((later.get(), now.get(), overdue.get()), (0, 1, 2));
+    let ledger = queue.ledger().await.unwrap();
+    assert_eq!((ledger.accepted, ledger.buffered), (3, 3));
+    // The delayed job counts toward the capacity.
+    assert!(queue.try_put(vec![3]).await.unwrap_err().is_full());
+    let mut got = Vec::new();
+    for _ in 0..2 {
+        let job = queue.try_get().await.unwrap();
+        got.push(job.id().get());
+        job.succeed().await.unwrap();
+    }
+    got.sort_unstable();
+    assert_eq!(got, [1, 2]);
+    assert!(matches!(queue.try_get().await, Err(TryGetError::Empty)));
+    let job = queue
+        .get_until(after(Duration::from_secs(3)))
+        .await
+        .unwrap();
+    assert!(
+        start.elapsed() >= Duration::from_millis(400),
+        "{:?}",
+        start.elapsed()
+    );
+    assert_eq!((job.id(), job.attempt(), job.to_vec()), (later, 1, vec![0]));
+    job.succeed().await.unwrap();
+    let ledger = queue.ledger().await.unwrap();
+    assert_eq!((ledger.succeeded, ledger.buffered), (3, 0));
+    assert!(ledger.is_balanced());
+}
+
+/// A retry after a delay: fenced as a retry, the job waits (counted buffered, not in
+/// flight) until the delay has passed, then comes back under its id.
+async fn retry_after_waits_its_delay(_rt: Rt) {
+    let server = server!();
+    let queue = open(&server, "backoff", options()).await;
+    let id = queue.try_put(vec![7]).await.unwrap();
+    let job = queue.get().await.unwrap();
+    let start = std::time::Instant::now();
+    assert_eq!(
+        job.retry_after(Duration::from_millis(300)).await.unwrap(),
+        id
+    );
+    let ledger = queue.ledger().await.unwrap();
+    assert_eq!((ledger.buffered, ledger.in_flight), (1, 0));
+    assert!(matches!(queue.try_get().await, Err(TryGetError::Empty)));
+    let again = queue
+        .get_until(after(Duration::from_secs(3)))
+        .await
+        .unwrap();
+    assert!(
+        start.elapsed() >= Duration::from_millis(300),
+        "{:?}",
+        start.elapsed()
+    );
+    assert_eq!((again.id(), again.to_vec()), (id, vec![7]));
+    again.succeed().await.unwrap();
+    let ledger = queue.ledger().await.unwrap();
+    assert_eq!((ledger.accepted, ledger.succeeded), (1, 1));
+    assert!(ledger.is_balanced());
+}
+
+/// Delayed jobs and shutdowns: a graceful one drains only once the delayed job was
+/// delivered and ended; `shutdown_now` hands delayed jobs back with the rest, each once.
+async fn delayed_jobs_and_shutdowns(_rt: Rt) {
+    let server = server!();
+    let graceful = open(&server, "drain-later", options()).await;
+    graceful
+        .put_after(vec![1], Duration::from_millis(200))
+        .await
+        .unwrap();
+    graceful.shutdown().await.unwrap();
+    assert_eq!(graceful.status().await.unwrap().state, State::Draining);
+    let job = graceful
+        .get_until(after(Duration::from_secs(3)))
+        .await
+        .unwrap();
+    job.succeed().await.unwrap();
+    assert!(matches!(graceful.get().await, Err(GetError::ShutDown)));
+    assert_eq!(graceful.status().await.unwrap().state, State::Closed);
+
+    let now = open(&server, "drop-later", options()).await;
+    let hour = Duration::from_secs(3600);
+    for n in 0..3u8 {
+        now.put_after(vec![n], hour).await.unwrap();
+    }
+    now.try_put(vec![3]).await.unwrap();
+    let drained = now.shutdown_now().await.expect("every item back");
+    let mut back: Vec<(u64, Vec<u8>)> = drained
+        .into_iter()
+        .map(|(id, item)| (id.get(), item.ok().unwrap()))
+        .collect();
+    back.sort_unstable();
+    assert_eq!(
+        back,
+        (0..4u8)
+            .map(|n| (u64::from(n), vec![n]))
+            .collect::<Vec<_>>()
+    );
+    let ledger = now.ledger().await.unwrap();
+    assert_eq!((ledger.discarded, ledger.buffered), (4, 0));
+    assert!(ledger.is_balanced());
+}
+
 /// `shutdown_now` moves items out in steps bounded by bytes: items of the largest
 /// default size all come back within a short response timeout.
 async fn shutdown_now_returns_large_items(_rt: Rt) {
@@ -2094,6 +2211,9 @@ on_both!(
     late_get_on_a_stalled_connection_loses_nothing,
     late_plain_get_is_delivered_by_the_next_get,
     in_flight_lists_holders_and_says_who_is_alive,
+    delayed_puts_wait_until_due,
+    retry_after_waits_its_delay,
+    delayed_jobs_and_shutdowns,
     shutdown_now_returns_large_items,
     a_foreign_key_type_changes_nothing,
     foreign_entries_are_dead_lettered,

@@ -380,22 +380,7 @@ impl<C: Codec> Engine<C> {
         } else {
             b"0".to_vec()
         });
-        for item in &items {
-            let bytes = match self.codec.encode(item) {
-                Ok(bytes) => bytes,
-                Err(error) => return Err(PutError::Encode { item: items, error }),
-            };
-            if bytes.len() > self.options.max_item_bytes {
-                let size = bytes.len();
-                let limit = self.options.max_item_bytes;
-                return Err(PutError::TooLarge {
-                    item: items,
-                    size,
-                    limit,
-                });
-            }
-            args.push(bytes);
-        }
+        let items = self.encode_into(items, &mut args)?;
         let extra: Vec<String> = keys
             .unwrap_or_default()
             .iter()
@@ -453,6 +438,83 @@ impl<C: Codec> Engine<C> {
                 .note(|| JobEvent::Accepted(JobId::from_raw(id)));
         }
         Ok(ids)
+    }
+
+    /// Appends each item's encoding to `args`; refuses the batch whole, items back, if
+    /// one does not encode or is too large.
+    fn encode_into(
+        &self,
+        items: Vec<C::Item>,
+        args: &mut Vec<Vec<u8>>,
+    ) -> Result<Vec<C::Item>, PutError<Vec<C::Item>>> {
+        for item in &items {
+            let bytes = match self.codec.encode(item) {
+                Ok(bytes) => bytes,
+                Err(error) => return Err(PutError::Encode { item: items, error }),
+            };
+            if bytes.len() > self.options.max_item_bytes {
+                let size = bytes.len();
+                let limit = self.options.max_item_bytes;
+                return Err(PutError::TooLarge {
+                    item: items,
+                    size,
+                    limit,
+                });
+            }
+            args.push(bytes);
+        }
+        Ok(items)
+    }
+
+    /// LATER: accepts a batch of delayed items (ids in order), due `ms` from the server's
+    /// clock now (`at` false) or at `ms` since the Unix epoch by it (`at` true). Returns
+    /// the ids and the due time (ms since the epoch, the server's clock).
+    pub(crate) async fn put_later(
+        &self,
+        items: Vec<C::Item>,
+        at: bool,
+        ms: u64,
+    ) -> Result<(Vec<JobId>, u64), PutError<Vec<C::Item>>> {
+        let mut args = args![if at { "at" } else { "in" }, ms];
+        let items = self.encode_into(items, &mut args)?;
+        let seen = self.local().max_id;
+        let mut reply = match self.run(&self.scripts.later, &[], args).await {
+            Ok(reply) => reply,
+            Err(error) => return Err(PutError::from_redis(items, error)),
+        };
+        match reply.status.as_str() {
+            "ok" => {}
+            "shutdown" => return Err(PutError::ShutDown(items)),
+            "noworkers" => return Err(PutError::NoWorkers(items)),
+            "full" => return Err(PutError::Full(items)),
+            _ => {
+                let error = reply.unexpected();
+                return Err(PutError::Failed { item: items, error });
+            }
+        }
+        let parsed = reply.int().and_then(|first| Ok((first, reply.int()?)));
+        let (first, due) = match parsed {
+            Ok(parsed) => parsed,
+            Err(error) => return Err(PutError::Unknown { item: items, error }),
+        };
+        let ids: Vec<u64> = (first..first + items.len() as u64).collect();
+        // Ids only go up (see `put_batch`).
+        if seen.is_some_and(|max| first <= max) {
+            self.conn.mark_rewound().await.ok();
+            return Err(PutError::Failed {
+                item: items,
+                error: Error::Gone,
+            });
+        }
+        if let Some(top) = ids.last() {
+            let mut local = self.local();
+            local.max_id = Some(local.max_id.map_or(*top, |max| max.max(*top)));
+        }
+        for id in &ids {
+            self.journal
+                .note(|| JobEvent::Accepted(JobId::from_raw(*id)));
+        }
+        Ok((ids.into_iter().map(JobId::from_raw).collect(), due))
     }
 
     /// One step: resolves `resolves`, then hands out up to `max` entries (0: none). Call
@@ -863,12 +925,13 @@ impl<C: Codec> Engine<C> {
         entry: &str,
         attempt: u64,
         lost: &[u64],
+        delay_ms: u64,
     ) -> Result<Retried, (Error, u64)> {
         // Relaxed: only uniqueness matters.
         let token = self.next_token.fetch_add(1, Ordering::Relaxed);
         let forget = core::mem::take(&mut self.local().forget);
         let lost: Vec<String> = lost.iter().map(u64::to_string).collect();
-        let args = args![self.consumer, entry, attempt, lost.join(",")];
+        let args = args![self.consumer, entry, attempt, lost.join(","), delay_ms];
         let record = self.keys.record(token);
         let forgotten: Vec<String> = forget.iter().map(|t| self.keys.record(*t)).collect();
         let mut extra: Vec<&str> = vec![&record];

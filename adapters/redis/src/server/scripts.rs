@@ -74,6 +74,7 @@ pub(crate) struct QueueScripts {
     pub(crate) worker: Script,
     pub(crate) recover: Script,
     pub(crate) inflight: Script,
+    pub(crate) later: Script,
 }
 
 impl QueueScripts {
@@ -82,7 +83,7 @@ impl QueueScripts {
             open: adds!("queue", rare, "open.lua"),
             put: adds!("queue", "put.lua"),
             step: drains!("queue", rare, "step.lua"),
-            retry: adds!("queue", "retry.lua"),
+            retry: adds!("queue", rare, "retry.lua"),
             hold: drains!("queue", rare, "hold.lua"),
             sweep: drains!("queue", rare, "sweep.lua"),
             shutdown: drains!("queue", rare, "shutdown.lua"),
@@ -90,6 +91,7 @@ impl QueueScripts {
             worker: adds!("queue", rare, "worker.lua"),
             recover: drains!("queue", "recover.lua"),
             inflight: script!("queue", rare, "inflight.lua", " flags=no-writes"),
+            later: adds!("queue", rare, "later.lua"),
         }
     }
 }
