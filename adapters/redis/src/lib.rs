@@ -59,9 +59,10 @@
 //!
 //! A queue named `q` uses keys under the hash tag `{q}` (one cluster slot): `{q}:s` (the
 //! stream, group `g`), `{q}:meta`, `{q}:ledger`, `{q}:workers`, `{q}:ends` (wake-ups,
-//! capped), `{q}:dead`, `{q}:uncertain`, `{q}:later` and `{q}:later:items` (delayed jobs), `{q}:clock` (each handle's last look at the
-//! server's clock), short-lived `{q}:done:*` (each handle's last resolving call, for
-//! repeats) and `{q}:k:*` (idempotency keys, for the repeat window).
+//! capped), `{q}:dead`, `{q}:uncertain`, `{q}:later` and `{q}:later:items` (delayed
+//! jobs), `{q}:clock` (each handle's last look at the server's clock), short-lived
+//! `{q}:done:*` (each handle's last resolving call, for repeats) and `{q}:k:*`
+//! (idempotency keys, for the repeat window).
 
 //! # Background work
 //!

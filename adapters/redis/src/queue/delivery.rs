@@ -409,6 +409,6 @@ impl<C: Codec> fmt::Debug for Delivery<C> {
 /// A delay in whole milliseconds, rounded up (a nonzero delay never becomes none).
 pub(crate) fn millis(delay: Duration) -> u64 {
     let ms = delay.as_millis();
-    let up = u128::from(delay.subsec_nanos() % 1_000_000 != 0);
+    let up = u128::from(!delay.subsec_nanos().is_multiple_of(1_000_000));
     u64::try_from(ms + up).unwrap_or(u64::MAX)
 }
