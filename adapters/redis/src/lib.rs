@@ -29,10 +29,18 @@
 //!
 //! # Batching
 //!
-//! Each step has a batch form, one script for the batch: [`Queue::put_many`] (ids
-//! contiguous, the ledger moved once), [`Queue::get_many`] (up to `n` leases, each its
-//! own fenced [`Delivery`]), [`Queue::resolve_many`], and [`Queue::resolve_and_get`]
-//! ("these are done, give me the next" in one round trip).
+//! Each step has a batch form, one command or script for the batch: [`Queue::put_many`]
+//! (ids contiguous, the ledger moved once), [`Queue::get_many`] (up to `n` leases, each
+//! its own fenced [`Delivery`]; a plain `XREADGROUP`), [`Queue::resolve_many`], and
+//! [`Queue::resolve_and_get`] ("these are done, give me the next" in one round trip).
+//!
+//! # Delays, who holds what, metrics
+//!
+//! [`Queue::put_after`], [`Queue::put_at`] and [`Delivery::retry_after`] hold a job back
+//! until its due time on the server's clock, counted buffered. [`Queue::in_flight`] lists
+//! each job in flight with its holder, attempt, lease age and whether the holder is alive.
+//! With the `metrics` feature, `Queue::record_metrics` records the ledger under
+//! `tally-queue`'s metric names.
 //!
 //! # What the server must promise
 //!
@@ -95,7 +103,7 @@
 //! - `tokio` (default), `smol`: the runtimes the `redis` client can run on. With
 //!   both, it picks tokio inside a tokio runtime and smol elsewhere.
 //! - `json` (default): the [`Json`] codec through serde.
-//! - `metrics`: [`Queue::record_metrics`] records the ledger through the
+//! - `metrics`: `Queue::record_metrics` records the ledger through the
 //!   [`metrics`](https://docs.rs/metrics) facade under `tally-queue`'s metric names (the
 //!   same table: `tally_queue_accepted_total`, `tally_queue_ended_total` by `outcome`,
 //!   `tally_queue_buffered`, `tally_queue_in_flight`, `tally_queue_redelivered_total`,

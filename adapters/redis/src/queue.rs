@@ -834,8 +834,9 @@ impl<C: Codec> Queue<C> {
     }
 
     /// Resolves many deliveries (as [`resolve_many`](Queue::resolve_many)) and hands out
-    /// up to `max` ready jobs (as [`try_get_many`](Queue::try_get_many)), in one script
-    /// and one round trip: "these are done, give me the next". The returned deliveries
+    /// up to `max` ready jobs (as [`try_get_many`](Queue::try_get_many)) in one round
+    /// trip (the resolves' script and the read, sent together): "these are done, give me
+    /// the next". The returned deliveries
     /// are empty when nothing is ready; then wait with [`get_many`](Queue::get_many).
     ///
     /// # Cancel safety
