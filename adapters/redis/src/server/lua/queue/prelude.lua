@@ -30,10 +30,19 @@ local function empty()
 end
 
 -- Moves up to `most` delayed jobs due by `upto` (ms; nil: any) into the stream, as new
--- entries with their ids; returns how many. Reads them all before its first write.
-local function promote(most, upto)
+-- entries with their ids, and no more than `budget` bytes of payloads (one job at least);
+-- returns how many. Reads them all before its first write.
+local function promote(most, upto, budget)
   local ids = redis.call('ZRANGEBYSCORE', LATER, '-inf', upto or '+inf', 'LIMIT', 0, most)
   if #ids == 0 then return 0 end
+  local size = 0
+  for i, id in ipairs(ids) do
+    size = size + redis.call('HSTRLEN', LATER_ITEMS, id)
+    if size > budget and i > 1 then
+      ids = {unpack(ids, 1, i - 1)}
+      break
+    end
+  end
   local items = redis.call('HMGET', LATER_ITEMS, unpack(ids))
   for i, id in ipairs(ids) do
     redis.call('XADD', S, '*', 'j', id, 'p', items[i] or '')

@@ -58,7 +58,7 @@ for _, p in ipairs(redis.call('XPENDING', S, G, '-', '+', most, drainer)) do
 end
 if n == 0 then
   -- Delayed jobs come back too, whatever their due time: into the stream, then out.
-  promote(most)
+  promote(most, nil, budget)
   while n < most and size < budget do
     local r = redis.call('XREADGROUP', 'GROUP', G, drainer, 'COUNT', 1, 'STREAMS', S, '>')
     if not r then break end
