@@ -3,8 +3,6 @@
 //! sample per first attempt taken and per delivery ended. Each test runs on tokio and on
 //! smol (each half with a queue of its own name: the recorder is the process's).
 
-#![cfg(feature = "metrics")]
-
 mod common;
 
 use std::collections::BTreeMap;
