@@ -1818,6 +1818,68 @@ async fn delayed_jobs_and_shutdowns(_rt: Rt) {
     assert!(ledger.is_balanced());
 }
 
+/// A get dropped at any of its awaits (the plain read, the script after it when it found
+/// nothing, the dial) loses no job and hands none out twice: what a dropped read took is
+/// delivered by a later get of the handle, at attempt 1, long before a lease (30 s here)
+/// could expire.
+async fn gets_dropped_at_any_await_lose_nothing(_rt: Rt) {
+    let server = server!();
+    let queue = open(
+        &server,
+        "dropgets",
+        options().lease(Duration::from_secs(30)),
+    )
+    .await;
+    let total = 30u8;
+    queue
+        .put_many((0..total).map(|n| vec![n]).collect::<Vec<_>>())
+        .await
+        .unwrap();
+    let mut seen = BTreeSet::new();
+    for polls in 0..24usize {
+        let mut victim = Box::pin(queue.try_get_many(2));
+        let mut done = None;
+        for _ in 0..polls {
+            if let Some(result) = futures_lite::future::poll_once(victim.as_mut()).await {
+                done = Some(result);
+                break;
+            }
+        }
+        drop(victim);
+        if let Some(Ok(jobs)) = done {
+            take(&mut seen, jobs).await;
+        }
+    }
+    let limit = std::time::Instant::now() + Duration::from_secs(5);
+    while seen.len() < usize::from(total) {
+        assert!(std::time::Instant::now() < limit, "lost: {seen:?}");
+        match queue.try_get_many(10).await {
+            Ok(jobs) => take(&mut seen, jobs).await,
+            Err(TryGetError::Empty) => sleep(Duration::from_millis(10)).await,
+            Err(other) => panic!("{other}"),
+        }
+    }
+    let status = queue.status().await.unwrap();
+    assert_eq!(
+        (
+            status.ledger.succeeded,
+            status.ledger.abandoned,
+            status.redelivered
+        ),
+        (u64::from(total), 0, 0)
+    );
+    assert!(status.ledger.is_balanced());
+}
+
+/// Succeeds each job, checking it is a first attempt and new to `seen`.
+async fn take(seen: &mut BTreeSet<u64>, jobs: Vec<tally_redis::Delivery<Bytes>>) {
+    for job in jobs {
+        assert_eq!(job.attempt(), 1);
+        assert!(seen.insert(job.id().get()), "{} handed out twice", job.id());
+        job.succeed().await.unwrap();
+    }
+}
+
 /// `shutdown_now` moves items out in steps bounded by bytes: items of the largest
 /// default size all come back within a short response timeout.
 async fn shutdown_now_returns_large_items(_rt: Rt) {
@@ -2214,6 +2276,7 @@ on_both!(
     delayed_puts_wait_until_due,
     retry_after_waits_its_delay,
     delayed_jobs_and_shutdowns,
+    gets_dropped_at_any_await_lose_nothing,
     shutdown_now_returns_large_items,
     a_foreign_key_type_changes_nothing,
     foreign_entries_are_dead_lettered,
