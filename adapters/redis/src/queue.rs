@@ -613,8 +613,9 @@ impl<C: Codec> Queue<C> {
 
     /// Waits for the next job.
     ///
-    /// Reads with `XREADGROUP` (every quarter of a lease, with a script that reclaims
-    /// expired leases first), and when there is nothing,
+    /// Reads with a plain `XREADGROUP`; every quarter of a lease, and when that read finds
+    /// nothing, with a script instead, which first reclaims expired leases and moves
+    /// delayed jobs that are due into the stream. When there is nothing,
     /// blocks on the server (`XREAD … BLOCK` on the stream, on the handle's one blocking
     /// connection) for up to one [poll interval](Options::poll) at a time. An entry the
     /// codec cannot decode is dead-lettered with its bytes (counted abandoned) and
@@ -1045,7 +1046,8 @@ impl<C: Codec> Queue<C> {
     /// The jobs in flight, oldest entry first: each job's id, attempt, holder and lease
     /// age, and whether its holder is alive (see [`InFlight`]). "Jobs stuck in running"
     /// is answered here: a job whose holder is not alive is reclaimed once its lease
-    /// expires (by the next get that looks, or the next maintenance pass).
+    /// expires (by the next get that looks for expired leases, or, if it is not to be
+    /// delivered again, by the next maintenance pass).
     ///
     /// Read in pages of 1,000, each one atomic snapshot: a job that moves between two
     /// pages can be listed twice or not at all.
@@ -1084,15 +1086,16 @@ impl<C: Codec> Queue<C> {
     /// `tally-queue`'s metric names (tabled in its crate docs) with the label `queue` =
     /// the queue's [`name`](Queue::name): `accepted` and each outcome as counters (set to
     /// the ledger's figure), `buffered` and `in flight` as gauges, the redeliveries, and
-    /// the dead letters kept. Returns the snapshot.
+    /// the dead letters kept (read just after the snapshot). Returns the snapshot.
     ///
     /// Call it where the figures are read (in the scrape handler, before rendering): they
     /// then equal the ledger on the server at that instant, whichever process moved it,
     /// and a job costs nothing for them. Two histograms are recorded as jobs move through
     /// this handle: `tally_queue_in_flight_seconds` as each delivery ends (resolved,
     /// retried or dropped), and `tally_queue_buffered_seconds` as each first attempt is
-    /// taken (from the server's clock when the job was put or put back, to this host's
-    /// clock when taken: a skew between the two adds to it).
+    /// taken: from the server's clock when the job was put, put back, or (a delayed job)
+    /// moved into the stream once due, to this host's clock when taken (a skew between
+    /// the two adds to it).
     ///
     /// # Errors
     ///
