@@ -201,7 +201,8 @@
 //! are set from a [`Ledger`] snapshot by [`Queue::record_metrics`] (call it before a
 //! scrape renders them, or on a timer), so they equal the ledger at that instant and cost
 //! a job nothing; the histograms are recorded as each item is taken and as each delivery
-//! ends (one clock read per put, return, take and ending).
+//! ends (one clock read per put, return, take and ending). The names are constants in
+//! [`metric_names`], built with or without the feature.
 //!
 //! | name | kind | labels | figure |
 //! |---|---|---|---|
@@ -237,8 +238,8 @@
 //! | `sync/` | the atomics (core, portable-atomic, loom), critical sections, backoff | |
 //! | `fixed/` | the no-heap tier: [`fixed::FixedQueue`] and its handles over the ring (inline), the tally and the waiter fields, with waiter slots of its own | `engine/buffer/`, `engine/tally.rs`, `wait/`, `sync/` |
 //!
-//! `ledger.rs`, `job_id.rs`, `outcome.rs`, `error.rs`, `events.rs` (tracing) and
-//! `unwind.rs` are leaves any layer may use. `unsafe` is allowed in one module,
+//! `ledger.rs`, `job_id.rs`, `outcome.rs`, `error.rs`, `events.rs` (tracing),
+//! `metrics.rs` with `metric_names.rs`, and `unwind.rs` are leaves any layer may use. `unsafe` is allowed in one module,
 //! `engine/buffer/ring.rs` (with its submodule `ring/batch.rs`, the batch claims).
 //! Without `alloc`, only the parts of `engine/` and `wait/` that `fixed/` uses are built.
 #![no_std]
@@ -302,6 +303,7 @@ pub mod fixed;
 mod handle;
 mod job_id;
 mod ledger;
+pub mod metric_names;
 #[cfg(feature = "metrics")]
 mod metrics;
 mod outcome;

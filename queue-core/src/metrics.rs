@@ -9,22 +9,10 @@ use metrics::{Key, Label, Level, Metadata};
 
 use crate::ledger::Ledger;
 
-/// Jobs accepted (counter).
-pub(crate) const ACCEPTED: &str = "tally_queue_accepted_total";
-/// Jobs ended, by `outcome` (counter).
-pub(crate) const ENDED: &str = "tally_queue_ended_total";
-/// Jobs buffered: fresh, returned, or held until due (gauge).
-pub(crate) const BUFFERED: &str = "tally_queue_buffered";
-/// Jobs in flight (gauge).
-pub(crate) const IN_FLIGHT: &str = "tally_queue_in_flight";
-/// Redeliveries of abandoned jobs (counter).
-pub(crate) const REDELIVERED: &str = "tally_queue_redelivered_total";
-/// Dead letters kept, not yet taken (gauge).
-pub(crate) const DEAD_LETTERS: &str = "tally_queue_dead_letters";
-/// Seconds from becoming buffered (accepted, returned or held) to being taken (histogram).
-pub(crate) const BUFFERED_SECONDS: &str = "tally_queue_buffered_seconds";
-/// Seconds from a delivery to its end: resolved, retried or dropped (histogram).
-pub(crate) const IN_FLIGHT_SECONDS: &str = "tally_queue_in_flight_seconds";
+pub(crate) use crate::metric_names::{
+    ACCEPTED, BUFFERED, BUFFERED_SECONDS, DEAD_LETTERS, ENDED, IN_FLIGHT, IN_FLIGHT_SECONDS,
+    REDELIVERED,
+};
 
 /// Records a ledger snapshot of the queue `label` (see `Queue::record_metrics`).
 pub(crate) fn record(label: &'static str, ledger: &Ledger, redeliveries: u64, dead_letters: usize) {

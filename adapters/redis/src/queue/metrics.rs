@@ -10,23 +10,10 @@ use metrics::{Key, Label, Level, Metadata};
 
 use crate::queue::status::Status;
 
-/// Jobs accepted (counter).
-const ACCEPTED: &str = "tally_queue_accepted_total";
-/// Jobs ended, by `outcome` (counter).
-const ENDED: &str = "tally_queue_ended_total";
-/// Jobs buffered (gauge).
-const BUFFERED: &str = "tally_queue_buffered";
-/// Jobs in flight (gauge).
-const IN_FLIGHT: &str = "tally_queue_in_flight";
-/// Redeliveries of jobs whose lease expired (counter).
-const REDELIVERED: &str = "tally_queue_redelivered_total";
-/// Dead letters kept, not yet removed (gauge).
-const DEAD_LETTERS: &str = "tally_queue_dead_letters";
-/// Seconds from becoming buffered (put, or put back by a retry) to being taken
-/// (histogram).
-const BUFFERED_SECONDS: &str = "tally_queue_buffered_seconds";
-/// Seconds from a delivery to its end: resolved, retried or dropped (histogram).
-const IN_FLIGHT_SECONDS: &str = "tally_queue_in_flight_seconds";
+use tally_queue::metric_names::{
+    ACCEPTED, BUFFERED, BUFFERED_SECONDS, DEAD_LETTERS, ENDED, IN_FLIGHT, IN_FLIGHT_SECONDS,
+    REDELIVERED,
+};
 
 /// Records a status snapshot of the queue `name`, with `dead_kept` dead letters kept.
 pub(crate) fn record(name: &str, status: &Status, dead_kept: u64) {
