@@ -40,6 +40,7 @@
 //! the queue, every joiner; a return one getter; a shutdown everyone. The waiter classes,
 //! their counts and turns are in `wait/`.
 
+mod batch;
 pub(crate) mod buffer;
 pub(crate) mod lane;
 pub(crate) mod lifecycle;

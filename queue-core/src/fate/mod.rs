@@ -29,6 +29,7 @@
 //! letters within `max_attempts` deliveries.
 
 pub(crate) mod backoff;
+mod batch;
 pub(crate) mod cancel;
 pub(crate) mod dead_letter;
 pub(crate) mod gate;
