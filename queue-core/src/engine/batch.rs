@@ -83,12 +83,12 @@ impl<T> RawQueue<T> {
     /// Returns the refused item with its reason (taken out of `items`, which keeps the
     /// items after it), or `Ok` once `items` is empty. Every getter the accepted items
     /// concern is notified in one pass before returning, refused or not.
-    pub(crate) fn put_many(
+    pub(crate) fn put_many<L: FnMut(JobId, T)>(
         &self,
         turn: bool,
         items: &mut Vec<T>,
         mut accepted: impl FnMut(JobId),
-        late: impl FnMut(JobId, T),
+        late: impl FnOnce() -> L,
         ids: &mut Vec<JobId>,
     ) -> Result<(), TryPutError<T>> {
         if turn && items.is_empty() {

@@ -4,11 +4,10 @@
 use alloc::vec::Vec;
 
 use super::journal::JobEvent;
-use super::stamp::unstamp;
 #[cfg(feature = "metrics")]
 use super::stamp::{refused, taken};
 #[cfg(feature = "metrics")]
-use super::stamp::{stamp, Slot};
+use super::stamp::{stamp, unstamp, Slot};
 use super::Steward;
 use crate::engine::Handout;
 use crate::error::{TryGetError, TryPutError};
@@ -35,7 +34,7 @@ impl<T> Steward<T> {
             turn,
             slots,
             |id| self.note(|| JobEvent::Accepted(id)),
-            |id, slot| self.bury_late(id, unstamp(slot)),
+            || self.bury_late_items(),
             ids,
         );
         #[cfg(feature = "metrics")]

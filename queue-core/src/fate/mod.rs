@@ -179,18 +179,23 @@ impl<T> Steward<T> {
             turn,
             stamp(item),
             |id| self.note(|| JobEvent::Accepted(id)),
-            || {
-                let motion = self.transition();
-                move |id, slot| {
-                    let _motion = &motion;
-                    self.bury_late(id, unstamp(slot));
-                }
-            },
+            || self.bury_late_items(),
         );
         // Without `metrics` the slot is the item: the call above is the whole put.
         #[cfg(feature = "metrics")]
         let put = put.map_err(refused);
         put
+    }
+
+    /// For the items of a put that landed after an immediate shutdown's drain: enters a
+    /// transition before they are taken back out, and buries each (see `gate.rs`).
+    #[cold]
+    fn bury_late_items(&self) -> impl FnMut(JobId, Slot<T>) + '_ {
+        let motion = self.transition();
+        move |id, slot| {
+            let _motion = &motion;
+            self.bury_late(id, unstamp(slot));
+        }
     }
 
     /// A put that raced an immediate shutdown's drain landed after it: its item is kept
