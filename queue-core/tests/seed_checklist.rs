@@ -92,7 +92,7 @@ fn checklist_worker_panics() {
             assert_eq!(*delivery, 0);
             // The handler fails once 1 is buffered: a worker that died before the put
             // of 1 landed would have it refused too (no workers).
-            while queue.len() == 0 {
+            while queue.is_empty() {
                 std::thread::yield_now();
             }
             panic!("handler failed on {}", *delivery);
