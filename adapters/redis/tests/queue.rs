@@ -790,6 +790,35 @@ async fn server_down_at_start(_rt: Rt) {
     }
 }
 
+/// After a retry, expired leases count on from the retried attempt: a get's reclaim hands
+/// the job out as the next attempt, and the maintenance sweep dead-letters the last one.
+async fn expired_leases_count_on_after_a_retry(_rt: Rt) {
+    let server = server!();
+    let a = open(&server, "vanish", redeliver(3)).await;
+    let b = open(&server, "vanish", redeliver(3)).await;
+    let id = a.try_put(vec![1]).await.unwrap();
+    a.get().await.unwrap().retry().await.unwrap();
+    let second = a.get().await.unwrap();
+    assert_eq!(second.attempt(), 2);
+    std::mem::forget(second);
+    sleep(Duration::from_millis(400)).await;
+    let third = b.try_get().await.unwrap();
+    assert_eq!((third.id(), third.attempt()), (id, 3));
+    std::mem::forget(third);
+    sleep(Duration::from_millis(400)).await;
+    b.maintain_once().await.unwrap();
+    let status = b.status().await.unwrap();
+    assert_eq!((status.ledger.abandoned, status.dead_lettered), (1, 1));
+    assert!(status.ledger.is_balanced());
+    let dead = b.dead_letters(None, 10).await.unwrap();
+    assert_eq!((dead[0].job, dead[0].attempt), (id, 3));
+    assert!(
+        dead[0].reason.starts_with("dead letter"),
+        "{}",
+        dead[0].reason
+    );
+}
+
 /// A holder that vanished without a `Drop` (a crash, here `mem::forget`), under the
 /// `Abandon` policy: a get's reclaim and the maintenance sweep both end its job as
 /// abandoned, keeping the item; after `shutdown_now` the same ending is "discarded".
@@ -1209,6 +1238,7 @@ on_both!(
     lost_replies_never_double_count,
     cancelled_get_loses_nothing,
     expired_leases_under_abandon,
+    expired_leases_count_on_after_a_retry,
     idle_consumers_are_removed,
     shutdown_now_after_a_lost_reply,
 );
