@@ -791,7 +791,8 @@ async fn server_down_at_start(_rt: Rt) {
 }
 
 /// After a retry, expired leases count on from the retried attempt: a get's reclaim hands
-/// the job out as the next attempt, and the maintenance sweep dead-letters the last one.
+/// the job out as the next attempt, and the maintenance sweep, or a get's reclaim,
+/// dead-letters the last one.
 async fn expired_leases_count_on_after_a_retry(_rt: Rt) {
     let server = server!();
     let a = open(&server, "vanish", redeliver(3)).await;
@@ -817,6 +818,19 @@ async fn expired_leases_count_on_after_a_retry(_rt: Rt) {
         "{}",
         dead[0].reason
     );
+
+    // A get's reclaim of the last attempt dead-letters it too.
+    let a = open(&server, "last", redeliver(2)).await;
+    let b = open(&server, "last", redeliver(2)).await;
+    let id = a.try_put(vec![2]).await.unwrap();
+    a.get().await.unwrap().retry().await.unwrap();
+    std::mem::forget(a.get().await.unwrap());
+    sleep(Duration::from_millis(400)).await;
+    assert!(matches!(b.try_get().await, Err(TryGetError::Empty)));
+    let status = b.status().await.unwrap();
+    assert_eq!((status.ledger.abandoned, status.dead_lettered), (1, 1));
+    let dead = b.dead_letters(None, 10).await.unwrap();
+    assert_eq!((dead[0].job, dead[0].attempt), (id, 2));
 }
 
 /// A holder that vanished without a `Drop` (a crash, here `mem::forget`), under the
