@@ -738,7 +738,6 @@ impl<C: Codec> Engine<C> {
 
     /// A step's reply: the answers to the resolves (each leaves `held`), the entries
     /// handed out, and what comes next.
-    #[allow(clippy::type_complexity)]
     fn parse_step(
         &self,
         reply: &mut Reply,
@@ -1193,7 +1192,6 @@ impl<C: Codec> Engine<C> {
 /// Entries handed to this consumer by a plain `XREADGROUP` (RESP3 or RESP2 shape), as the
 /// STEP script hands them out: delivery count 1, no id for an entry something else wrote,
 /// the earlier deliveries of a retried job from its field `a`.
-#[allow(clippy::type_complexity)]
 fn read_entries(value: Value) -> Result<Vec<RawEntry>, Error> {
     let entries = match value {
         Value::Nil => return Ok(Vec::new()),

@@ -22,7 +22,7 @@ end
 -- attempts).
 local function ours(f)
   if f == nil or f[1] ~= 'j' or f[3] ~= 'p' or tonumber(f[2]) == nil then return false end
-  return #f == 4 or (#f == 6 and f[5] == 'a' and tonumber(f[6]) ~= nil)
+  return #f == 4 or (#f == 6 and f[5] == 'a' and string.match(f[6], '^%d+$') ~= nil)
 end
 
 -- The deliveries of an entry's job before this entry (0 for an entry without them):
