@@ -37,8 +37,11 @@
 //! # Delays, who holds what, metrics
 //!
 //! [`Queue::put_after`], [`Queue::put_at`] and [`Delivery::retry_after`] hold a job back
-//! until its due time on the server's clock, counted buffered. [`Queue::in_flight`] lists
-//! each job in flight with its holder, attempt, lease age and whether the holder is alive.
+//! until its due time on the server's clock, counted buffered;
+//! [`Delivery::retry_backoff`] takes the delay from a [`tally_queue::Backoff`] for the
+//! attempt that failed (a retry counts toward the attempts, as in process).
+//! [`Queue::in_flight`] lists each job in flight with its holder, attempt, lease age and
+//! whether the holder is alive.
 //! With the `metrics` feature, `Queue::record_metrics` records the ledger under
 //! `tally-queue`'s metric names.
 //!

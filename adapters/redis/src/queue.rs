@@ -955,14 +955,16 @@ impl<C: Codec> Queue<C> {
                     entry,
                     id,
                     attempt,
+                    earlier,
                     item,
                 } = found;
                 self.engine.journal.note(|| JobEvent::Delivered {
                     id,
-                    attempt: u32::try_from(attempt).unwrap_or(u32::MAX),
+                    attempt: u32::try_from(earlier + attempt).unwrap_or(u32::MAX),
                 });
-                // A first attempt's entry was added when the job became buffered (put, or
-                // put back by a retry); a later one was reclaimed from a holder.
+                // An entry delivered for the first time was added when the job became
+                // buffered (put, or put back by a retry); a later delivery was reclaimed
+                // from a holder.
                 #[cfg(feature = "metrics")]
                 if attempt == 1 {
                     let waited = crate::queue::metrics::since_entry(&entry);
@@ -973,6 +975,7 @@ impl<C: Codec> Queue<C> {
                     entry,
                     id,
                     attempt,
+                    earlier,
                     item: Some(item),
                     lost: Vec::new(),
                     #[cfg(feature = "metrics")]

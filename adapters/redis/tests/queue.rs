@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use common::{after, open, options, redeliver, sleep, uncertain, Rt};
-use tally_queue::{JobId, Outcome};
+use tally_queue::{Backoff, JobId, Outcome};
 use tally_redis::{
     AbandonPolicy, Bytes, Error, GetError, JoinError, OpenError, PutError, Queue, Records,
     ResolveError, State, TryGetError,
@@ -373,7 +373,7 @@ async fn dropped_delivery_ends_uncertain(_rt: Rt) {
 }
 
 /// `retry`, as in process: the job goes back to the end of the stream under its id and
-/// comes back as attempt 1; accepted once, ended once.
+/// comes back as the next attempt; accepted once, ended once.
 async fn retried_job_comes_back_under_its_id(_rt: Rt) {
     let server = server!();
     let queue = open(&server, "again", options()).await;
@@ -394,7 +394,7 @@ async fn retried_job_comes_back_under_its_id(_rt: Rt) {
     let again = queue.get().await.unwrap();
     assert_eq!(
         (again.id(), again.attempt(), again.item().as_slice()),
-        (first, 1, &b"flaky"[..])
+        (first, 2, &b"flaky"[..])
     );
     again.succeed().await.unwrap();
     assert!(matches!(queue.try_get().await, Err(TryGetError::Empty)));
@@ -403,6 +403,97 @@ async fn retried_job_comes_back_under_its_id(_rt: Rt) {
     assert_eq!((status.redelivered, status.stale), (0, 0));
     assert!(status.ledger.is_balanced());
     assert_eq!(status.ledger.unfinished(), 0);
+}
+
+/// A retry counts toward the attempts, as in process: the job comes back as the next
+/// attempt, not as attempt 1.
+async fn retried_job_keeps_counting_attempts(_rt: Rt) {
+    let server = server!();
+    let queue = open(&server, "attempts", redeliver(5)).await;
+    let id = queue.try_put(b"flaky".to_vec()).await.unwrap();
+    for attempt in 1..=2 {
+        let job = queue.get().await.unwrap();
+        assert_eq!((job.id(), job.attempt()), (id, attempt));
+        assert_eq!(job.retry().await.unwrap(), id);
+    }
+    let third = queue.get().await.unwrap();
+    assert_eq!((third.id(), third.attempt()), (id, 3));
+    let listed = queue.in_flight().await.unwrap();
+    assert_eq!((listed.len(), listed[0].attempt), (1, 3));
+    third.succeed().await.unwrap();
+    let status = queue.status().await.unwrap();
+    assert_eq!((status.ledger.accepted, status.ledger.succeeded), (1, 1));
+    assert!(status.ledger.is_balanced());
+}
+
+/// A retry of the last attempt `Redeliver` allows is refused, as in process: the delivery
+/// comes back still held, and nothing changed.
+async fn retry_of_the_last_attempt_is_refused(_rt: Rt) {
+    let server = server!();
+    let queue = open(&server, "spent", redeliver(2)).await;
+    let id = queue.try_put(vec![5]).await.unwrap();
+    queue.get().await.unwrap().retry().await.unwrap();
+    let last = queue.get().await.unwrap();
+    assert_eq!(last.attempt(), 2);
+    let last = match last.retry().await {
+        Err(refused @ tally_redis::RetryError::Exhausted(_)) => {
+            assert_eq!(
+                refused.to_string(),
+                "retry refused: the job's last allowed attempt was this one"
+            );
+            refused.into_delivery().unwrap()
+        }
+        other => panic!("expected Exhausted, got {other:?}"),
+    };
+    let ledger = queue.ledger().await.unwrap();
+    assert_eq!((ledger.buffered, ledger.in_flight), (0, 1));
+    assert_eq!((last.id(), last.attempt()), (id, 2));
+    last.succeed().await.unwrap();
+    let ledger = queue.ledger().await.unwrap();
+    assert_eq!((ledger.succeeded, ledger.in_flight), (1, 0));
+    assert!(ledger.is_balanced());
+}
+
+/// A poison job that alternates a retry and a crash (dropped unresolved) reaches the dead
+/// letters within `max_attempts` deliveries: every way a delivery comes back counts.
+async fn poison_job_alternating_retry_and_crash_is_dead_lettered(_rt: Rt) {
+    let server = server!();
+    let queue = open(&server, "poison", redeliver(4)).await;
+    let id = queue.try_put(b"poison".to_vec()).await.unwrap();
+    let mut deliveries = 0u64;
+    // Bounded well past max_attempts, so that a job that never dies fails the test.
+    while deliveries < 12 {
+        let job = match queue.get_until(after(Duration::from_secs(2))).await {
+            Ok(job) => job,
+            Err(GetError::TimedOut) => break,
+            Err(other) => panic!("{other:?}"),
+        };
+        deliveries += 1;
+        assert_eq!((job.id(), job.attempt()), (id, deliveries));
+        if deliveries % 2 == 1 {
+            // A retry of the last allowed delivery is refused, the delivery handed back.
+            if let Err(refused) = job.retry().await {
+                drop(
+                    refused
+                        .into_delivery()
+                        .expect("a refused retry hands it back"),
+                );
+                queue.maintain_once().await.unwrap();
+            }
+        } else {
+            drop(job);
+            queue.maintain_once().await.unwrap();
+        }
+    }
+    assert_eq!(
+        deliveries, 4,
+        "delivered {deliveries} times under redeliver(4)"
+    );
+    let status = queue.status().await.unwrap();
+    assert_eq!((status.ledger.abandoned, status.dead_lettered), (1, 1));
+    assert!(status.ledger.is_balanced());
+    let dead = queue.dead_letters(None, 10).await.unwrap();
+    assert_eq!((dead[0].job, dead[0].attempt), (id, 4));
 }
 
 /// A reclaimed holder's retry is fenced: `Stale`, the item back, nothing changed.
@@ -534,8 +625,9 @@ async fn retry_after_a_lost_reply_happens_once(_rt: Rt) {
     assert_eq!((ledger.buffered, ledger.in_flight), (1, 0));
     // The server ran the first retry after the client gave up.
     assert_eq!(buffered, 1);
+    // Attempt 3: the repeated retry of attempt 2 happened once.
     let again = queue.get().await.unwrap();
-    assert_eq!((again.id(), again.attempt()), (id, 1));
+    assert_eq!((again.id(), again.attempt()), (id, 3));
     again.succeed().await.unwrap();
     assert!(matches!(queue.try_get().await, Err(TryGetError::Empty)));
     let status = queue.status().await.unwrap();
@@ -696,6 +788,49 @@ async fn server_down_at_start(_rt: Rt) {
         }
         other => panic!("expected Unavailable, got {other:?}"),
     }
+}
+
+/// After a retry, expired leases count on from the retried attempt: a get's reclaim hands
+/// the job out as the next attempt, and the maintenance sweep, or a get's reclaim,
+/// dead-letters the last one.
+async fn expired_leases_count_on_after_a_retry(_rt: Rt) {
+    let server = server!();
+    let a = open(&server, "vanish", redeliver(3)).await;
+    let b = open(&server, "vanish", redeliver(3)).await;
+    let id = a.try_put(vec![1]).await.unwrap();
+    a.get().await.unwrap().retry().await.unwrap();
+    let second = a.get().await.unwrap();
+    assert_eq!(second.attempt(), 2);
+    std::mem::forget(second);
+    sleep(Duration::from_millis(400)).await;
+    let third = b.try_get().await.unwrap();
+    assert_eq!((third.id(), third.attempt()), (id, 3));
+    std::mem::forget(third);
+    sleep(Duration::from_millis(400)).await;
+    b.maintain_once().await.unwrap();
+    let status = b.status().await.unwrap();
+    assert_eq!((status.ledger.abandoned, status.dead_lettered), (1, 1));
+    assert!(status.ledger.is_balanced());
+    let dead = b.dead_letters(None, 10).await.unwrap();
+    assert_eq!((dead[0].job, dead[0].attempt), (id, 3));
+    assert!(
+        dead[0].reason.starts_with("dead letter"),
+        "{}",
+        dead[0].reason
+    );
+
+    // A get's reclaim of the last attempt dead-letters it too.
+    let a = open(&server, "last", redeliver(2)).await;
+    let b = open(&server, "last", redeliver(2)).await;
+    let id = a.try_put(vec![2]).await.unwrap();
+    a.get().await.unwrap().retry().await.unwrap();
+    std::mem::forget(a.get().await.unwrap());
+    sleep(Duration::from_millis(400)).await;
+    assert!(matches!(b.try_get().await, Err(TryGetError::Empty)));
+    let status = b.status().await.unwrap();
+    assert_eq!((status.ledger.abandoned, status.dead_lettered), (1, 1));
+    let dead = b.dead_letters(None, 10).await.unwrap();
+    assert_eq!((dead[0].job, dead[0].attempt), (id, 2));
 }
 
 /// A holder that vanished without a `Drop` (a crash, here `mem::forget`), under the
@@ -1100,6 +1235,9 @@ on_both!(
     journal_records_a_keyed_repeat_once,
     dropped_delivery_ends_uncertain,
     retried_job_comes_back_under_its_id,
+    retried_job_keeps_counting_attempts,
+    retry_of_the_last_attempt_is_refused,
+    poison_job_alternating_retry_and_crash_is_dead_lettered,
     stale_retry_is_refused,
     refused_retry_hands_the_delivery_back,
     retry_after_a_lost_reply_happens_once,
@@ -1114,6 +1252,7 @@ on_both!(
     lost_replies_never_double_count,
     cancelled_get_loses_nothing,
     expired_leases_under_abandon,
+    expired_leases_count_on_after_a_retry,
     idle_consumers_are_removed,
     shutdown_now_after_a_lost_reply,
 );
@@ -1776,6 +1915,35 @@ async fn retry_after_waits_its_delay(_rt: Rt) {
     assert!(ledger.is_balanced());
 }
 
+/// `retry_backoff`: each retry waits the policy's delay for the attempt that failed, which
+/// grows since the attempts keep counting across retries.
+async fn retry_backoff_grows_with_the_attempts(_rt: Rt) {
+    let server = server!();
+    let queue = open(&server, "backoff", redeliver(5)).await;
+    let id = queue.try_put(vec![3]).await.unwrap();
+    let ms = Duration::from_millis;
+    let backoff = Backoff::exponential(ms(150), ms(1_000));
+    let mut job = queue.get().await.unwrap();
+    for attempt in 1..=2u64 {
+        assert_eq!((job.id(), job.attempt()), (id, attempt));
+        let start = std::time::Instant::now();
+        assert_eq!(job.retry_backoff(&backoff).await.unwrap(), id);
+        let ledger = queue.ledger().await.unwrap();
+        assert_eq!((ledger.buffered, ledger.in_flight), (1, 0));
+        job = queue
+            .get_until(after(Duration::from_secs(3)))
+            .await
+            .unwrap();
+        let (waited, delay) = (start.elapsed(), backoff.delay(attempt as u32));
+        assert!(waited >= delay, "attempt {attempt}: {waited:?} < {delay:?}");
+    }
+    assert_eq!((job.id(), job.attempt()), (id, 3));
+    job.succeed().await.unwrap();
+    let ledger = queue.ledger().await.unwrap();
+    assert_eq!((ledger.accepted, ledger.succeeded), (1, 1));
+    assert!(ledger.is_balanced());
+}
+
 /// Delayed jobs and shutdowns: a graceful one drains only once the delayed job was
 /// delivered and ended; `shutdown_now` hands delayed jobs back with the rest, each once.
 async fn delayed_jobs_and_shutdowns(_rt: Rt) {
@@ -2275,6 +2443,7 @@ on_both!(
     in_flight_lists_holders_and_says_who_is_alive,
     delayed_puts_wait_until_due,
     retry_after_waits_its_delay,
+    retry_backoff_grows_with_the_attempts,
     delayed_jobs_and_shutdowns,
     gets_dropped_at_any_await_lose_nothing,
     shutdown_now_returns_large_items,

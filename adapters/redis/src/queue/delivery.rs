@@ -9,7 +9,7 @@ use core::fmt;
 use core::ops::Deref;
 use core::time::Duration;
 
-use tally_queue::{JobEvent, JobId, Outcome};
+use tally_queue::{Backoff, JobEvent, JobId, Outcome};
 
 use crate::codec::Codec;
 use crate::queue::delivery::error::{KeepAliveError, ResolveError, RetryError};
@@ -45,7 +45,10 @@ pub struct Delivery<C: Codec> {
     pub(crate) engine: Arc<Engine<C>>,
     pub(crate) entry: String,
     pub(crate) id: JobId,
+    /// The entry's delivery count: the fence of its resolves, retries and renewals.
     pub(crate) attempt: u64,
+    /// The job's deliveries before this entry (earlier entries of a retried job).
+    pub(crate) earlier: u64,
     /// `None` once resolved (or refused as stale).
     pub(crate) item: Option<C::Item>,
     /// The tokens of calls with this delivery's resolve (or retry) whose replies were
@@ -71,9 +74,12 @@ impl<C: Codec> Delivery<C> {
         self.id
     }
 
-    /// Which delivery of this job this is: 1 at first, one more after each lease that
-    /// expired or each drop under [`AbandonPolicy::Redeliver`](crate::AbandonPolicy::Redeliver).
-    /// A [`retry`](Delivery::retry) starts again from 1, as in process.
+    /// Which delivery of this job this is: 1 at first, one more after each way a delivery
+    /// comes back (a [`retry`](Delivery::retry), a lease that expired, a drop), as in
+    /// process. Under [`AbandonPolicy::Redeliver`](crate::AbandonPolicy::Redeliver),
+    /// `max_attempts` bounds them all: a retry of the last allowed delivery is refused
+    /// ([`RetryError::Exhausted`](crate::RetryError::Exhausted)), and a lease of it that
+    /// expires makes a dead letter.
     ///
     /// # Examples
     ///
@@ -84,7 +90,7 @@ impl<C: Codec> Delivery<C> {
     /// # }
     /// ```
     pub fn attempt(&self) -> u64 {
-        self.attempt
+        self.earlier + self.attempt
     }
 
     /// The item.
@@ -230,18 +236,22 @@ impl<C: Codec> Delivery<C> {
 
     /// Puts the job back in the stream under the same id, as the in-process
     /// [`tally_queue::Delivery::retry`]: it counts as buffered again (accepted once, no
-    /// ending counted), goes to the back of the stream, and comes back as attempt 1. One
-    /// script fences it (only the current holder of this attempt may retry), acks and
-    /// deletes the entry, and appends a new one with the same id and item bytes.
+    /// ending counted), goes to the back of the stream, and comes back as the next attempt.
+    /// One script fences it (only the current holder of this attempt may retry), acks and
+    /// deletes the entry, and appends a new one with the same id and item bytes and the
+    /// job's deliveries so far.
     ///
     /// Refused, with the delivery handed back still held, after any shutdown (graceful
-    /// or immediate, as in process) and when a bounded queue's buffer is full.
+    /// or immediate, as in process), when a bounded queue's buffer is full, and under
+    /// [`AbandonPolicy::Redeliver`](crate::AbandonPolicy::Redeliver) when this is the
+    /// job's last allowed attempt.
     ///
     /// # Errors
     ///
     /// [`RetryError::Stale`] if this attempt no longer holds the job (nothing changed);
     /// [`RetryError::Gone`] if the queue's keys are gone;
-    /// [`RetryError::ShutDown`] or [`RetryError::Full`] with the delivery back;
+    /// [`RetryError::ShutDown`], [`RetryError::Full`] or [`RetryError::Exhausted`] with the
+    /// delivery back;
     /// [`RetryError::Redis`] with the delivery back if the server was unreachable or the
     /// reply was lost: call again, a repeat of a retry that happened changes nothing more.
     ///
@@ -253,7 +263,7 @@ impl<C: Codec> Delivery<C> {
     /// let id = job.id();
     /// assert_eq!(job.retry().await.unwrap(), id);
     /// let again = queue.get().await.unwrap();
-    /// assert_eq!((again.id(), again.attempt()), (id, 1));
+    /// assert_eq!((again.id(), again.attempt()), (id, 2));
     /// # }
     /// ```
     pub async fn retry(self) -> Result<JobId, RetryError<C>> {
@@ -288,6 +298,38 @@ impl<C: Codec> Delivery<C> {
         self.retry_delayed(millis(delay)).await
     }
 
+    /// As [`retry_after`](Delivery::retry_after), with the delay `backoff` gives after
+    /// this attempt failed: [`Backoff::delay_for`] with this attempt and the job's id as
+    /// the key, so the delay grows with the attempts (a retry counts toward them) and the
+    /// jitter spreads jobs that failed together. Every process with the same policy draws
+    /// the same delay for the same job and attempt.
+    ///
+    /// # Errors
+    ///
+    /// As [`retry`](Delivery::retry).
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use std::time::Duration;
+    /// use tally_queue::{Backoff, Jitter};
+    ///
+    /// # async fn demo(queue: tally_redis::Queue<tally_redis::Bytes>) {
+    /// let backoff = Backoff::exponential(Duration::from_secs(1), Duration::from_secs(60))
+    ///     .with_jitter(Jitter::Equal);
+    /// let job = queue.get().await.unwrap();
+    /// let (id, attempt) = (job.id(), job.attempt());
+    /// job.retry_backoff(&backoff).await.unwrap(); // back within 1 s after attempt 1
+    /// let again = queue.get().await.unwrap();
+    /// assert_eq!((again.id(), again.attempt()), (id, attempt + 1));
+    /// # }
+    /// ```
+    pub async fn retry_backoff(self, backoff: &Backoff) -> Result<JobId, RetryError<C>> {
+        let attempt = u32::try_from(self.attempt()).unwrap_or(u32::MAX);
+        let delay = backoff.delay_for(attempt, self.id.get());
+        self.retry_delayed(millis(delay)).await
+    }
+
     async fn retry_delayed(mut self, delay_ms: u64) -> Result<JobId, RetryError<C>> {
         match self
             .engine
@@ -308,6 +350,10 @@ impl<C: Codec> Delivery<C> {
             Ok(Retried::Full) => {
                 self.refused();
                 Err(RetryError::Full(Box::new(self)))
+            }
+            Ok(Retried::Spent) => {
+                self.refused();
+                Err(RetryError::Exhausted(Box::new(self)))
             }
             Err((Error::Gone, _)) => Err(RetryError::Gone(self.take())),
             Err((error, token)) => {
@@ -401,7 +447,7 @@ impl<C: Codec> fmt::Debug for Delivery<C> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Delivery")
             .field("id", &self.id)
-            .field("attempt", &self.attempt)
+            .field("attempt", &self.attempt())
             .finish_non_exhaustive()
     }
 }

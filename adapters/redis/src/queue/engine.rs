@@ -104,9 +104,17 @@ pub(crate) struct Local {
 pub(crate) struct Found<T> {
     pub(crate) entry: String,
     pub(crate) id: JobId,
+    /// The entry's delivery count: the fence its resolves carry.
     pub(crate) attempt: u64,
+    /// The job's deliveries before this entry (a retry appends a new entry): its attempt
+    /// is `earlier + attempt`.
+    pub(crate) earlier: u64,
     pub(crate) item: T,
 }
+
+/// An entry as a get hands it out: entry id, job id (`None` for an entry something else
+/// wrote), delivery count, payload, and the job's deliveries before this entry.
+pub(crate) type RawEntry = (String, Option<JobId>, u64, Vec<u8>, u64);
 
 /// What a get step found besides items.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -204,6 +212,8 @@ pub(crate) enum Retried {
     ShutDown,
     /// Refused: the bounded buffer is full; nothing changed.
     Full,
+    /// Refused: the policy allows the job no further attempt; nothing changed.
+    Spent,
 }
 
 #[derive(Debug)]
@@ -728,19 +738,11 @@ impl<C: Codec> Engine<C> {
 
     /// A step's reply: the answers to the resolves (each leaves `held`), the entries
     /// handed out, and what comes next.
-    #[allow(clippy::type_complexity)]
     fn parse_step(
         &self,
         reply: &mut Reply,
         resolves: &[Resolve<'_>],
-    ) -> Result<
-        (
-            Vec<Resolved>,
-            Vec<(String, Option<JobId>, u64, Vec<u8>)>,
-            Then,
-        ),
-        Error,
-    > {
+    ) -> Result<(Vec<Resolved>, Vec<RawEntry>, Then), Error> {
         let after = reply.text()?;
         let then = match reply.status.as_str() {
             "ok" => Then::Items,
@@ -773,11 +775,15 @@ impl<C: Codec> Engine<C> {
         let Value::Array(handed) = reply.value()? else {
             return Err(Error::Protocol("step: entries".into()));
         };
-        let mut raw = Vec::with_capacity(handed.len() / 4);
+        let mut raw = Vec::with_capacity(handed.len() / 5);
         let mut handed = handed.into_iter();
-        while let (Some(entry), Some(id), Some(attempt), Some(bytes)) =
-            (handed.next(), handed.next(), handed.next(), handed.next())
-        {
+        while let (Some(entry), Some(id), Some(attempt), Some(bytes), Some(earlier)) = (
+            handed.next(),
+            handed.next(),
+            handed.next(),
+            handed.next(),
+            handed.next(),
+        ) {
             let id = reply::text(id)?;
             let id = if id.is_empty() {
                 None
@@ -795,7 +801,11 @@ impl<C: Codec> Engine<C> {
                 Value::BulkString(bytes) => bytes,
                 other => reply::text(other)?.into_bytes(),
             };
-            raw.push((reply::text(entry)?, id, attempt, bytes));
+            let earlier = match earlier {
+                Value::Int(n) if n >= 0 => n as u64,
+                other => return Err(Error::Protocol(format!("earlier deliveries {other:?}"))),
+            };
+            raw.push((reply::text(entry)?, id, attempt, bytes, earlier));
         }
         Ok((resolved, raw, then))
     }
@@ -803,15 +813,12 @@ impl<C: Codec> Engine<C> {
     /// Turns entries handed to this consumer into found items, marking them held. An
     /// entry the codec cannot decode is ended as abandoned (a dead letter with its bytes),
     /// and one something else wrote as foreign.
-    async fn take(
-        &self,
-        raw: Vec<(String, Option<JobId>, u64, Vec<u8>)>,
-    ) -> Result<Vec<Found<C::Item>>, (Error, u64)> {
+    async fn take(&self, raw: Vec<RawEntry>) -> Result<Vec<Found<C::Item>>, (Error, u64)> {
         let mut found = Vec::with_capacity(raw.len());
         let mut bad = Vec::new();
         {
             let mut local = self.local();
-            for (entry, id, attempt, bytes) in raw {
+            for (entry, id, attempt, bytes, earlier) in raw {
                 local.held.insert(entry.clone());
                 let Some(id) = id else {
                     bad.push((entry, attempt, How::Foreign, String::new()));
@@ -822,6 +829,7 @@ impl<C: Codec> Engine<C> {
                         entry,
                         id,
                         attempt,
+                        earlier,
                         item,
                     }),
                     Err(error) => bad.push((
@@ -896,8 +904,8 @@ impl<C: Codec> Engine<C> {
             };
             let (_, fields) = reply::entry(value)?;
             match job_fields(fields) {
-                Some((id, bytes)) => raw.push((entry, Some(id), attempt, bytes)),
-                None => raw.push((entry, None, attempt, Vec::new())),
+                Some((id, bytes, earlier)) => raw.push((entry, Some(id), attempt, bytes, earlier)),
+                None => raw.push((entry, None, attempt, Vec::new(), 0)),
             }
         }
         self.take(raw).await.map_err(|(error, _)| error)
@@ -950,6 +958,7 @@ impl<C: Codec> Engine<C> {
             "done" | "stale" => Retried::Stale,
             "shutdown" => return Ok(Retried::ShutDown),
             "full" => return Ok(Retried::Full),
+            "spent" => return Ok(Retried::Spent),
             _ => {
                 reply.status = status;
                 return Err((reply.unexpected(), token));
@@ -1181,9 +1190,9 @@ impl<C: Codec> Engine<C> {
 }
 
 /// Entries handed to this consumer by a plain `XREADGROUP` (RESP3 or RESP2 shape), as the
-/// STEP script hands them out: attempt 1, no id for an entry something else wrote.
-#[allow(clippy::type_complexity)]
-fn read_entries(value: Value) -> Result<Vec<(String, Option<JobId>, u64, Vec<u8>)>, Error> {
+/// STEP script hands them out: delivery count 1, no id for an entry something else wrote,
+/// the earlier deliveries of a retried job from its field `a`.
+fn read_entries(value: Value) -> Result<Vec<RawEntry>, Error> {
     let entries = match value {
         Value::Nil => return Ok(Vec::new()),
         Value::Map(streams) => streams.into_iter().next().map(|(_, entries)| entries),
@@ -1201,24 +1210,30 @@ fn read_entries(value: Value) -> Result<Vec<(String, Option<JobId>, u64, Vec<u8>
         .map(|entry| {
             let (entry, fields) = reply::entry(entry)?;
             Ok(match job_fields(fields) {
-                Some((id, bytes)) => (entry, Some(id), 1, bytes),
-                None => (entry, None, 1, Vec::new()),
+                Some((id, bytes, earlier)) => (entry, Some(id), 1, bytes, earlier),
+                None => (entry, None, 1, Vec::new(), 0),
             })
         })
         .collect()
 }
 
-/// The job id and payload of an entry's fields, if it is one this crate wrote: exactly
-/// the fields `j` (a number) and `p`, in that order (as the scripts check).
-fn job_fields(fields: Vec<(String, Vec<u8>)>) -> Option<(JobId, Vec<u8>)> {
+/// The job id, payload and earlier deliveries of an entry's fields, if it is one this
+/// crate wrote: exactly the fields `j` (a number) and `p`, in that order, then `a` (a
+/// number: the job's deliveries before this entry) after a retry, as the scripts check.
+/// An entry without `a` has none.
+fn job_fields(fields: Vec<(String, Vec<u8>)>) -> Option<(JobId, Vec<u8>, u64)> {
     let mut fields = fields.into_iter();
-    let (Some((j, id)), Some((p, bytes)), None) = (fields.next(), fields.next(), fields.next())
-    else {
+    let (Some((j, id)), Some((p, bytes))) = (fields.next(), fields.next()) else {
         return None;
     };
     if j != "j" || p != "p" {
         return None;
     }
+    let earlier = match (fields.next(), fields.next()) {
+        (None, _) => 0,
+        (Some((a, count)), None) if a == "a" => core::str::from_utf8(&count).ok()?.parse().ok()?,
+        _ => return None,
+    };
     let id = core::str::from_utf8(&id).ok()?.parse().ok()?;
-    Some((JobId::from_raw(id), bytes))
+    Some((JobId::from_raw(id), bytes, earlier))
 }

@@ -98,6 +98,11 @@ pub enum RetryError<C: Codec> {
     /// The queue is bounded and its buffer is full: nothing changed. The delivery comes
     /// back, still held.
     Full(Box<Delivery<C>>),
+    /// Under [`AbandonPolicy::Redeliver`](crate::AbandonPolicy::Redeliver), this was the
+    /// job's last allowed attempt (retries count toward `max_attempts`, as in process):
+    /// nothing changed. The delivery comes back, still held: resolve it (or drop it, and
+    /// it becomes a dead letter).
+    Exhausted(Box<Delivery<C>>),
     /// The server could not be reached, refused, or the reply was lost. The delivery comes
     /// back: retrying it again is safe (a repeat of a retry that did happen is recognized
     /// and changes nothing more).
@@ -124,6 +129,7 @@ impl<C: Codec> RetryError<C> {
             RetryError::Stale(_) | RetryError::Gone(_) => None,
             RetryError::ShutDown(delivery)
             | RetryError::Full(delivery)
+            | RetryError::Exhausted(delivery)
             | RetryError::Redis { delivery, .. } => Some(*delivery),
         }
     }
@@ -136,6 +142,7 @@ impl<C: Codec> fmt::Debug for RetryError<C> {
             RetryError::Gone(_) => f.write_str("Gone(..)"),
             RetryError::ShutDown(_) => f.write_str("ShutDown(..)"),
             RetryError::Full(_) => f.write_str("Full(..)"),
+            RetryError::Exhausted(_) => f.write_str("Exhausted(..)"),
             RetryError::Redis { error, .. } => write!(f, "Redis {{ error: {error:?}, .. }}"),
         }
     }
@@ -150,6 +157,9 @@ impl<C: Codec> fmt::Display for RetryError<C> {
             RetryError::Gone(_) => write!(f, "retry not done: {}", Error::Gone),
             RetryError::ShutDown(_) => f.write_str("retry refused: the queue is shut down"),
             RetryError::Full(_) => f.write_str("retry refused: the queue is full"),
+            RetryError::Exhausted(_) => {
+                f.write_str("retry refused: the job's last allowed attempt was this one")
+            }
             RetryError::Redis { error, .. } => write!(f, "retry not confirmed: {error}"),
         }
     }

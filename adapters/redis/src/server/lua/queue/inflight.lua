@@ -1,7 +1,8 @@
 -- What is in flight, after ARGV[2] (an entry id, exclusive; '-' from the start), at most
 -- ARGV[3] entries, and the lease in ms (ARGV[4]). Only reads. Reply: 'ok', then per
 -- entry: entry, job id ('' for an entry something else wrote, or one deleted), holder
--- (the consumer), lease age (ms idle in the pending list), delivery count, and '1' if
+-- (the consumer), lease age (ms idle in the pending list), the job's attempt (its
+-- deliveries, those of earlier entries of a retried job included), and '1' if
 -- the holder is alive: a handle of that consumer looked at the server's clock within one
 -- lease (every maintenance pass and every get that reclaims does), or has a worker
 -- whose heartbeat has not expired. A `shutdown_now` step's holder `<consumer>/drain` is
@@ -32,12 +33,13 @@ for _, p in ipairs(rows) do
   local e = redis.call('XRANGE', S, sid, sid)[1]
   local id = ''
   if e and ours(e[2]) then id = e[2][2] end
+  local attempt = earlier(e and e[2]) + p[4]
   local base = string.match(owner, '^(.*)/drain$') or owner
   out[#out + 1] = sid
   out[#out + 1] = id
   out[#out + 1] = owner
   out[#out + 1] = p[3]
-  out[#out + 1] = p[4]
+  out[#out + 1] = attempt
   out[#out + 1] = alive[base] and '1' or '0'
 end
 return out

@@ -17,8 +17,33 @@ local function pending()
   return redis.call('XPENDING', S, G)[1]
 end
 
+-- An entry this crate wrote has exactly the fields j (a job id) and p (the payload), and
+-- after a retry a (the deliveries of the job before this entry, which count toward its
+-- attempts).
+local function ours(f)
+  if f == nil or f[1] ~= 'j' or f[3] ~= 'p' or tonumber(f[2]) == nil then return false end
+  return #f == 4 or (#f == 6 and f[5] == 'a' and string.match(f[6], '^%d+$') ~= nil)
+end
+
+-- The deliveries of an entry's job before this entry (0 for an entry without them):
+-- delivery number `n` of the entry is the job's attempt `earlier(f) + n`.
+local function earlier(f)
+  if ours(f) and #f == 6 then return tonumber(f[6]) end
+  return 0
+end
+
+-- Appends a job's entry: its id, payload, and earlier deliveries (left out when 0).
+local function append(id, payload, before)
+  if before and before > 0 then
+    redis.call('XADD', S, '*', 'j', id, 'p', payload, 'a', before)
+  else
+    redis.call('XADD', S, '*', 'j', id, 'p', payload)
+  end
+end
+
 -- Delayed jobs (put_after, put_at, retry_after): LATER a sorted set of job ids by due
--- time (the server's clock, ms), LATER_ITEMS a hash of their payloads. Counted buffered.
+-- time (the server's clock, ms), LATER_ITEMS a hash of their payloads (field: the id) and
+-- of the earlier deliveries of retried ones (field: 'a:' and the id). Counted buffered.
 local LATER, LATER_ITEMS = TAG .. ':later', TAG .. ':later:items'
 local function later()
   return redis.call('ZCARD', LATER)
@@ -44,15 +69,14 @@ local function promote(most, upto, budget)
     end
   end
   local items = redis.call('HMGET', LATER_ITEMS, unpack(ids))
+  local before = {}
+  for i, id in ipairs(ids) do before[i] = 'a:' .. id end
+  local counts = redis.call('HMGET', LATER_ITEMS, unpack(before))
   for i, id in ipairs(ids) do
-    redis.call('XADD', S, '*', 'j', id, 'p', items[i] or '')
+    append(id, items[i] or '', tonumber(counts[i] or '0'))
   end
   redis.call('ZREM', LATER, unpack(ids))
   redis.call('HDEL', LATER_ITEMS, unpack(ids))
+  redis.call('HDEL', LATER_ITEMS, unpack(before))
   return #ids
-end
-
--- An entry this crate wrote has exactly the fields j (a job id) and p (the payload).
-local function ours(f)
-  return f ~= nil and #f == 4 and f[1] == 'j' and f[3] == 'p' and tonumber(f[2]) ~= nil
 end

@@ -74,8 +74,8 @@ local function rare()
     redis.call('XDEL', S, sid)
   end
 
-  -- What becomes of an entry whose lease expired, held by `owner` and delivered `count`
-  -- times: 'redeliver', or the counter it ends under, the list it is recorded in, and why.
+  -- What becomes of an entry whose lease expired, held by `owner`, its job delivered
+  -- `count` times (earlier entries' deliveries included): 'redeliver', or the counter it ends under, the list it is recorded in, and why.
   function R.fate(owner, count, state, maxatt)
     if string.sub(owner, -6) == '/drain' then
       return 'discarded', DEAD, 'discarded: taken out by shutdown_now on a handle that did not confirm it'
@@ -92,7 +92,8 @@ local function rare()
     return 'redeliver'
   end
 
-  -- Ends an expired entry by its fate, recording it with the holder that lost it.
+  -- Ends an expired entry by its fate, recording it with the holder that lost it and the
+  -- job's deliveries (`count`).
   function R.end_expired(sid, owner, count, how, list, why)
     local e = redis.call('XRANGE', S, sid, sid)[1]
     if e and not R.ours(e[2]) then

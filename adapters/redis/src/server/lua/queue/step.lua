@@ -12,7 +12,8 @@
 -- after ('empty' only), one letter per resolve ('o' counted, 's' stale, or the capital
 -- initial of how an earlier call counted it), and the entries handed out, reclaimed ones
 -- first, flat: entry, job id ('' for an entry something else wrote: resolve it as
--- foreign), attempt, payload each. (Flat, not as XREADGROUP nests them: the server spends
+-- foreign), delivery count of the entry (its fence), payload, and the job's deliveries
+-- before this entry (0 unless it was retried) each. (Flat, not as XREADGROUP nests them: the server spends
 -- a fifth less handing them out of Lua.)
 -- A record (KEYS[5]) is ' id id … |' and the initials of how each was counted.
 -- Before the first write every key a later write needs is known good: the stream by the
@@ -45,10 +46,12 @@ local function hand(out, sid, f, attempt)
     out[#out + 1] = f[2]
     out[#out + 1] = attempt
     out[#out + 1] = f[4]
+    out[#out + 1] = earlier(f)
   else
     out[#out + 1] = ''
     out[#out + 1] = attempt
     out[#out + 1] = ''
+    out[#out + 1] = 0
   end
 end
 -- Delayed jobs now due go into the stream first (only a get that runs this script
@@ -158,8 +161,8 @@ for _, r in ipairs(records) do
   if how == 'foreign' then
     rare().foreign_record(sid, e and e[2])
   else
-    rare().record(how == 'uncertain' and rare().UNC or rare().DEAD, e and e[2], attempt, me,
-      why ~= '' and why or how)
+    rare().record(how == 'uncertain' and rare().UNC or rare().DEAD, e and e[2],
+      earlier(e and e[2]) + attempt, me, why ~= '' and why or how)
   end
 end
 if #acks > 0 then
@@ -184,9 +187,11 @@ if reclaiming and rare().clock_ok(me, mono, lease) then
   local expired = redis.call('XPENDING', S, G, 'IDLE', lease, '-', '+', 16)
   for _, p in ipairs(expired) do
     local sid, owner, n = p[1], p[2], p[4]
-    local how, list, why = rare().fate(owner, n, state, maxatt)
+    local e = redis.call('XRANGE', S, sid, sid)[1]
+    local total = earlier(e and e[2]) + n
+    local how, list, why = rare().fate(owner, total, state, maxatt)
     if how ~= 'redeliver' then
-      rare().end_expired(sid, owner, n, how, list, why)
+      rare().end_expired(sid, owner, total, how, list, why)
     elseif items < max then
       local e = redis.call('XCLAIM', S, G, me, lease, sid)[1]
       if e and e[2] then

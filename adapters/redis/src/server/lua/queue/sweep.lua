@@ -20,7 +20,9 @@ local ended = 0
 if r.clock_ok(me, ARGV[5], lease) then
   redis.call('ZREMRANGEBYSCORE', r.WRK, '-inf', t)
   for _, p in ipairs(redis.call('XPENDING', S, G, 'IDLE', lease, '-', '+', tonumber(ARGV[3]))) do
-    local sid, owner, count = p[1], p[2], p[4]
+    local sid, owner = p[1], p[2]
+    local e = redis.call('XRANGE', S, sid, sid)[1]
+    local count = earlier(e and e[2]) + p[4]
     local how, list, why = r.fate(owner, count, state, maxatt)
     if how ~= 'redeliver' then
       r.end_expired(sid, owner, count, how, list, why)
