@@ -33,16 +33,14 @@ fn put_get_resolve_join() {
     });
 }
 
-/// put vs graceful shutdown vs a waiting get: an accepted item is always delivered; the
-/// getter sees `ShutDown` only if nothing was accepted.
+/// put vs graceful shutdown vs a waiting get (registered before the race): an accepted
+/// item is always delivered; the getter sees `ShutDown` only if nothing was accepted.
 #[test]
 fn put_vs_shutdown_vs_get() {
     loom::model(|| {
         let queue = Arc::new(Queue::<u8>::unbounded());
-        let consumer = {
-            let queue = Arc::clone(&queue);
-            thread::spawn(move || queue.get_blocking().map(|d| d.succeed()))
-        };
+        let mut get = waiting(queue.get_owned());
+        let consumer = thread::spawn(move || drive(&mut get).map(|d| d.succeed()));
         let producer = {
             let queue = Arc::clone(&queue);
             thread::spawn(move || queue.try_put(7u8))
@@ -64,16 +62,14 @@ fn put_vs_shutdown_vs_get() {
 }
 
 /// shutdown_now vs a woken getter: an accepted item is delivered or drained, exactly once,
-/// never lost. The put and the drain run in that order on the main thread, against the
-/// getter.
+/// never lost. The getter waits from before the race; the put that wakes it and the drain
+/// run in that order on the main thread, against it.
 #[test]
 fn shutdown_now_vs_woken_getter() {
     loom::model(|| {
         let queue = Arc::new(Queue::<u8>::unbounded());
-        let consumer = {
-            let queue = Arc::clone(&queue);
-            thread::spawn(move || queue.get_blocking().map(|d| d.succeed()).ok())
-        };
+        let mut get = waiting(queue.get_owned());
+        let consumer = thread::spawn(move || drive(&mut get).map(|d| d.succeed()).ok());
         let put = queue.try_put(9u8);
         let drained = queue.shutdown_now();
         let got = consumer.join().unwrap();
@@ -259,6 +255,16 @@ fn drive_with<F: std::future::Future + Unpin>(
         }
         woken.0.wait();
     }
+}
+
+/// `future` after one poll (with a waker that does nothing) that found it must wait: a
+/// wait registered before the race, so that a model explores what wakes it rather than
+/// its registration.
+fn waiting<F: std::future::Future + Unpin>(mut future: F) -> F {
+    let mut context = std::task::Context::from_waker(std::task::Waker::noop());
+    let poll = std::pin::Pin::new(&mut future).poll(&mut context);
+    assert!(poll.is_pending(), "the wait had nothing to wait for");
+    future
 }
 
 /// Deferred waking: an async get's waker is run by the putting thread after
@@ -587,20 +593,25 @@ fn cancel_in_flight_vs_delivery_handed_out() {
 
 /// A retry vs a worker that takes the retried item and succeeds vs a join: the join
 /// returns with the item succeeded, whichever of the retry's steps the worker's ending
-/// lands between. The worker tries once (loom places that try between every two steps of
-/// the retry) and waits only if it came too early.
+/// lands between. The item was retried once before the race, so the lane has carried an
+/// item and this retry does not race concurrent-queue's first-block install.
 #[test]
 fn retry_vs_worker_vs_join() {
     loom::model(|| {
         let queue = Arc::new(Queue::bounded(2).unwrap());
         queue.try_put(1u8).unwrap();
+        assert!(queue.try_get_owned().unwrap().retry().is_ok());
         let delivery = queue.try_get_owned().unwrap();
         let retrier = thread::spawn(move || delivery.retry().is_ok());
+        // The worker spins rather than waits: the model is about the ending and the
+        // joiner, and a waiting getter would multiply its interleavings.
         let worker = {
             let queue = Arc::clone(&queue);
-            thread::spawn(move || match queue.try_get() {
-                Ok(delivery) => delivery.succeed(),
-                Err(_) => queue.get_blocking().unwrap().succeed(),
+            thread::spawn(move || loop {
+                match queue.try_get() {
+                    Ok(delivery) => break delivery.succeed(),
+                    Err(_) => thread::yield_now(),
+                }
             })
         };
         let ledger = queue.join_blocking();
