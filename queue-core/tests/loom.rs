@@ -524,14 +524,16 @@ fn notified_get_dropped_vs_registering_get_on_the_growable_buffer() {
     loom::model(|| notified_get_dropped_vs_registering_get(Queue::unbounded()));
 }
 
-/// The last two producers leaving at once vs a waiting worker: exactly one exit shuts the
-/// queue down, the item put before it is delivered, and the worker then stops.
+/// The last two producers leaving at once vs a worker waiting for the end: exactly one
+/// exit shuts the queue down, the item put before (in the setup: a put by a live producer
+/// cannot race the shutdown its exit makes) is delivered, and the worker then stops.
 #[test]
 fn last_producers_leave_vs_waiting_worker() {
     loom::model(|| {
         let queue = Arc::new(Queue::<u8>::unbounded());
         let first = queue.producer_owned();
         let second = first.clone();
+        first.queue().try_put(1).unwrap();
         let worker = {
             let queue = Arc::clone(&queue);
             thread::spawn(move || {
@@ -542,10 +544,7 @@ fn last_producers_leave_vs_waiting_worker() {
                 got
             })
         };
-        let leaving = thread::spawn(move || {
-            first.queue().try_put(1).unwrap();
-            drop(first);
-        });
+        let leaving = thread::spawn(move || drop(first));
         drop(second);
         leaving.join().unwrap();
         assert_eq!(worker.join().unwrap(), [1]);
