@@ -106,6 +106,22 @@ else
   echo "locked-per-op, objdump or addr2line not found: locked counts skipped" >&2
 fi
 
+echo "==> batches (locked-per-op)"
+# The batch verbs against flume's drain and tokio's recv_many (benches/src/batch.rs), in
+# a table of their own: BENCHMARKS.md's "Batches" section.
+echo "# workload	locked/op	instructions/op	(locked-per-op, N = $ops)" > "$out/batches.tsv"
+if [[ -n $tool ]] && command -v objdump >/dev/null && command -v addr2line >/dev/null; then
+  mkdir -p "$out/locked"
+  for workload in $("$bin/icount" | grep -E '^queue/batch'); do
+    file=$out/locked/${workload//\//_}.txt
+    python3 "$tool" "$bin/icount" "$workload" "$ops" > "$file"
+    printf '%s\t%s\t%s\n' "$workload" \
+      "$(sed -n 's/^locked instructions\/op: \([0-9.-]*\).*/\1/p' "$file")" \
+      "$(sed -n 's/^instructions\/op.*over N): \([0-9.-]*\).*/\1/p' "$file")" \
+      | tee -a "$out/batches.tsv"
+  done
+fi
+
 echo "==> allocations per operation"
 OPS=20000 "$bin/alloc_count" | tee "$out/allocations.tsv"
 

@@ -7,10 +7,12 @@
 //!
 //! - [`latch`]: the latch peers that need a wrapper (a tokio `Notify` latch) and the
 //!   waiter-release workload.
+//! - [`batch`]: the batch verbs against flume's `drain` and tokio's `recv_many`.
 //! - [`queue`]: one [`queue::Flavor`] per queue or channel (ours doing put + get + resolve,
 //!   the peers doing send + recv), and drivers for a single-thread executor, smol on two
 //!   threads, and plain blocking threads.
 
+pub mod batch;
 pub mod counting;
 pub mod fixed;
 pub mod latch;

@@ -65,9 +65,13 @@ pub const NAMES: &[&str] = &[
 ];
 
 /// Every workload [`run`] knows: [`NAMES`], then the no-alloc tier's
-/// ([`crate::fixed::NAMES`]).
+/// ([`crate::fixed::NAMES`]), then the batches' ([`crate::batch::NAMES`]).
 pub fn all_names() -> impl Iterator<Item = &'static str> {
-    NAMES.iter().chain(crate::fixed::NAMES).copied()
+    NAMES
+        .iter()
+        .chain(crate::fixed::NAMES)
+        .chain(crate::batch::NAMES)
+        .copied()
 }
 
 /// Polls `future` once with a no-op waker and expects it to be ready.
@@ -205,6 +209,8 @@ pub fn run(name: &str, n: u64) {
         "queue/floor/kanal" => floor_kanal(&kanal::bounded(128), n),
         // The no-alloc tier's workloads (`crate::fixed`), listed by `crate::fixed::NAMES`.
         other if crate::fixed::run(other, n) => {}
+        // The batch workloads (`crate::batch`), listed by `crate::batch::NAMES`.
+        other if crate::batch::run(other, n) => {}
         other => panic!("unknown workload {other:?}; known: {NAMES:?}"),
     }
 }

@@ -10,6 +10,11 @@
 //! - [`Queue::get`] hands out a [`Delivery`]: the item with its id, which must end exactly
 //!   once, by consuming itself, as succeeded, rejected or uncertain ([`Outcome`]). Dropped
 //!   unresolved, it counts as abandoned. There is no free-standing `task_done`.
+//! - [`Queue::put_many`] and [`Queue::get_many`] move jobs in batches: a `Vec` of items
+//!   in, their ids out (what was not accepted stays in the `Vec`), and up to `max`
+//!   deliveries at once, each still a full [`Delivery`]; with `try_` and `_blocking`
+//!   forms, one pass of wake-ups per batch, and, on a bounded queue, one claim of the
+//!   buffer per batch (see [`PutMany`](futures::PutMany) and [`GetMany`](futures::GetMany)).
 //! - [`Queue::shutdown`] stops admission and lets consumers drain the buffer;
 //!   [`Queue::shutdown_now`] also drains the buffer and returns the items with their ids.
 //! - [`Queue::cancel_in_flight`] asks the work in flight to stop: every delivery then
@@ -234,8 +239,8 @@
 //!
 //! `ledger.rs`, `job_id.rs`, `outcome.rs`, `error.rs`, `events.rs` (tracing) and
 //! `unwind.rs` are leaves any layer may use. `unsafe` is allowed in one module,
-//! `engine/buffer/ring.rs`. Without `alloc`, only the parts of `engine/` and `wait/` that
-//! `fixed/` uses are built.
+//! `engine/buffer/ring.rs` (with its submodule `ring/batch.rs`, the batch claims).
+//! Without `alloc`, only the parts of `engine/` and `wait/` that `fixed/` uses are built.
 #![no_std]
 // A `no_std` crate: name `core` and `alloc` items by their own paths, so the crate builds
 // without `std` (the workspace's std-only crates need no such rule).
@@ -369,6 +374,10 @@ pub use crate::queue::Queue;
 /// futures_lite::future::block_on(put).unwrap();
 /// ```
 pub mod futures {
+    #[cfg(all(feature = "alloc", target_has_atomic = "ptr"))]
+    pub use crate::face::batch::GetManyOwned;
+    #[cfg(feature = "alloc")]
+    pub use crate::face::batch::{GetMany, PutMany};
     #[cfg(feature = "alloc")]
     pub use crate::face::get::Get;
     #[cfg(all(feature = "alloc", target_has_atomic = "ptr"))]
@@ -403,6 +412,10 @@ const _: () = {
     send::<futures::Put<'static, Cell<u8>>>();
     send::<futures::Get<'static, Cell<u8>>>();
     send::<futures::Join<'static, Cell<u8>>>();
+    send::<futures::PutMany<'static, 'static, Cell<u8>>>();
+    send::<futures::GetMany<'static, 'static, Cell<u8>>>();
+    send_sync::<futures::PutMany<'static, 'static, u8>>();
+    send_sync::<futures::GetMany<'static, 'static, u8>>();
     send::<Worker<'static, Cell<u8>>>();
 
     send_sync::<Delivery<'static, u8>>();
@@ -450,6 +463,8 @@ const _: () = {
         send_sync::<OwnedDeliveries<u8>>();
         send::<OwnedDeliveries<Cell<u8>>>();
         send_sync::<futures::GetOwned<u8>>();
+        send_sync::<futures::GetManyOwned<'static, u8>>();
+        send::<futures::GetManyOwned<'static, Cell<u8>>>();
         send::<OwnedDelivery<Cell<u8>>>();
         send::<futures::GetOwned<Cell<u8>>>();
         send::<futures::RetryAtOwned<Cell<u8>, core::future::Ready<()>>>();

@@ -1279,3 +1279,157 @@ fn woken_get_dropped_while_another_registers() {
         assert_eq!(waiter.join().unwrap(), 1);
     });
 }
+
+// ------------------------------------------------------------------------- batches
+
+/// A batch put and a `get_many` asleep for it, on the ring and on the growable buffer: the
+/// batch's one pass of wake-ups reaches the sleeper (a lost wake-up shows as a deadlock),
+/// and every item comes out once, in order.
+fn put_many_wakes_a_waiting_get_many(queue: Queue<u8>) {
+    let queue = Arc::new(queue);
+    let consumer = {
+        let queue = Arc::clone(&queue);
+        thread::spawn(move || {
+            let mut seen = Vec::new();
+            let mut batch = Vec::new();
+            while seen.len() < 2 {
+                queue.get_many_blocking(&mut batch, 2).unwrap();
+                seen.extend(batch.drain(..).map(|delivery| delivery.succeed()));
+            }
+            seen
+        })
+    };
+    let mut ids = Vec::new();
+    assert_eq!(queue.try_put_many(&mut vec![1, 2], &mut ids), Ok(2));
+    assert_eq!(consumer.join().unwrap(), [1, 2]);
+    let ledger = queue.ledger();
+    assert_eq!((ledger.accepted, ledger.succeeded), (2, 2));
+}
+
+#[test]
+fn put_many_wakes_a_waiting_get_many_on_the_ring() {
+    loom::model(|| put_many_wakes_a_waiting_get_many(Queue::bounded(2).unwrap()));
+}
+
+#[test]
+fn put_many_wakes_a_waiting_get_many_on_the_growable_buffer() {
+    loom::model(|| put_many_wakes_a_waiting_get_many(Queue::unbounded()));
+}
+
+/// The turn rule against a batch: a get asleep before a put is woken for it, then a batch
+/// of two follows, and a barging `try_get_many` races them. The barger never takes what
+/// the woken get holds a turn for: the get is served, and every item comes out once.
+#[test]
+fn woken_get_vs_barging_try_get_many_vs_put_and_put_many() {
+    use std::future::Future;
+    use std::task::Context;
+
+    loom::model(|| {
+        let queue = Arc::new(Queue::<u8>::bounded(4).unwrap());
+        let (flag, waker) = flag();
+        let mut get = queue.get_owned();
+        let first = std::pin::Pin::new(&mut get).poll(&mut Context::from_waker(&waker));
+        assert!(first.is_pending(), "the get waits before the puts");
+        let getter = thread::spawn(move || {
+            drive(&mut get, &flag, &waker)
+                .ok()
+                .map(|delivery| delivery.succeed())
+        });
+        let producer = {
+            let queue = Arc::clone(&queue);
+            thread::spawn(move || {
+                queue.try_put(1).unwrap();
+                queue
+                    .try_put_many(&mut vec![2, 3], &mut Vec::new())
+                    .unwrap();
+            })
+        };
+        let mut barged = Vec::new();
+        let _ = queue.try_get_many(&mut barged, 3);
+        let barged: Vec<u8> = barged.into_iter().map(|d| d.succeed()).collect();
+        producer.join().unwrap();
+        let got = getter.join().unwrap();
+        assert!(got.is_some(), "the woken get was served");
+        let rest = succeed_the_rest(&queue);
+        assert_eq!(barged.len() + 1 + rest, 3);
+        let ledger = queue.ledger();
+        assert_eq!((ledger.accepted, ledger.succeeded), (3, 3));
+    });
+}
+
+/// A batch put racing a graceful shutdown, then a drain by `try_get_many`: every item the
+/// batch had accepted is delivered, the refused one comes back with the rest left in the
+/// vector, and the drain ends with `ShutDown` only after the last accepted item.
+#[test]
+fn put_many_vs_shutdown_vs_get_many() {
+    loom::model(|| {
+        let queue = Arc::new(Queue::<u8>::bounded(2).unwrap());
+        let producer = {
+            let queue = Arc::clone(&queue);
+            thread::spawn(move || {
+                let mut items = vec![1, 2];
+                let mut ids = Vec::new();
+                let refused = queue.try_put_many(&mut items, &mut ids).err();
+                (ids.len(), refused.map(TryPutError::into_inner), items)
+            })
+        };
+        queue.shutdown();
+        let mut seen = Vec::new();
+        let mut batch = Vec::new();
+        loop {
+            match queue.try_get_many(&mut batch, 2) {
+                Ok(_) => seen.extend(batch.drain(..).map(|delivery| delivery.succeed())),
+                Err(tally_queue::TryGetError::ShutDown) => break,
+                Err(tally_queue::TryGetError::Empty) => thread::yield_now(),
+            }
+        }
+        let (accepted, refused, left) = producer.join().unwrap();
+        assert_eq!(seen.len(), accepted);
+        let mut all = seen.clone();
+        all.extend(refused);
+        all.extend(left);
+        assert_eq!(
+            all,
+            [1, 2],
+            "every item delivered, refused or left, in order"
+        );
+        let ledger = queue.join_blocking();
+        assert_eq!(ledger.succeeded as usize, accepted);
+    });
+}
+
+/// A `get_many` that waits, is woken by a batch put, and takes its turn's item and then
+/// the rest in one claim, racing the producer's own barging `try_get_many` right after
+/// the put: the barger never takes what the woken batch holds a turn for, unless it came
+/// before the turn was granted (then one more put serves the batch), and every item is
+/// delivered once.
+#[test]
+fn woken_get_many_vs_barging_try_get_many_vs_put_many() {
+    loom::model(|| {
+        let queue = Arc::new(Queue::<u8>::bounded(4).unwrap());
+        let getter = {
+            let queue = Arc::clone(&queue);
+            thread::spawn(move || {
+                let mut batch = Vec::new();
+                queue.get_many_blocking(&mut batch, 2).unwrap();
+                batch.into_iter().map(|d| d.succeed()).collect::<Vec<u8>>()
+            })
+        };
+        assert_eq!(queue.try_put_many(&mut vec![1, 2], &mut Vec::new()), Ok(2));
+        let mut batch = Vec::new();
+        let _ = queue.try_get_many(&mut batch, 2);
+        let barged: Vec<u8> = batch.into_iter().map(|d| d.succeed()).collect();
+        if barged.len() == 2 {
+            // Both taken before the getter's turn was granted: one more serves it.
+            queue.try_put(3).unwrap();
+        }
+        let got = getter.join().unwrap();
+        assert!(!got.is_empty(), "the woken batch was served");
+        let rest = succeed_the_rest(&queue);
+        let mut all = [got, barged].concat();
+        all.sort_unstable();
+        all.dedup();
+        assert_eq!(all.len() + rest, queue.ledger().accepted as usize);
+        assert_eq!(queue.ledger().succeeded, queue.ledger().accepted);
+    });
+}

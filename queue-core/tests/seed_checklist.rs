@@ -90,6 +90,11 @@ fn checklist_worker_panics() {
             let _worker = queue.worker();
             let delivery = queue.get_blocking().unwrap();
             assert_eq!(*delivery, 0);
+            // The handler fails once 1 is buffered: a worker that died before the put
+            // of 1 landed would have it refused too (no workers).
+            while queue.is_empty() {
+                std::thread::yield_now();
+            }
             panic!("handler failed on {}", *delivery);
         });
         queue.put_blocking(0).unwrap();

@@ -455,3 +455,137 @@ fn a_report_made_while_a_job_ends_counts_no_job_twice() {
         ids.first()
     );
 }
+
+/// A `Record` that holds the thread recording the first event `hold` picks until told to
+/// go on, or for half a second: the queue is then between the two steps of a move, as it
+/// is for an instant on every such move.
+struct HeldAt {
+    record: Record,
+    hold: fn(&JobEvent) -> bool,
+    held: AtomicBool,
+    reached: std::sync::mpsc::SyncSender<JobEvent>,
+    go: std::sync::Mutex<std::sync::mpsc::Receiver<()>>,
+}
+
+impl HeldAt {
+    fn new(
+        hold: fn(&JobEvent) -> bool,
+    ) -> (
+        Arc<Self>,
+        std::sync::mpsc::Receiver<JobEvent>,
+        std::sync::mpsc::Sender<()>,
+    ) {
+        let (reached, reached_rx) = std::sync::mpsc::sync_channel(1);
+        let (go, go_rx) = std::sync::mpsc::channel();
+        let journal = HeldAt {
+            record: Record::new(),
+            hold,
+            held: AtomicBool::new(false),
+            reached,
+            go: std::sync::Mutex::new(go_rx),
+        };
+        (Arc::new(journal), reached_rx, go)
+    }
+}
+
+impl Journal for HeldAt {
+    fn record(&self, event: JobEvent) {
+        self.record.record(event);
+        // SeqCst: a test flag.
+        if (self.hold)(&event) && !self.held.swap(true, Ordering::SeqCst) {
+            let _ = self.reached.send(event);
+            // Bounded: a report that waits for this move to finish must not hang the test.
+            let _ = self
+                .go
+                .lock()
+                .unwrap()
+                .recv_timeout(std::time::Duration::from_millis(500));
+        }
+    }
+
+    fn in_flight_ids(&self) -> Option<Vec<JobId>> {
+        self.record.in_flight_ids()
+    }
+}
+
+/// One thread shuts the queue down at once and is held while the journal hears of the
+/// items it drained (taken out of the buffer, not yet counted discarded); another makes a
+/// report meanwhile. The report must name as many ids as it counts in flight: the
+/// running job alone.
+#[test]
+fn a_report_made_while_another_thread_drains_names_as_many_ids_as_it_counts_in_flight() {
+    let (journal, reached, go) = HeldAt::new(|event| matches!(event, JobEvent::Discarded(_)));
+    let queue = Arc::new(Queue::unbounded().with_journal(Arc::clone(&journal)));
+    for item in ["running", "buffered", "buffered too"] {
+        queue.try_put(item).unwrap();
+    }
+    let job = queue.try_get_owned().unwrap();
+    let running = job.id();
+    let closed = within(10, move || {
+        let drainer = thread::spawn({
+            let queue = Arc::clone(&queue);
+            move || queue.shutdown_now()
+        });
+        reached.recv().unwrap();
+        let closed = block_on(queue.shutdown_until(async {}));
+        go.send(()).unwrap();
+        assert_eq!(drainer.join().unwrap().len(), 2);
+        closed
+    });
+    assert!(closed.returned.is_empty(), "the other thread drained them");
+    assert_eq!(
+        (closed.in_flight_ids.as_deref(), closed.ledger.in_flight),
+        (Some(&[running][..]), 1),
+        "the report contradicts itself or names the drained jobs: {}",
+        closed.ledger
+    );
+    job.uncertain();
+}
+
+/// A put lands in the growable buffer after an immediate shutdown drained it: the put
+/// takes its item back out and keeps it as a dead letter. A report made while that put is
+/// held between the two (its item taken, not yet counted discarded) must name as many ids
+/// as it counts in flight.
+#[test]
+fn a_report_made_while_a_late_put_is_buried_names_as_many_ids_as_it_counts_in_flight() {
+    // The journal holds the late put twice: at its acceptance (until the drain is done),
+    // then at its burial (while the report is made).
+    let (journal, reached, go) = HeldAt::new(|event| matches!(event, JobEvent::Accepted(_)));
+    let (burial, buried, bury) = HeldAt::new(|event| matches!(event, JobEvent::Discarded(_)));
+    struct Both(Arc<HeldAt>, Arc<HeldAt>);
+    impl Journal for Both {
+        fn record(&self, event: JobEvent) {
+            self.0.record(event);
+            self.1.record(event);
+        }
+        fn in_flight_ids(&self) -> Option<Vec<JobId>> {
+            self.0.in_flight_ids()
+        }
+    }
+    let queue = Arc::new(Queue::unbounded().with_journal(Both(journal, burial)));
+    let closed = within(10, move || {
+        let putter = thread::spawn({
+            let queue = Arc::clone(&queue);
+            move || queue.try_put("late")
+        });
+        let accepted = reached.recv().unwrap();
+        assert!(
+            queue.shutdown_now().is_empty(),
+            "the put has not landed yet"
+        );
+        go.send(()).unwrap();
+        let discarded = buried.recv().unwrap();
+        assert_eq!(discarded.id(), accepted.id());
+        let closed = block_on(queue.shutdown_until(async {}));
+        bury.send(()).unwrap();
+        assert!(putter.join().unwrap().is_ok(), "the put landed");
+        assert_eq!(queue.take_dead_letters().len(), 1);
+        closed
+    });
+    assert_eq!(
+        (closed.in_flight_ids.as_deref(), closed.ledger.in_flight),
+        (Some(&[][..]), 0),
+        "the report contradicts itself: {}",
+        closed.ledger
+    );
+}

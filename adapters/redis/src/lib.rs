@@ -29,10 +29,18 @@
 //!
 //! # Batching
 //!
-//! Each step has a batch form, one script for the batch: [`Queue::put_many`] (ids
-//! contiguous, the ledger moved once), [`Queue::get_many`] (up to `n` leases, each its
-//! own fenced [`Delivery`]), [`Queue::resolve_many`], and [`Queue::resolve_and_get`]
-//! ("these are done, give me the next" in one round trip).
+//! Each step has a batch form, one command or script for the batch: [`Queue::put_many`]
+//! (ids contiguous, the ledger moved once), [`Queue::get_many`] (up to `n` leases, each
+//! its own fenced [`Delivery`]; a plain `XREADGROUP`), [`Queue::resolve_many`], and
+//! [`Queue::resolve_and_get`] ("these are done, give me the next" in one round trip).
+//!
+//! # Delays, who holds what, metrics
+//!
+//! [`Queue::put_after`], [`Queue::put_at`] and [`Delivery::retry_after`] hold a job back
+//! until its due time on the server's clock, counted buffered. [`Queue::in_flight`] lists
+//! each job in flight with its holder, attempt, lease age and whether the holder is alive.
+//! With the `metrics` feature, `Queue::record_metrics` records the ledger under
+//! `tally-queue`'s metric names.
 //!
 //! # What the server must promise
 //!
@@ -59,9 +67,10 @@
 //!
 //! A queue named `q` uses keys under the hash tag `{q}` (one cluster slot): `{q}:s` (the
 //! stream, group `g`), `{q}:meta`, `{q}:ledger`, `{q}:workers`, `{q}:ends` (wake-ups,
-//! capped), `{q}:dead`, `{q}:uncertain`, `{q}:clock` (each handle's last look at the
-//! server's clock), short-lived `{q}:done:*` (each handle's last resolving call, for
-//! repeats) and `{q}:k:*` (idempotency keys, for the repeat window).
+//! capped), `{q}:dead`, `{q}:uncertain`, `{q}:later` and `{q}:later:items` (delayed
+//! jobs), `{q}:clock` (each handle's last look at the server's clock), short-lived
+//! `{q}:done:*` (each handle's last resolving call, for repeats) and `{q}:k:*`
+//! (idempotency keys, for the repeat window).
 
 //! # Background work
 //!
@@ -91,9 +100,15 @@
 //!
 //! # Features
 //!
-//! - `tokio`, `smol` (both default): the runtimes the `redis` client can run on. With
+//! - `tokio` (default), `smol`: the runtimes the `redis` client can run on. With
 //!   both, it picks tokio inside a tokio runtime and smol elsewhere.
 //! - `json` (default): the [`Json`] codec through serde.
+//! - `metrics`: `Queue::record_metrics` records the ledger through the
+//!   [`metrics`](https://docs.rs/metrics) facade under `tally-queue`'s metric names (the
+//!   same table: `tally_queue_accepted_total`, `tally_queue_ended_total` by `outcome`,
+//!   `tally_queue_buffered`, `tally_queue_in_flight`, `tally_queue_redelivered_total`,
+//!   `tally_queue_dead_letters`, and the histograms `tally_queue_buffered_seconds` and
+//!   `tally_queue_in_flight_seconds`), with the label `queue` = the queue's name.
 #![forbid(unsafe_code)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
@@ -121,6 +136,7 @@ pub use crate::queue::delivery::error::{
 pub use crate::queue::delivery::Delivery;
 pub use crate::queue::drained::{Drained, ShutdownNowError};
 pub use crate::queue::error::{GetError, JoinError, OpenError, PutError, TryGetError};
+pub use crate::queue::in_flight::InFlight;
 pub use crate::queue::options::Options;
 pub use crate::queue::record::{Record, Records};
 pub use crate::queue::status::{State, Status};

@@ -5,8 +5,11 @@ pub(crate) mod delivery;
 pub(crate) mod drained;
 pub(crate) mod engine;
 pub(crate) mod error;
+pub(crate) mod in_flight;
 pub(crate) mod journal;
 pub(crate) mod keys;
+#[cfg(feature = "metrics")]
+pub(crate) mod metrics;
 pub(crate) mod options;
 pub(crate) mod record;
 pub(crate) mod status;
@@ -31,6 +34,7 @@ use crate::queue::drained::Drained;
 use crate::queue::drained::ShutdownNowError;
 use crate::queue::engine::{Dropped, Engine, Found, How, Resolve, Resolved, Then, RESOLVE_CHUNK};
 use crate::queue::error::{GetError, JoinError, OpenError, PutError, TryGetError};
+use crate::queue::in_flight::InFlight;
 use crate::queue::options::Options;
 use crate::queue::record::{Record, Records};
 use crate::queue::status::Status;
@@ -293,6 +297,78 @@ impl<C: Codec> Queue<C> {
         one(self.engine.put_batch(alloc::vec![item], None).await)
     }
 
+    /// Accepts `item` as a delayed job: it is not delivered before `delay` has passed by
+    /// the server's clock (`TIME`, the clock the leases follow). Until then it is counted
+    /// buffered (and toward the [capacity](Options::bounded)), `join` waits for it, and
+    /// [`shutdown_now`](Queue::shutdown_now) hands it back with the rest; a graceful
+    /// [`shutdown`](Queue::shutdown) drains once it has been delivered and ended. Once
+    /// due, the next get that runs the step script moves it into the stream: at once when
+    /// a get finds nothing else (a waiting get re-reads every [poll
+    /// interval](Options::poll)), within a quarter of a lease when gets find other jobs.
+    /// Its id is drawn now, in order with every other put.
+    ///
+    /// # Errors
+    ///
+    /// As [`try_put`](Queue::try_put): [`PutError::Full`] if the queue is bounded and
+    /// full (this does not wait).
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use std::time::Duration;
+    ///
+    /// # async fn demo(queue: tally_redis::Queue<tally_redis::Bytes>) {
+    /// let id = queue.put_after(b"reminder".to_vec(), Duration::from_secs(60)).await.unwrap();
+    /// assert_eq!(queue.ledger().await.unwrap().buffered, 1);
+    /// assert!(queue.try_get().await.is_err()); // not due yet
+    /// # drop(id); }
+    /// ```
+    pub async fn put_after(
+        &self,
+        item: C::Item,
+        delay: Duration,
+    ) -> Result<JobId, PutError<C::Item>> {
+        let ms = crate::queue::delivery::millis(delay);
+        one(self
+            .engine
+            .put_later(alloc::vec![item], false, ms)
+            .await
+            .map(|(ids, _)| ids))
+    }
+
+    /// Accepts `item` as a delayed job due at `when`, by the server's clock (a time in
+    /// the past is due at once): as [`put_after`](Queue::put_after).
+    ///
+    /// # Errors
+    ///
+    /// As [`put_after`](Queue::put_after).
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use std::time::{Duration, SystemTime};
+    ///
+    /// # async fn demo(queue: tally_redis::Queue<tally_redis::Bytes>) {
+    /// let tomorrow = SystemTime::now() + Duration::from_secs(24 * 3600);
+    /// let id = queue.put_at(b"report".to_vec(), tomorrow).await.unwrap();
+    /// # drop(id); }
+    /// ```
+    pub async fn put_at(
+        &self,
+        item: C::Item,
+        when: std::time::SystemTime,
+    ) -> Result<JobId, PutError<C::Item>> {
+        let since_epoch = when
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or(Duration::ZERO);
+        let ms = crate::queue::delivery::millis(since_epoch);
+        one(self
+            .engine
+            .put_later(alloc::vec![item], true, ms)
+            .await
+            .map(|(ids, _)| ids))
+    }
+
     /// Accepts `item`, waiting while the queue is full.
     ///
     /// A full queue is re-tried after each ending on the server and at least once per
@@ -537,7 +613,9 @@ impl<C: Codec> Queue<C> {
 
     /// Waits for the next job.
     ///
-    /// Reads with a script (reclaiming expired leases first), and when there is nothing,
+    /// Reads with a plain `XREADGROUP`; every quarter of a lease, and when that read finds
+    /// nothing, with a script instead, which first reclaims expired leases and moves
+    /// delayed jobs that are due into the stream. When there is nothing,
     /// blocks on the server (`XREAD … BLOCK` on the stream, on the handle's one blocking
     /// connection) for up to one [poll interval](Options::poll) at a time. An entry the
     /// codec cannot decode is dead-lettered with its bytes (counted abandoned) and
@@ -547,8 +625,10 @@ impl<C: Codec> Queue<C> {
     /// # Cancel safety
     ///
     /// Dropping the future never loses a job. If the server had already handed an entry to
-    /// this consumer, the next get on this handle delivers it (same attempt), even if the
-    /// dropped call reaches the server only later (it then hands nothing out).
+    /// this consumer, the next get on this handle delivers it (same attempt), also when
+    /// the dropped call reaches the server only later, within the
+    /// [repeat window](Options::repeat_window) (later than that, the job's lease expires
+    /// and it ends by the [policy](crate::AbandonPolicy)).
     ///
     /// # Errors
     ///
@@ -596,7 +676,7 @@ impl<C: Codec> Queue<C> {
 
     /// Hands out up to `max` jobs that are ready, without blocking on the server: each is
     /// its own [`Delivery`], with its own attempt, lease and fence, as from
-    /// [`try_get`](Queue::try_get). One script for the batch.
+    /// [`try_get`](Queue::try_get). One `XREADGROUP` for the batch.
     ///
     /// # Errors
     ///
@@ -755,8 +835,9 @@ impl<C: Codec> Queue<C> {
     }
 
     /// Resolves many deliveries (as [`resolve_many`](Queue::resolve_many)) and hands out
-    /// up to `max` ready jobs (as [`try_get_many`](Queue::try_get_many)), in one script
-    /// and one round trip: "these are done, give me the next". The returned deliveries
+    /// up to `max` ready jobs (as [`try_get_many`](Queue::try_get_many)) in one round
+    /// trip (the resolves' script and the read, sent together): "these are done, give me
+    /// the next". The returned deliveries
     /// are empty when nothing is ready; then wait with [`get_many`](Queue::get_many).
     ///
     /// # Cancel safety
@@ -880,6 +961,13 @@ impl<C: Codec> Queue<C> {
                     id,
                     attempt: u32::try_from(attempt).unwrap_or(u32::MAX),
                 });
+                // A first attempt's entry was added when the job became buffered (put, or
+                // put back by a retry); a later one was reclaimed from a holder.
+                #[cfg(feature = "metrics")]
+                if attempt == 1 {
+                    let waited = crate::queue::metrics::since_entry(&entry);
+                    self.engine.metrics.buffered_for(waited);
+                }
                 Delivery {
                     engine: Arc::clone(&self.engine),
                     entry,
@@ -887,6 +975,8 @@ impl<C: Codec> Queue<C> {
                     attempt,
                     item: Some(item),
                     lost: Vec::new(),
+                    #[cfg(feature = "metrics")]
+                    taken: std::time::Instant::now(),
                 }
             })
             .collect()
@@ -951,6 +1041,82 @@ impl<C: Codec> Queue<C> {
     /// ```
     pub async fn status(&self) -> Result<Status, Error> {
         Ok(self.engine.status().await?.0)
+    }
+
+    /// The jobs in flight, oldest entry first: each job's id, attempt, holder and lease
+    /// age, and whether its holder is alive (see [`InFlight`]). "Jobs stuck in running"
+    /// is answered here: a job whose holder is not alive is reclaimed once its lease
+    /// expires (by the next get that looks for expired leases, or, if it is not to be
+    /// delivered again, by the next maintenance pass).
+    ///
+    /// Read in pages of 1,000, each one atomic snapshot: a job that moves between two
+    /// pages can be listed twice or not at all.
+    ///
+    /// # Errors
+    ///
+    /// The transport failure.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # async fn demo(queue: tally_redis::Queue<tally_redis::Bytes>) {
+    /// let stuck = queue.in_flight().await.unwrap();
+    /// for job in stuck.iter().filter(|job| !job.holder_alive) {
+    ///     println!("{:?} attempt {}: {} is gone", job.id, job.attempt, job.holder);
+    /// }
+    /// # }
+    /// ```
+    pub async fn in_flight(&self) -> Result<Vec<InFlight>, Error> {
+        const PAGE: usize = 1000;
+        let mut all = Vec::new();
+        loop {
+            let after = all
+                .last()
+                .map_or("-", |last: &InFlight| last.entry.as_str());
+            let page = self.engine.in_flight(after, PAGE).await?;
+            let done = page.len() < PAGE;
+            all.extend(page);
+            if done {
+                return Ok(all);
+            }
+        }
+    }
+
+    /// Records a [`status`](Queue::status) snapshot through the `metrics` facade, under
+    /// `tally-queue`'s metric names (tabled in its crate docs) with the label `queue` =
+    /// the queue's [`name`](Queue::name): `accepted` and each outcome as counters (set to
+    /// the ledger's figure), `buffered` and `in flight` as gauges, the redeliveries, and
+    /// the dead letters kept (read just after the snapshot). Returns the snapshot.
+    ///
+    /// Call it where the figures are read (in the scrape handler, before rendering): they
+    /// then equal the ledger on the server at that instant, whichever process moved it,
+    /// and a job costs nothing for them. Two histograms are recorded as jobs move through
+    /// this handle: `tally_queue_in_flight_seconds` as each delivery ends (resolved,
+    /// retried or dropped), and `tally_queue_buffered_seconds` as each first attempt is
+    /// taken: from the server's clock when the job was put, put back, or (a delayed job)
+    /// moved into the stream once due, to this host's clock when taken (a skew between
+    /// the two adds to it).
+    ///
+    /// # Errors
+    ///
+    /// The transport failure; nothing is recorded then.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # async fn demo(queue: tally_redis::Queue<tally_redis::Bytes>) {
+    /// // In the scrape handler, before the exporter renders:
+    /// let status = queue.record_metrics().await.unwrap();
+    /// assert!(status.ledger.is_balanced());
+    /// # }
+    /// ```
+    #[cfg(feature = "metrics")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
+    pub async fn record_metrics(&self) -> Result<Status, Error> {
+        let status = self.engine.status().await?.0;
+        let dead_kept = self.engine.dead_kept().await?;
+        crate::queue::metrics::record(&self.engine.name, &status, dead_kept);
+        Ok(status)
     }
 
     /// Waits until every accepted job has ended and returns the ledger. Level-triggered:

@@ -416,8 +416,13 @@ async fn server_restart_keeps_every_report(_rt: Rt) {
     let d = counters.next().unwrap();
     server.pause();
     let d = match d.report().await {
-        Err(ReportError::Redis { counter, error }) => {
+        Err(lost @ ReportError::Redis { .. }) => {
+            let source = core::error::Error::source(&lost).map(ToString::to_string);
+            let ReportError::Redis { counter, error } = lost else {
+                unreachable!()
+            };
             assert!(error.is_unknown(), "{error}");
+            assert_eq!(source, Some(error.to_string()));
             *counter
         }
         other => panic!("expected a lost reply, got {other:?}"),

@@ -515,8 +515,14 @@ async fn retry_after_a_lost_reply_happens_once(_rt: Rt) {
         }
     });
     let delivery = match job.retry().await {
-        Err(tally_redis::RetryError::Redis { delivery, error }) => {
+        Err(lost @ tally_redis::RetryError::Redis { .. }) => {
+            // The server's error is the source.
+            let source = core::error::Error::source(&lost).map(ToString::to_string);
+            let tally_redis::RetryError::Redis { delivery, error } = lost else {
+                unreachable!()
+            };
             assert!(error.is_unknown(), "{error}");
+            assert_eq!(source, Some(error.to_string()));
             delivery
         }
         other => panic!("expected a lost reply, got {other:?}"),
@@ -1598,6 +1604,282 @@ async fn late_get_on_a_stalled_connection_loses_nothing(_rt: Rt) {
     assert!(status.ledger.is_balanced());
 }
 
+/// A plain get (no look for expired leases: the lease is long) that stalls and lands
+/// after later gets took its job from the stream: the handle's next get delivers that
+/// job (same attempt) long before its lease could expire, and nothing is counted twice.
+async fn late_plain_get_is_delivered_by_the_next_get(_rt: Rt) {
+    let server = server!();
+    let proxy = common::proxy::Proxy::start(&server.dir, &server.sock);
+    let long = options().lease(Duration::from_secs(30));
+    let queue = Queue::open(proxy.client(), "lateplain", Bytes, long)
+        .await
+        .unwrap();
+    // The first get looks for expired leases (a script); the next ones read plainly.
+    assert!(matches!(queue.try_get().await, Err(TryGetError::Empty)));
+    queue.try_put(vec![0]).await.unwrap();
+    queue.get().await.unwrap().succeed().await.unwrap();
+    proxy.stall();
+    match queue.try_get().await {
+        Err(TryGetError::Redis(error)) => assert!(error.is_unknown(), "{error}"),
+        other => panic!("expected a lost reply, got {other:?}"),
+    }
+    assert!(matches!(queue.try_get().await, Err(TryGetError::Empty)));
+    queue.try_put(vec![1]).await.unwrap();
+    proxy.release();
+    sleep(Duration::from_millis(100)).await;
+    // The stalled read took the job: it is this consumer's, and no delivery holds it.
+    let ledger = queue.ledger().await.unwrap();
+    assert_eq!((ledger.buffered, ledger.in_flight), (0, 1));
+    let job = queue
+        .get_until(after(Duration::from_secs(2)))
+        .await
+        .expect("the job is delivered by the next get");
+    assert_eq!((job.id().get(), job.attempt()), (1, 1));
+    job.succeed().await.unwrap();
+    let status = queue.status().await.unwrap();
+    assert_eq!((status.ledger.succeeded, status.redelivered), (2, 0));
+    assert!(status.ledger.is_balanced());
+}
+
+/// `in_flight` lists every job in flight with its holder, attempt and lease age, and
+/// tells a holder that is seen (it looked at the server's clock within a lease) from one
+/// that is not; a renewal shows at once.
+async fn in_flight_lists_holders_and_says_who_is_alive(_rt: Rt) {
+    let server = server!();
+    let a = open(&server, "held", redeliver(3)).await;
+    let b = open(&server, "held", redeliver(3)).await;
+    a.put_many(vec![vec![0], vec![1], vec![2]]).await.unwrap();
+    let mine = a.get_many(2).await.unwrap();
+    let theirs = b.get().await.unwrap();
+    assert!(a
+        .in_flight()
+        .await
+        .unwrap()
+        .iter()
+        .all(|job| job.holder_alive));
+    sleep(Duration::from_millis(400)).await;
+    // A maintenance pass looks at the clock: `a` is seen, `b` (which did nothing for more
+    // than a lease) is not; with redelivery on, the pass leaves the expired leases to gets.
+    a.maintain_once().await.unwrap();
+    let mut listed = a.in_flight().await.unwrap();
+    listed.sort_by_key(|job| job.id);
+    let seen: Vec<(u64, u64, &str, bool)> = listed
+        .iter()
+        .map(|job| {
+            let id = job.id.expect("a job of ours").get();
+            (id, job.attempt, job.holder.as_str(), job.holder_alive)
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            (0, 1, a.consumer(), true),
+            (1, 1, a.consumer(), true),
+            (2, 1, b.consumer(), false),
+        ]
+    );
+    assert!(listed
+        .iter()
+        .all(|job| job.lease_age >= Duration::from_millis(400)));
+    // A renewal looks at the clock too, and restarts the lease.
+    theirs.keep_alive().await.unwrap();
+    let renewed = b.in_flight().await.unwrap();
+    let job = renewed
+        .iter()
+        .find(|job| job.holder == b.consumer())
+        .unwrap();
+    assert!(job.holder_alive);
+    assert!(
+        job.lease_age < Duration::from_millis(300),
+        "{:?}",
+        job.lease_age
+    );
+    for job in mine {
+        job.succeed().await.unwrap();
+    }
+    theirs.succeed().await.unwrap();
+    assert!(a.in_flight().await.unwrap().is_empty());
+}
+
+/// Delayed puts on the server's clock: counted buffered (and toward the capacity) at once,
+/// delivered only once due, under the ids they drew in order with other puts; one due in
+/// the past goes out at once.
+async fn delayed_puts_wait_until_due(_rt: Rt) {
+    let server = server!();
+    let queue = open(&server, "later", options().bounded(3)).await;
+    let start = std::time::Instant::now();
+    let later = queue
+        .put_after(vec![0], Duration::from_millis(400))
+        .await
+        .unwrap();
+    let now = queue.try_put(vec![1]).await.unwrap();
+    let past = std::time::SystemTime::now() - Duration::from_secs(60);
+    let overdue = queue.put_at(vec![2], past).await.unwrap();
+    assert_eq!((later.get(), now.get(), overdue.get()), (0, 1, 2));
+    let ledger = queue.ledger().await.unwrap();
+    assert_eq!((ledger.accepted, ledger.buffered), (3, 3));
+    // The delayed job counts toward the capacity.
+    assert!(queue.try_put(vec![3]).await.unwrap_err().is_full());
+    let mut got = Vec::new();
+    for _ in 0..2 {
+        let job = queue.try_get().await.unwrap();
+        got.push(job.id().get());
+        job.succeed().await.unwrap();
+    }
+    got.sort_unstable();
+    assert_eq!(got, [1, 2]);
+    assert!(matches!(queue.try_get().await, Err(TryGetError::Empty)));
+    let job = queue
+        .get_until(after(Duration::from_secs(3)))
+        .await
+        .unwrap();
+    assert!(
+        start.elapsed() >= Duration::from_millis(400),
+        "{:?}",
+        start.elapsed()
+    );
+    assert_eq!((job.id(), job.attempt(), job.to_vec()), (later, 1, vec![0]));
+    job.succeed().await.unwrap();
+    let ledger = queue.ledger().await.unwrap();
+    assert_eq!((ledger.succeeded, ledger.buffered), (3, 0));
+    assert!(ledger.is_balanced());
+}
+
+/// A retry after a delay: fenced as a retry, the job waits (counted buffered, not in
+/// flight) until the delay has passed, then comes back under its id.
+async fn retry_after_waits_its_delay(_rt: Rt) {
+    let server = server!();
+    let queue = open(&server, "backoff", options()).await;
+    let id = queue.try_put(vec![7]).await.unwrap();
+    let job = queue.get().await.unwrap();
+    let start = std::time::Instant::now();
+    assert_eq!(
+        job.retry_after(Duration::from_millis(300)).await.unwrap(),
+        id
+    );
+    let ledger = queue.ledger().await.unwrap();
+    assert_eq!((ledger.buffered, ledger.in_flight), (1, 0));
+    assert!(matches!(queue.try_get().await, Err(TryGetError::Empty)));
+    let again = queue
+        .get_until(after(Duration::from_secs(3)))
+        .await
+        .unwrap();
+    assert!(
+        start.elapsed() >= Duration::from_millis(300),
+        "{:?}",
+        start.elapsed()
+    );
+    assert_eq!((again.id(), again.to_vec()), (id, vec![7]));
+    again.succeed().await.unwrap();
+    let ledger = queue.ledger().await.unwrap();
+    assert_eq!((ledger.accepted, ledger.succeeded), (1, 1));
+    assert!(ledger.is_balanced());
+}
+
+/// Delayed jobs and shutdowns: a graceful one drains only once the delayed job was
+/// delivered and ended; `shutdown_now` hands delayed jobs back with the rest, each once.
+async fn delayed_jobs_and_shutdowns(_rt: Rt) {
+    let server = server!();
+    let graceful = open(&server, "drain-later", options()).await;
+    graceful
+        .put_after(vec![1], Duration::from_millis(200))
+        .await
+        .unwrap();
+    graceful.shutdown().await.unwrap();
+    assert_eq!(graceful.status().await.unwrap().state, State::Draining);
+    let job = graceful
+        .get_until(after(Duration::from_secs(3)))
+        .await
+        .unwrap();
+    job.succeed().await.unwrap();
+    assert!(matches!(graceful.get().await, Err(GetError::ShutDown)));
+    assert_eq!(graceful.status().await.unwrap().state, State::Closed);
+
+    let now = open(&server, "drop-later", options()).await;
+    let hour = Duration::from_secs(3600);
+    for n in 0..3u8 {
+        now.put_after(vec![n], hour).await.unwrap();
+    }
+    now.try_put(vec![3]).await.unwrap();
+    let drained = now.shutdown_now().await.expect("every item back");
+    let mut back: Vec<(u64, Vec<u8>)> = drained
+        .into_iter()
+        .map(|(id, item)| (id.get(), item.ok().unwrap()))
+        .collect();
+    back.sort_unstable();
+    assert_eq!(
+        back,
+        (0..4u8)
+            .map(|n| (u64::from(n), vec![n]))
+            .collect::<Vec<_>>()
+    );
+    let ledger = now.ledger().await.unwrap();
+    assert_eq!((ledger.discarded, ledger.buffered), (4, 0));
+    assert!(ledger.is_balanced());
+}
+
+/// A get dropped at any of its awaits (the plain read, the script after it when it found
+/// nothing, the dial) loses no job and hands none out twice: what a dropped read took is
+/// delivered by a later get of the handle, at attempt 1, long before a lease (30 s here)
+/// could expire.
+async fn gets_dropped_at_any_await_lose_nothing(_rt: Rt) {
+    let server = server!();
+    let queue = open(
+        &server,
+        "dropgets",
+        options().lease(Duration::from_secs(30)),
+    )
+    .await;
+    let total = 30u8;
+    queue
+        .put_many((0..total).map(|n| vec![n]).collect::<Vec<_>>())
+        .await
+        .unwrap();
+    let mut seen = BTreeSet::new();
+    for polls in 0..24usize {
+        let mut victim = Box::pin(queue.try_get_many(2));
+        let mut done = None;
+        for _ in 0..polls {
+            if let Some(result) = futures_lite::future::poll_once(victim.as_mut()).await {
+                done = Some(result);
+                break;
+            }
+        }
+        drop(victim);
+        if let Some(Ok(jobs)) = done {
+            take(&mut seen, jobs).await;
+        }
+    }
+    let limit = std::time::Instant::now() + Duration::from_secs(5);
+    while seen.len() < usize::from(total) {
+        assert!(std::time::Instant::now() < limit, "lost: {seen:?}");
+        match queue.try_get_many(10).await {
+            Ok(jobs) => take(&mut seen, jobs).await,
+            Err(TryGetError::Empty) => sleep(Duration::from_millis(10)).await,
+            Err(other) => panic!("{other}"),
+        }
+    }
+    let status = queue.status().await.unwrap();
+    assert_eq!(
+        (
+            status.ledger.succeeded,
+            status.ledger.abandoned,
+            status.redelivered
+        ),
+        (u64::from(total), 0, 0)
+    );
+    assert!(status.ledger.is_balanced());
+}
+
+/// Succeeds each job, checking it is a first attempt and new to `seen`.
+async fn take(seen: &mut BTreeSet<u64>, jobs: Vec<tally_redis::Delivery<Bytes>>) {
+    for job in jobs {
+        assert_eq!(job.attempt(), 1);
+        assert!(seen.insert(job.id().get()), "{} handed out twice", job.id());
+        job.succeed().await.unwrap();
+    }
+}
+
 /// `shutdown_now` moves items out in steps bounded by bytes: items of the largest
 /// default size all come back within a short response timeout.
 async fn shutdown_now_returns_large_items(_rt: Rt) {
@@ -1628,7 +1910,12 @@ async fn a_foreign_key_type_changes_nothing(_rt: Rt) {
     let job = queue.get().await.unwrap();
     let _: () = server.query(redis::cmd("SET").arg("{foreign}:ends").arg("x"));
     let job = match job.succeed().await {
-        Err(ResolveError::Redis { delivery, error }) => {
+        Err(refused @ ResolveError::Redis { .. }) => {
+            let source = core::error::Error::source(&refused).map(ToString::to_string);
+            let ResolveError::Redis { delivery, error } = refused else {
+                unreachable!()
+            };
+            assert_eq!(source, Some(error.to_string()));
             assert!(error.to_string().contains("{foreign}:ends"), "{error}");
             assert!(!error.is_unknown());
             delivery
@@ -1984,6 +2271,12 @@ on_both!(
     resolve_many_after_a_lost_reply_counts_once,
     maintenance_backs_off_when_keys_are_gone,
     late_get_on_a_stalled_connection_loses_nothing,
+    late_plain_get_is_delivered_by_the_next_get,
+    in_flight_lists_holders_and_says_who_is_alive,
+    delayed_puts_wait_until_due,
+    retry_after_waits_its_delay,
+    delayed_jobs_and_shutdowns,
+    gets_dropped_at_any_await_lose_nothing,
     shutdown_now_returns_large_items,
     a_foreign_key_type_changes_nothing,
     foreign_entries_are_dead_lettered,

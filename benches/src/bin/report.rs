@@ -582,6 +582,8 @@ fn render_markdown(
         );
     }
 
+    out.push_str(&benches::batch::section(results));
+
     out.push_str("## Instructions per operation (callgrind)\n\n");
     out.push_str("| workload | instructions/op | allocations/op |\n|---|---:|---:|\n");
     for (name, value) in instructions {

@@ -40,6 +40,7 @@
 //! the queue, every joiner; a return one getter; a shutdown everyone. The waiter classes,
 //! their counts and turns are in `wait/`.
 
+mod batch;
 pub(crate) mod buffer;
 pub(crate) mod lane;
 pub(crate) mod lifecycle;
@@ -205,16 +206,17 @@ impl<T> RawQueue<T> {
 
     /// One put attempt. `turn`: the caller is a woken put holding a turn, which may take
     /// a slot owed to woken puts (see `turns.rs`). `accepted` runs with the id before the
-    /// item can be taken (observed queues) or right after (the ring). `late` receives the
-    /// items that landed after an immediate shutdown's drain, this one's included, for the
-    /// caller to end as discarded.
+    /// item can be taken (observed queues) or right after (the ring). If items landed
+    /// after an immediate shutdown's drain, this one's included, `late` is called before
+    /// they are taken back out, and the handler it returns receives them, for the caller
+    /// to end as discarded.
     #[inline]
-    pub(crate) fn put(
+    pub(crate) fn put<L: FnMut(JobId, T)>(
         &self,
         turn: bool,
         item: T,
         accepted: impl FnOnce(JobId),
-        late: impl FnMut(JobId, T),
+        late: impl FnOnce() -> L,
     ) -> Result<JobId, TryPutError<T>> {
         let putters = self.putters();
         if let Some(refusal) = self.lifecycle.refusal() {

@@ -3,6 +3,8 @@
 //! layer (`fate/`) or the raw queue's observers and waiter classes (`engine/`).
 //!
 //! - `put.rs`: `put`, `try_put`, `put_blocking`, ... and [`Put`](put::Put);
+//! - `batch.rs`: `put_many`, `get_many` and their forms, [`PutMany`](batch::PutMany),
+//!   [`GetMany`](batch::GetMany), [`GetManyOwned`](batch::GetManyOwned);
 //! - `get.rs`: `get`, `try_get`, `get_owned`, ... and [`Get`](get::Get),
 //!   [`GetOwned`](get::GetOwned);
 //! - `join.rs`: `join`, ... and [`Join`](join::Join);
@@ -14,6 +16,7 @@
 //! - `retry_at.rs`: `retry_at` on deliveries (a retry after a deadline) and
 //!   [`RetryAt`](retry_at::RetryAt), [`RetryAtOwned`](retry_at::RetryAtOwned).
 
+pub(crate) mod batch;
 pub(crate) mod dead_letters;
 pub(crate) mod get;
 pub(crate) mod join;

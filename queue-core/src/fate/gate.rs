@@ -5,7 +5,12 @@
 //! raw queue's counts change, and the journal hears of it (a get is counted, then noted
 //! `Delivered`; an ending is noted, then counted; a retry or redelivery is noted, then
 //! returned). A report made between the two steps would find the ids and the ledger one
-//! apart. So on a queue whose journal keeps ids, every such move is a *transition* that
+//! apart. The ledger alone passes through "in flight" too, where the journal never does:
+//! a drain's items are taken out (as a get would), then counted discarded; a put that
+//! landed after a drain takes its item back out, then buries it. (A held retry leaves the
+//! held count before it enters the lane, under the store's lock; a report comes after an
+//! immediate shutdown, which takes that lock to close the store, so it never sees one
+//! between the two.) So on a queue whose journal keeps ids, every such move is a *transition* that
 //! [`enter`](ReportGate::enter)s the gate before its first step and leaves after its
 //! second; a report [`hold`](ReportGate::hold)s new transitions off, waits for those in
 //! progress to leave, and reads both.

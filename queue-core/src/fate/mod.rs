@@ -29,6 +29,7 @@
 //! letters within `max_attempts` deliveries.
 
 pub(crate) mod backoff;
+mod batch;
 pub(crate) mod cancel;
 pub(crate) mod dead_letter;
 pub(crate) mod gate;
@@ -171,19 +172,30 @@ impl<T> Steward<T> {
 
     /// One put attempt (see [`RawQueue::put`]): the journal hears of the acceptance
     /// before the item can be taken, and an item that landed after an immediate shutdown's
-    /// drain becomes a dead letter.
+    /// drain becomes a dead letter, taken back out and buried in one transition.
     #[inline]
     pub(crate) fn put(&self, turn: bool, item: T) -> Result<JobId, TryPutError<T>> {
         let put = self.raw.put(
             turn,
             stamp(item),
             |id| self.note(|| JobEvent::Accepted(id)),
-            |id, slot| self.bury_late(id, unstamp(slot)),
+            || self.bury_late_items(),
         );
         // Without `metrics` the slot is the item: the call above is the whole put.
         #[cfg(feature = "metrics")]
         let put = put.map_err(refused);
         put
+    }
+
+    /// For the items of a put that landed after an immediate shutdown's drain: enters a
+    /// transition before they are taken back out, and buries each (see `gate.rs`).
+    #[cold]
+    fn bury_late_items(&self) -> impl FnMut(JobId, Slot<T>) + '_ {
+        let motion = self.transition();
+        move |id, slot| {
+            let _motion = &motion;
+            self.bury_late(id, unstamp(slot));
+        }
     }
 
     /// A put that raced an immediate shutdown's drain landed after it: its item is kept
@@ -445,6 +457,9 @@ impl<T> Steward<T> {
     /// Shuts down and drains the buffer, the lane and the held items, in that order; the
     /// drained items come back with their ids, counted discarded.
     pub(crate) fn shutdown_now(&self) -> Vec<(JobId, T)> {
+        // A transition: from the drain until the discards are counted, the ledger counts
+        // the drained items in flight (taken, not ended).
+        let _motion = self.transition();
         let first = !self.raw.is_shut_down();
         // Before the lane closes: an item due meanwhile is either still held (taken here)
         // or in the lane (drained below), and none can be held afterwards.

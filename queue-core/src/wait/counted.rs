@@ -100,6 +100,33 @@ pub(crate) const fn with_notification(word: u64) -> (u64, bool) {
     }
 }
 
+/// As [`with_notification`], for a claim of `n` items or slots at once: `word` with one
+/// more pending notification for each registered waiter without one coming, up to `n`,
+/// and how many waiters the caller must notify. A saturated `waiting` notifies `n` and
+/// counts nothing.
+#[inline]
+pub(crate) const fn with_notifications(word: u64, n: u64) -> (u64, u64) {
+    if !anyone_in(word) {
+        return (word, 0);
+    }
+    let waiting = waiting(word);
+    if waiting == FIELD_MAX {
+        return (word, n);
+    }
+    let pending = pending(word);
+    let notify = if waiting > pending {
+        let short = waiting - pending;
+        if short < n {
+            short
+        } else {
+            n
+        }
+    } else {
+        0
+    };
+    (word + notify * PENDING, notify)
+}
+
 /// The waiter fields of one class, in whichever word holds them (see the module docs).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Counted<'a> {
@@ -347,6 +374,30 @@ mod tests {
         assert!(!counted.claim(), "one waiter left, with its notification");
         counted.withdraw();
         assert!(counted.claim(), "a withdrawn notification is owed again");
+    }
+
+    #[test]
+    fn a_claim_of_several_counts_one_notification_per_waiter_without_one_up_to_n() {
+        let word = 3 * WAITING + PENDING;
+        assert_eq!(with_notifications(0, 5), (0, 0), "nobody waits");
+        assert_eq!(with_notifications(word, 5), (word + 2 * PENDING, 2));
+        assert_eq!(with_notifications(word, 1), (word + PENDING, 1));
+        assert_eq!(with_notifications(word + 2 * PENDING, 4).1, 0);
+        let saturated = FIELD_MAX << WAITING_SHIFT;
+        assert_eq!(with_notifications(saturated, 7), (saturated, 7));
+        for n in 0..6 {
+            let (mut one_by_one, mut notified) = (word, 0);
+            for _ in 0..n {
+                let (next, notify) = with_notification(one_by_one);
+                one_by_one = next;
+                notified += u64::from(notify);
+            }
+            assert_eq!(
+                with_notifications(word, n),
+                (one_by_one, notified),
+                "as n claims"
+            );
+        }
     }
 
     #[test]

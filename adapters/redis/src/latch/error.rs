@@ -113,6 +113,7 @@ impl From<Error> for CreateError {
 ///
 /// let error = ClaimError::Name(NameError::Claimed("db".into()));
 /// assert_eq!(error.to_string(), "counter `db` already has a handle");
+/// assert!(core::error::Error::source(&error).is_some());
 /// ```
 #[derive(Debug)]
 #[non_exhaustive]
@@ -141,7 +142,15 @@ impl fmt::Display for ClaimError {
     }
 }
 
-impl core::error::Error for ClaimError {}
+impl core::error::Error for ClaimError {
+    fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
+        match self {
+            ClaimError::Name(error) => Some(error),
+            ClaimError::Failed(failure) => Some(failure),
+            ClaimError::Redis(error) => Some(error),
+        }
+    }
+}
 
 /// How a wait on a [`TrackingLatch`](crate::TrackingLatch) ended without the latch
 /// opening.
@@ -154,6 +163,7 @@ impl core::error::Error for ClaimError {}
 ///
 /// let error = LatchWaitError::TimedOut(StillPending::new(["cache", "http"]));
 /// assert_eq!(error.to_string(), "timed out waiting for: cache, http");
+/// assert!(core::error::Error::source(&error).is_some());
 /// ```
 #[derive(Debug)]
 #[non_exhaustive]
@@ -177,7 +187,15 @@ impl fmt::Display for LatchWaitError {
     }
 }
 
-impl core::error::Error for LatchWaitError {}
+impl core::error::Error for LatchWaitError {
+    fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
+        match self {
+            LatchWaitError::Failed(failure) => Some(failure),
+            LatchWaitError::TimedOut(pending) => Some(pending),
+            LatchWaitError::Redis(error) => Some(error),
+        }
+    }
+}
 
 impl From<Error> for LatchWaitError {
     fn from(error: Error) -> Self {

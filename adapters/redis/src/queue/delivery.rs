@@ -7,6 +7,7 @@ use alloc::string::String;
 use alloc::sync::Arc;
 use core::fmt;
 use core::ops::Deref;
+use core::time::Duration;
 
 use tally_queue::{JobEvent, JobId, Outcome};
 
@@ -50,6 +51,9 @@ pub struct Delivery<C: Codec> {
     /// The tokens of calls with this delivery's resolve (or retry) whose replies were
     /// lost: a repeat looks their records up.
     pub(crate) lost: alloc::vec::Vec<u64>,
+    /// When this handle took it (for the time in flight).
+    #[cfg(feature = "metrics")]
+    pub(crate) taken: std::time::Instant,
 }
 
 impl<C: Codec> Delivery<C> {
@@ -252,10 +256,42 @@ impl<C: Codec> Delivery<C> {
     /// assert_eq!((again.id(), again.attempt()), (id, 1));
     /// # }
     /// ```
-    pub async fn retry(mut self) -> Result<JobId, RetryError<C>> {
+    pub async fn retry(self) -> Result<JobId, RetryError<C>> {
+        self.retry_delayed(0).await
+    }
+
+    /// As [`retry`](Delivery::retry), but the job is not delivered again before `delay`
+    /// has passed by the server's clock: until then it waits among the delayed jobs
+    /// (counted buffered; [`shutdown_now`](crate::Queue::shutdown_now) hands it back with
+    /// the rest). Once due, the next get that runs the step script delivers it: at once
+    /// when the queue is idle, within a quarter of a lease when gets find other jobs. A
+    /// zero `delay` is [`retry`](Delivery::retry).
+    ///
+    /// # Errors
+    ///
+    /// As [`retry`](Delivery::retry).
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use std::time::Duration;
+    ///
+    /// # async fn demo(queue: tally_redis::Queue<tally_redis::Bytes>) {
+    /// let job = queue.get().await.unwrap();
+    /// let id = job.retry_after(Duration::from_secs(5)).await.unwrap();
+    /// assert_eq!(queue.ledger().await.unwrap().buffered, 1);
+    /// let again = queue.get().await.unwrap(); // five seconds later
+    /// assert_eq!(again.id(), id);
+    /// # }
+    /// ```
+    pub async fn retry_after(self, delay: Duration) -> Result<JobId, RetryError<C>> {
+        self.retry_delayed(millis(delay)).await
+    }
+
+    async fn retry_delayed(mut self, delay_ms: u64) -> Result<JobId, RetryError<C>> {
         match self
             .engine
-            .retry(&self.entry, self.attempt, &self.lost)
+            .retry(&self.entry, self.attempt, &self.lost, delay_ms)
             .await
         {
             Ok(Retried::Done) => {
@@ -342,6 +378,9 @@ impl<C: Codec> Deref for Delivery<C> {
 
 impl<C: Codec> Drop for Delivery<C> {
     fn drop(&mut self) {
+        // Every delivery ends here once: resolved, retried, or dropped unresolved.
+        #[cfg(feature = "metrics")]
+        self.engine.metrics.delivery_ended(self.taken.elapsed());
         if self.item.is_some() {
             let (id, panicking) = (self.id, std::thread::panicking());
             self.engine
@@ -365,4 +404,11 @@ impl<C: Codec> fmt::Debug for Delivery<C> {
             .field("attempt", &self.attempt)
             .finish_non_exhaustive()
     }
+}
+
+/// A delay in whole milliseconds, rounded up (a nonzero delay never becomes none).
+pub(crate) fn millis(delay: Duration) -> u64 {
+    let ms = delay.as_millis();
+    let up = u128::from(!delay.subsec_nanos().is_multiple_of(1_000_000));
+    u64::try_from(ms + up).unwrap_or(u64::MAX)
 }

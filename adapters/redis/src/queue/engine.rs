@@ -3,13 +3,17 @@
 //!
 //! # Gets that land late
 //!
-//! Every call that may hand entries out carries a token, a number of this handle's own.
-//! When its reply is lost (or its future dropped after it was sent), the token is kept.
-//! Before the next get, the handle voids the kept tokens on the server and lists its own
-//! pending entries: one that no delivery of the handle holds was handed out by a lost
-//! call that landed before the voiding, and is delivered now (same attempt); a lost call
-//! that lands after it finds its token void and hands nothing out. Every get of a handle
-//! runs under `getting`, so no get is between the server and `held` while this runs.
+//! Most gets are a plain `XREADGROUP` (sent in the same round trip as the script of the
+//! resolves that go with it): the server hands entries out natively. Every get carries a
+//! token, a number of this handle's own. When its reply is lost (or its future dropped
+//! after it was sent), the token is kept, and for one repeat window from then every get
+//! of the handle first lists its own pending entries: one that no delivery of the handle
+//! holds was handed out by a lost get, and is delivered now (same attempt). So a get that
+//! lands late, even after later gets, is delivered by the handle's next get within the
+//! window; a get that lands later than that is reclaimed when its lease expires. The
+//! tokens of lost gets that ran as the STEP script are voided on the server first, so
+//! such a get that lands later hands nothing out. Every get of a handle runs under
+//! `getting`, so no get is between the server and `held` while this runs.
 //!
 //! # Resolve records
 //!
@@ -32,12 +36,14 @@ use core::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Instant;
 
+use futures_lite::future;
 use redis::Value;
 use tally_queue::{JobEvent, JobId, Ledger};
 
 use crate::codec::Codec;
 use crate::queue::drained::Drained;
 use crate::queue::error::PutError;
+use crate::queue::in_flight::InFlight;
 use crate::queue::journal::Journaled;
 use crate::queue::keys::Keys;
 use crate::queue::options::Options;
@@ -79,6 +85,9 @@ pub(crate) struct Local {
     pub(crate) retired: Vec<String>,
     /// Tokens of gets whose replies were lost (see the module docs).
     lost: Vec<u64>,
+    /// Until when each get first looks for entries handed out by lost gets: one repeat
+    /// window after the last lost get.
+    recover_until: Option<Instant>,
     /// Tokens of calls whose replies came back: their records can go.
     forget: Vec<u64>,
     /// When this handle looks for expired leases next (a quarter of a lease apart).
@@ -220,6 +229,9 @@ pub(crate) struct Engine<C: Codec> {
     next_token: AtomicU64,
     /// The origin of this handle's monotonic clock, as the server's scripts see it.
     origin: Instant,
+    /// The keys of this queue's histograms.
+    #[cfg(feature = "metrics")]
+    pub(crate) metrics: crate::queue::metrics::Keys,
 }
 
 /// A consumer name unique to this handle: process id, clock, and a per-process counter.
@@ -252,7 +264,9 @@ impl<C: Codec> LostGuard<'_, C> {
 impl<C: Codec> Drop for LostGuard<'_, C> {
     fn drop(&mut self) {
         if let Some(token) = self.token {
-            self.engine.local().lost.push(token);
+            let mut local = self.engine.local();
+            local.lost.push(token);
+            local.recover_until = Some(Instant::now() + self.engine.options.repeat_window);
         }
     }
 }
@@ -282,6 +296,8 @@ impl<C: Codec> Engine<C> {
             next_worker: AtomicU64::new(0),
             next_token: AtomicU64::new(0),
             origin: Instant::now(),
+            #[cfg(feature = "metrics")]
+            metrics: crate::queue::metrics::Keys::new(name),
         }
     }
 
@@ -364,22 +380,7 @@ impl<C: Codec> Engine<C> {
         } else {
             b"0".to_vec()
         });
-        for item in &items {
-            let bytes = match self.codec.encode(item) {
-                Ok(bytes) => bytes,
-                Err(error) => return Err(PutError::Encode { item: items, error }),
-            };
-            if bytes.len() > self.options.max_item_bytes {
-                let size = bytes.len();
-                let limit = self.options.max_item_bytes;
-                return Err(PutError::TooLarge {
-                    item: items,
-                    size,
-                    limit,
-                });
-            }
-            args.push(bytes);
-        }
+        let items = self.encode_into(items, &mut args)?;
         let extra: Vec<String> = keys
             .unwrap_or_default()
             .iter()
@@ -439,6 +440,83 @@ impl<C: Codec> Engine<C> {
         Ok(ids)
     }
 
+    /// Appends each item's encoding to `args`; refuses the batch whole, items back, if
+    /// one does not encode or is too large.
+    fn encode_into(
+        &self,
+        items: Vec<C::Item>,
+        args: &mut Vec<Vec<u8>>,
+    ) -> Result<Vec<C::Item>, PutError<Vec<C::Item>>> {
+        for item in &items {
+            let bytes = match self.codec.encode(item) {
+                Ok(bytes) => bytes,
+                Err(error) => return Err(PutError::Encode { item: items, error }),
+            };
+            if bytes.len() > self.options.max_item_bytes {
+                let size = bytes.len();
+                let limit = self.options.max_item_bytes;
+                return Err(PutError::TooLarge {
+                    item: items,
+                    size,
+                    limit,
+                });
+            }
+            args.push(bytes);
+        }
+        Ok(items)
+    }
+
+    /// LATER: accepts a batch of delayed items (ids in order), due `ms` from the server's
+    /// clock now (`at` false) or at `ms` since the Unix epoch by it (`at` true). Returns
+    /// the ids and the due time (ms since the epoch, the server's clock).
+    pub(crate) async fn put_later(
+        &self,
+        items: Vec<C::Item>,
+        at: bool,
+        ms: u64,
+    ) -> Result<(Vec<JobId>, u64), PutError<Vec<C::Item>>> {
+        let mut args = args![if at { "at" } else { "in" }, ms];
+        let items = self.encode_into(items, &mut args)?;
+        let seen = self.local().max_id;
+        let mut reply = match self.run(&self.scripts.later, &[], args).await {
+            Ok(reply) => reply,
+            Err(error) => return Err(PutError::from_redis(items, error)),
+        };
+        match reply.status.as_str() {
+            "ok" => {}
+            "shutdown" => return Err(PutError::ShutDown(items)),
+            "noworkers" => return Err(PutError::NoWorkers(items)),
+            "full" => return Err(PutError::Full(items)),
+            _ => {
+                let error = reply.unexpected();
+                return Err(PutError::Failed { item: items, error });
+            }
+        }
+        let parsed = reply.int().and_then(|first| Ok((first, reply.int()?)));
+        let (first, due) = match parsed {
+            Ok(parsed) => parsed,
+            Err(error) => return Err(PutError::Unknown { item: items, error }),
+        };
+        let ids: Vec<u64> = (first..first + items.len() as u64).collect();
+        // Ids only go up (see `put_batch`).
+        if seen.is_some_and(|max| first <= max) {
+            self.conn.mark_rewound().await.ok();
+            return Err(PutError::Failed {
+                item: items,
+                error: Error::Gone,
+            });
+        }
+        if let Some(top) = ids.last() {
+            let mut local = self.local();
+            local.max_id = Some(local.max_id.map_or(*top, |max| max.max(*top)));
+        }
+        for id in &ids {
+            self.journal
+                .note(|| JobEvent::Accepted(JobId::from_raw(*id)));
+        }
+        Ok((ids.into_iter().map(JobId::from_raw).collect(), due))
+    }
+
     /// One step: resolves `resolves`, then hands out up to `max` entries (0: none). Call
     /// with `getting` held when `max` is not 0. Entries the codec cannot decode are ended
     /// as abandoned (dead letters with their bytes), and entries something else wrote are
@@ -451,7 +529,7 @@ impl<C: Codec> Engine<C> {
         max: usize,
     ) -> Result<(Vec<Resolved>, Vec<Found<C::Item>>, Then), (Error, u64)> {
         let mut found = Vec::new();
-        if max > 0 && !self.local().lost.is_empty() {
+        if max > 0 && self.recovering() {
             found = self.recover().await.map_err(|error| (error, u64::MAX))?;
         }
         let want = max.saturating_sub(found.len());
@@ -480,6 +558,21 @@ impl<C: Codec> Engine<C> {
             }
             (core::mem::take(&mut local.forget), look)
         };
+        if max > 0 && !look {
+            return self.step_plain(resolves, max, token, forget).await;
+        }
+        self.step_script(resolves, max, token, forget, look).await
+    }
+
+    /// The arguments and extra keys of a STEP script.
+    fn step_args(
+        &self,
+        resolves: &[Resolve<'_>],
+        max: usize,
+        token: u64,
+        forget: &[u64],
+        look: bool,
+    ) -> (Vec<Vec<u8>>, Vec<String>) {
         let extras: Vec<(usize, &Resolve<'_>)> = resolves
             .iter()
             .enumerate()
@@ -504,12 +597,25 @@ impl<C: Codec> Engine<C> {
             let lost: Vec<String> = resolve.lost.iter().map(u64::to_string).collect();
             args.extend(args![at + 1, resolve.reason, lost.join(",")]);
         }
-        let record = self.keys.record(token);
-        let forgotten: Vec<String> = forget.iter().map(|t| self.keys.record(*t)).collect();
-        let mut extra: Vec<&str> = Vec::with_capacity(forgotten.len() + 2);
-        extra.push(self.keys.ends());
-        extra.push(&record);
-        extra.extend(forgotten.iter().map(String::as_str));
+        let mut extra = Vec::with_capacity(forget.len() + 2);
+        extra.push(self.keys.ends().to_string());
+        extra.push(self.keys.record(token));
+        extra.extend(forget.iter().map(|t| self.keys.record(*t)));
+        (args, extra)
+    }
+
+    /// A step entirely in the STEP script: it looks for expired leases, or it only
+    /// resolves.
+    async fn step_script(
+        &self,
+        resolves: &[Resolve<'_>],
+        max: usize,
+        token: u64,
+        forget: Vec<u64>,
+        look: bool,
+    ) -> Result<(Vec<Resolved>, Vec<Found<C::Item>>, Then), (Error, u64)> {
+        let (args, extra) = self.step_args(resolves, max, token, &forget, look);
+        let extra: Vec<&str> = extra.iter().map(String::as_str).collect();
         let guard = LostGuard {
             engine: self,
             token: (max > 0).then_some(token),
@@ -530,6 +636,94 @@ impl<C: Codec> Engine<C> {
         let (resolved, raw, then) = parsed.map_err(|error| (error, token))?;
         let found = self.take(raw).await.map_err(|(error, _)| (error, token))?;
         Ok((resolved, found, then))
+    }
+
+    /// A step whose get is a plain `XREADGROUP`, sent together with the STEP script of
+    /// its resolves (if any) in one round trip: the server hands entries out natively,
+    /// not through Lua. An empty read asks the script (which says what to wait for, or
+    /// that the queue is shut down). A read whose reply is lost is recovered as any lost
+    /// get (see the module docs).
+    async fn step_plain(
+        &self,
+        resolves: &[Resolve<'_>],
+        max: usize,
+        token: u64,
+        forget: Vec<u64>,
+    ) -> Result<(Vec<Resolved>, Vec<Found<C::Item>>, Then), (Error, u64)> {
+        let mut read = redis::cmd("XREADGROUP");
+        read.arg("GROUP")
+            .arg("g")
+            .arg(&self.consumer)
+            .arg("COUNT")
+            .arg(max)
+            .arg("STREAMS")
+            .arg(self.keys.stream())
+            .arg(">");
+        let guard = LostGuard {
+            engine: self,
+            token: Some(token),
+        };
+        let (script, got) = if resolves.is_empty() {
+            // The records to forget go with the next script.
+            self.local().forget.extend(forget.iter().copied());
+            (None, self.conn.command(&read).await)
+        } else {
+            let (args, extra) = self.step_args(resolves, 0, token, &forget, false);
+            let extra: Vec<&str> = extra.iter().map(String::as_str).collect();
+            let (script, got) = future::zip(
+                self.run(&self.scripts.step, &extra, args),
+                self.conn.command(&read),
+            )
+            .await;
+            (Some(script), got)
+        };
+        let raw = got.and_then(read_entries);
+        // Entries read but not handed out (the resolves failed, or a reply did not parse)
+        // stay this consumer's: the guard keeps the token, and the next get recovers them.
+        let mut guard = guard;
+        if matches!(&raw, Err(error) if !error.is_unknown() && !matches!(error, Error::Protocol(_)))
+            || matches!(&raw, Ok(raw) if raw.is_empty())
+        {
+            // Refused by the server, or nothing read: nothing is this consumer's.
+            guard.token = None;
+        }
+        let resolved = match script {
+            None => Vec::new(),
+            Some(Err(error)) => {
+                self.local().forget.extend(forget);
+                return Err((error, token));
+            }
+            Some(Ok(mut reply)) => {
+                self.local().forget.push(token);
+                let (resolved, _, _) = self
+                    .parse_step(&mut reply, resolves)
+                    .map_err(|error| (error, token))?;
+                resolved
+            }
+        };
+        let raw = match raw {
+            Ok(raw) => raw,
+            // The resolves counted: their answers come back, and nothing is handed out.
+            Err(error) if error.is_unknown() || matches!(error, Error::Protocol(_)) => {
+                return if resolves.is_empty() {
+                    Err((error, token))
+                } else {
+                    Ok((resolved, Vec::new(), Then::Items))
+                };
+            }
+            // Refused (the stream is gone, or not a stream): the script says how.
+            Err(_) => Vec::new(),
+        };
+        guard.token = None;
+        if raw.is_empty() {
+            // Relaxed: only uniqueness matters.
+            let token = self.next_token.fetch_add(1, Ordering::Relaxed);
+            let forget = core::mem::take(&mut self.local().forget);
+            let (_, found, then) = self.step_script(&[], max, token, forget, false).await?;
+            return Ok((resolved, found, then));
+        }
+        let found = self.take(raw).await.map_err(|(error, _)| (error, token))?;
+        Ok((resolved, found, Then::Items))
     }
 
     /// A step's reply: the answers to the resolves (each leaves `held`), the entries
@@ -655,6 +849,22 @@ impl<C: Codec> Engine<C> {
         Ok(found)
     }
 
+    /// Whether gets look for entries handed out by lost gets first.
+    fn recovering(&self) -> bool {
+        let mut local = self.local();
+        if !local.lost.is_empty() {
+            return true;
+        }
+        match local.recover_until {
+            Some(until) if Instant::now() < until => true,
+            Some(_) => {
+                local.recover_until = None;
+                false
+            }
+            None => false,
+        }
+    }
+
     /// Voids the tokens of lost gets and delivers what they handed out before (see the
     /// module docs). Call with `getting` held.
     async fn recover(&self) -> Result<Vec<Found<C::Item>>, Error> {
@@ -715,12 +925,13 @@ impl<C: Codec> Engine<C> {
         entry: &str,
         attempt: u64,
         lost: &[u64],
+        delay_ms: u64,
     ) -> Result<Retried, (Error, u64)> {
         // Relaxed: only uniqueness matters.
         let token = self.next_token.fetch_add(1, Ordering::Relaxed);
         let forget = core::mem::take(&mut self.local().forget);
         let lost: Vec<String> = lost.iter().map(u64::to_string).collect();
-        let args = args![self.consumer, entry, attempt, lost.join(",")];
+        let args = args![self.consumer, entry, attempt, lost.join(","), delay_ms];
         let record = self.keys.record(token);
         let forgotten: Vec<String> = forget.iter().map(|t| self.keys.record(*t)).collect();
         let mut extra: Vec<&str> = vec![&record];
@@ -912,6 +1123,48 @@ impl<C: Codec> Engine<C> {
             .collect()
     }
 
+    /// Up to `count` jobs in flight after the entry `after` (`-`: from the first).
+    pub(crate) async fn in_flight(
+        &self,
+        after: &str,
+        count: usize,
+    ) -> Result<Vec<InFlight>, Error> {
+        let args = args![after, count, self.lease_ms()];
+        let mut reply = self.run(&self.scripts.inflight, &[], args).await?;
+        if reply.status != "ok" {
+            return Err(reply.unexpected());
+        }
+        let mut out = Vec::with_capacity(reply.left() / 6);
+        while reply.left() >= 6 {
+            let entry = reply.text()?;
+            let id = reply.text()?;
+            let holder = reply.text()?;
+            let age = reply.int()?;
+            let attempt = reply.int()?;
+            let alive = reply.text()? == "1";
+            out.push(InFlight {
+                id: id.parse().ok().map(JobId::from_raw),
+                attempt,
+                holder,
+                lease_age: core::time::Duration::from_millis(age),
+                holder_alive: alive,
+                entry,
+            });
+        }
+        Ok(out)
+    }
+
+    /// How many dead letters are kept.
+    #[cfg(feature = "metrics")]
+    pub(crate) async fn dead_kept(&self) -> Result<u64, Error> {
+        let mut cmd = redis::cmd("XLEN");
+        cmd.arg(self.keys.dead());
+        match self.conn.command(&cmd).await? {
+            Value::Int(n) => Ok(n.max(0) as u64),
+            other => Err(Error::Protocol(format!("XLEN: {other:?}"))),
+        }
+    }
+
     /// Removes one record; whether it was there.
     pub(crate) async fn remove_record(&self, which: Records, key: &str) -> Result<bool, Error> {
         let list = match which {
@@ -925,6 +1178,34 @@ impl<C: Codec> Engine<C> {
             other => Err(Error::Protocol(format!("XDEL: {other:?}"))),
         }
     }
+}
+
+/// Entries handed to this consumer by a plain `XREADGROUP` (RESP3 or RESP2 shape), as the
+/// STEP script hands them out: attempt 1, no id for an entry something else wrote.
+#[allow(clippy::type_complexity)]
+fn read_entries(value: Value) -> Result<Vec<(String, Option<JobId>, u64, Vec<u8>)>, Error> {
+    let entries = match value {
+        Value::Nil => return Ok(Vec::new()),
+        Value::Map(streams) => streams.into_iter().next().map(|(_, entries)| entries),
+        Value::Array(streams) => match streams.into_iter().next() {
+            Some(Value::Array(pair)) => pair.into_iter().nth(1),
+            _ => None,
+        },
+        other => return Err(Error::Protocol(format!("XREADGROUP: {other:?}"))),
+    };
+    let Some(Value::Array(entries)) = entries else {
+        return Err(Error::Protocol("XREADGROUP: no entries".into()));
+    };
+    entries
+        .into_iter()
+        .map(|entry| {
+            let (entry, fields) = reply::entry(entry)?;
+            Ok(match job_fields(fields) {
+                Some((id, bytes)) => (entry, Some(id), 1, bytes),
+                None => (entry, None, 1, Vec::new()),
+            })
+        })
+        .collect()
 }
 
 /// The job id and payload of an entry's fields, if it is one this crate wrote: exactly

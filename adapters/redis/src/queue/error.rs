@@ -104,6 +104,9 @@ impl From<Error> for OpenError {
 /// assert!(error.is_full());
 /// assert_eq!(error.to_string(), "queue is full");
 /// assert_eq!(error.into_inner(), "job");
+/// // The error it wraps is its source.
+/// let failed = PutError::Failed { item: "job", error: tally_redis::Error::Gone };
+/// assert!(core::error::Error::source(&failed).is_some());
 /// ```
 #[non_exhaustive]
 pub enum PutError<T> {
@@ -273,7 +276,15 @@ impl<T> fmt::Display for PutError<T> {
     }
 }
 
-impl<T> core::error::Error for PutError<T> {}
+impl<T> core::error::Error for PutError<T> {
+    fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
+        match self {
+            PutError::Encode { error, .. } => Some(error),
+            PutError::Failed { error, .. } | PutError::Unknown { error, .. } => Some(error),
+            _ => None,
+        }
+    }
+}
 
 /// [`Queue::try_get`](crate::Queue::try_get) found nothing to deliver, or failed.
 ///
@@ -281,6 +292,8 @@ impl<T> core::error::Error for PutError<T> {}
 ///
 /// ```
 /// assert_eq!(tally_redis::TryGetError::Empty.to_string(), "queue is empty");
+/// let error = tally_redis::TryGetError::Redis(tally_redis::Error::Gone);
+/// assert!(core::error::Error::source(&error).is_some());
 /// ```
 #[derive(Debug)]
 #[non_exhaustive]
@@ -303,7 +316,14 @@ impl fmt::Display for TryGetError {
     }
 }
 
-impl core::error::Error for TryGetError {}
+impl core::error::Error for TryGetError {
+    fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
+        match self {
+            TryGetError::Redis(error) => Some(error),
+            _ => None,
+        }
+    }
+}
 
 /// A waiting get ended without an item.
 ///
@@ -314,6 +334,8 @@ impl core::error::Error for TryGetError {}
 ///     tally_redis::GetError::ShutDown.to_string(),
 ///     "queue is shut down and empty"
 /// );
+/// let error = tally_redis::GetError::Redis(tally_redis::Error::Gone);
+/// assert!(core::error::Error::source(&error).is_some());
 /// ```
 #[derive(Debug)]
 #[non_exhaustive]
@@ -336,7 +358,14 @@ impl fmt::Display for GetError {
     }
 }
 
-impl core::error::Error for GetError {}
+impl core::error::Error for GetError {
+    fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
+        match self {
+            GetError::Redis(error) => Some(error),
+            _ => None,
+        }
+    }
+}
 
 /// A [`Queue::join_until`](crate::Queue::join_until) that did not see every job end.
 ///
@@ -350,6 +379,7 @@ impl core::error::Error for GetError {}
 /// ledger.accepted = 1;
 /// ledger.buffered = 1;
 /// assert_eq!(JoinError::TimedOut(ledger).to_string(), "timed out with 1 job unfinished");
+/// assert!(core::error::Error::source(&JoinError::Redis(tally_redis::Error::Gone)).is_some());
 /// ```
 #[derive(Debug)]
 #[non_exhaustive]
@@ -373,4 +403,11 @@ impl fmt::Display for JoinError {
     }
 }
 
-impl core::error::Error for JoinError {}
+impl core::error::Error for JoinError {
+    fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
+        match self {
+            JoinError::Redis(error) => Some(error),
+            _ => None,
+        }
+    }
+}

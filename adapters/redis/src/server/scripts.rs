@@ -73,6 +73,8 @@ pub(crate) struct QueueScripts {
     pub(crate) ledger: Script,
     pub(crate) worker: Script,
     pub(crate) recover: Script,
+    pub(crate) inflight: Script,
+    pub(crate) later: Script,
 }
 
 impl QueueScripts {
@@ -81,13 +83,15 @@ impl QueueScripts {
             open: adds!("queue", rare, "open.lua"),
             put: adds!("queue", "put.lua"),
             step: drains!("queue", rare, "step.lua"),
-            retry: adds!("queue", "retry.lua"),
+            retry: adds!("queue", rare, "retry.lua"),
             hold: drains!("queue", rare, "hold.lua"),
             sweep: drains!("queue", rare, "sweep.lua"),
             shutdown: drains!("queue", rare, "shutdown.lua"),
             ledger: script!("queue", rare, "ledger.lua", " flags=no-writes"),
             worker: adds!("queue", rare, "worker.lua"),
             recover: drains!("queue", "recover.lua"),
+            inflight: script!("queue", rare, "inflight.lua", " flags=no-writes"),
+            later: adds!("queue", rare, "later.lua"),
         }
     }
 }

@@ -140,18 +140,18 @@ impl<T> Buffer<T> {
         }
     }
 
-    /// After a put and its notification of the getters: hands the items that landed
-    /// after an immediate shutdown's drain to `late` (the growable buffer; see
-    /// `growable.rs`). Returns whether there were any.
+    /// After a put and its notification of the getters: if items may have landed after
+    /// an immediate shutdown's drain (the growable buffer; see `growable.rs`), calls
+    /// `late` and hands them to the handler it returns. Returns whether it did.
     #[inline]
-    pub(crate) fn after_put(&self, late: impl FnMut(JobId, T)) -> bool {
+    pub(crate) fn after_put<L: FnMut(JobId, T)>(&self, late: impl FnOnce() -> L) -> bool {
         match &self.store {
             Store::Ring(_) => false,
             Store::Growable(growable) => {
                 if !growable.drained() {
                     return false;
                 }
-                growable.take_late(late);
+                growable.take_late(late());
                 true
             }
         }

@@ -839,6 +839,8 @@ impl<T, S: ?Sized + Storage<T>> core::fmt::Debug for Ring<T, S> {
     }
 }
 
+pub(crate) mod batch;
+
 #[cfg(all(test, feature = "alloc", not(loom)))]
 mod tests;
 

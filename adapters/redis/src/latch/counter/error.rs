@@ -65,4 +65,12 @@ impl fmt::Display for ReportError {
     }
 }
 
-impl core::error::Error for ReportError {}
+impl core::error::Error for ReportError {
+    fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
+        match self {
+            ReportError::Failed(failure) => Some(failure),
+            ReportError::Redis { error, .. } => Some(error),
+            ReportError::Gone | ReportError::Stale => None,
+        }
+    }
+}

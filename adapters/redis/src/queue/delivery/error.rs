@@ -62,7 +62,14 @@ impl<C: Codec> fmt::Display for ResolveError<C> {
     }
 }
 
-impl<C: Codec> core::error::Error for ResolveError<C> {}
+impl<C: Codec> core::error::Error for ResolveError<C> {
+    fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
+        match self {
+            ResolveError::Redis { error, .. } => Some(error),
+            _ => None,
+        }
+    }
+}
 
 /// A [`Delivery::retry`](crate::Delivery::retry) that did not put the job back, or whose
 /// reply was lost. Each refusal hands the delivery back, still held: it still has to end.
@@ -148,7 +155,14 @@ impl<C: Codec> fmt::Display for RetryError<C> {
     }
 }
 
-impl<C: Codec> core::error::Error for RetryError<C> {}
+impl<C: Codec> core::error::Error for RetryError<C> {
+    fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
+        match self {
+            RetryError::Redis { error, .. } => Some(error),
+            _ => None,
+        }
+    }
+}
 
 /// [`Delivery::keep_alive`](crate::Delivery::keep_alive) did not extend the lease.
 ///
@@ -159,6 +173,8 @@ impl<C: Codec> core::error::Error for RetryError<C> {}
 ///     tally_redis::KeepAliveError::Stale.to_string(),
 ///     "stale delivery: its lease already expired and the job was handed out again"
 /// );
+/// let error = tally_redis::KeepAliveError::Redis(tally_redis::Error::Gone);
+/// assert!(core::error::Error::source(&error).is_some());
 /// ```
 #[derive(Debug)]
 #[non_exhaustive]
@@ -180,7 +196,14 @@ impl fmt::Display for KeepAliveError {
     }
 }
 
-impl core::error::Error for KeepAliveError {}
+impl core::error::Error for KeepAliveError {
+    fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
+        match self {
+            KeepAliveError::Redis(error) => Some(error),
+            KeepAliveError::Stale => None,
+        }
+    }
+}
 
 /// A [`Queue::resolve_many`](crate::Queue::resolve_many) or
 /// [`Queue::resolve_and_get`](crate::Queue::resolve_and_get) whose script failed: the
@@ -199,6 +222,7 @@ impl core::error::Error for KeepAliveError {}
 ///     error: Error::Gone,
 /// };
 /// assert!(error.to_string().starts_with("0 resolves not confirmed: "));
+/// assert!(core::error::Error::source(&error).is_some());
 /// ```
 pub struct ResolveManyError<C: Codec> {
     /// The answers of the chunks that went through before (a long batch is sent in
@@ -231,4 +255,8 @@ impl<C: Codec> fmt::Display for ResolveManyError<C> {
     }
 }
 
-impl<C: Codec> core::error::Error for ResolveManyError<C> {}
+impl<C: Codec> core::error::Error for ResolveManyError<C> {
+    fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
+        Some(&self.error)
+    }
+}

@@ -15,7 +15,9 @@ local workers = 0
 if redis.call('TYPE', r.WRK).ok == 'zset' then
   workers = redis.call('ZCOUNT', r.WRK, '(' .. now_ms(), '+inf')
 end
-local out = {'ok', state, last and last[1] or '0-0', redis.call('XLEN', S), pending(), workers}
+-- Delayed jobs are buffered: they count with the stream's length.
+local out = {'ok', state, last and last[1] or '0-0', redis.call('XLEN', S) + later(), pending(),
+  workers}
 for i = 1, #r.COUNTERS do
   local n = tonumber(v[i])
   if v[i] and not n then return {'foreign', LED, 'a non-number in ' .. r.COUNTERS[i]} end

@@ -17,6 +17,41 @@ local function pending()
   return redis.call('XPENDING', S, G)[1]
 end
 
+-- Delayed jobs (put_after, put_at, retry_after): LATER a sorted set of job ids by due
+-- time (the server's clock, ms), LATER_ITEMS a hash of their payloads. Counted buffered.
+local LATER, LATER_ITEMS = TAG .. ':later', TAG .. ':later:items'
+local function later()
+  return redis.call('ZCARD', LATER)
+end
+
+-- Nothing buffered (delayed jobs included) or in flight.
+local function empty()
+  return redis.call('XLEN', S) == 0 and later() == 0
+end
+
+-- Moves up to `most` delayed jobs due by `upto` (ms; nil: any) into the stream, as new
+-- entries with their ids, and no more than `budget` bytes of payloads (one job at least);
+-- returns how many. Reads them all before its first write.
+local function promote(most, upto, budget)
+  local ids = redis.call('ZRANGEBYSCORE', LATER, '-inf', upto or '+inf', 'LIMIT', 0, most)
+  if #ids == 0 then return 0 end
+  local size = 0
+  for i, id in ipairs(ids) do
+    size = size + redis.call('HSTRLEN', LATER_ITEMS, id)
+    if size > budget and i > 1 then
+      ids = {unpack(ids, 1, i - 1)}
+      break
+    end
+  end
+  local items = redis.call('HMGET', LATER_ITEMS, unpack(ids))
+  for i, id in ipairs(ids) do
+    redis.call('XADD', S, '*', 'j', id, 'p', items[i] or '')
+  end
+  redis.call('ZREM', LATER, unpack(ids))
+  redis.call('HDEL', LATER_ITEMS, unpack(ids))
+  return #ids
+end
+
 -- An entry this crate wrote has exactly the fields j (a job id) and p (the payload).
 local function ours(f)
   return f ~= nil and #f == 4 and f[1] == 'j' and f[3] == 'p' and tonumber(f[2]) ~= nil

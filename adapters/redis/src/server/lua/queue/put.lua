@@ -53,7 +53,9 @@ if fresh > 0 then
     end
   end
   local cap = tonumber(m[3])
-  if cap > 0 and redis.call('XLEN', S) - pending() + fresh > cap then return {'full'} end
+  if cap > 0 and redis.call('XLEN', S) - pending() + later() + fresh > cap then
+    return {'full'}
+  end
   first = redis.call('HINCRBY', LED, 'accepted', fresh) - fresh
   for i = 1, n do
     if order[i] and order[i] > 0 then

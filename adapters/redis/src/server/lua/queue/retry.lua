@@ -5,7 +5,8 @@
 -- recognized. Refused (nothing changes) unless the queue is open and, if bounded, has
 -- room for one more buffered entry. Acks and deletes the entry and appends a new one
 -- with the same job id and payload: delivered again as attempt 1, counted buffered
--- again, accepted once.
+-- again, accepted once. ARGV[6], if above 0: the ms to wait (by the server's clock)
+-- before it can be delivered again: it waits among the delayed jobs instead.
 local me, sid, attempt = ARGV[2], ARGV[3], tonumber(ARGV[4])
 local m = redis.call('HMGET', META, 'state', 'cap', 'repeat_ms')
 local state = m[1]
@@ -31,11 +32,21 @@ if not p or p[4] ~= attempt then
 end
 if state ~= 'open' then return {'shutdown'} end
 local cap = tonumber(m[2])
-if cap > 0 and redis.call('XLEN', S) - pending() >= cap then return {'full'} end
+if cap > 0 and redis.call('XLEN', S) - pending() + later() >= cap then return {'full'} end
+local delay = tonumber(ARGV[6] or '0')
+if delay > 0 then
+  local bad = rare().check({LATER, 'zset', LATER_ITEMS, 'hash'})
+  if bad then return bad end
+end
 local e = redis.call('XRANGE', S, sid, sid)[1]
 redis.call('XACK', S, G, sid)
 redis.call('XDEL', S, sid)
-redis.call('XADD', S, '*', 'j', e[2][2], 'p', e[2][4])
+if delay > 0 then
+  redis.call('ZADD', LATER, now_ms() + delay, e[2][2])
+  redis.call('HSET', LATER_ITEMS, e[2][2], e[2][4])
+else
+  redis.call('XADD', S, '*', 'j', e[2][2], 'p', e[2][4])
+end
 redis.call('SET', KEYS[4], '\n' .. sid .. ' ' .. attempt .. ' retried', 'PX', m[3])
 forget()
 return {'ok'}

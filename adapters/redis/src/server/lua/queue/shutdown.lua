@@ -17,7 +17,7 @@ if bad then return bad end
 if ARGV[2] == 'graceful' then
   if state ~= 'open' then return {'already', state} end
   r.wake('shutdown')
-  if redis.call('XLEN', S) == 0 then
+  if empty() then
     redis.call('HSET', META, 'state', 'closed')
   else
     redis.call('HSET', META, 'state', 'draining')
@@ -57,6 +57,8 @@ for _, p in ipairs(redis.call('XPENDING', S, G, '-', '+', most, drainer)) do
   if e then give(e[1], e[2]) end
 end
 if n == 0 then
+  -- Delayed jobs come back too, whatever their due time: into the stream, then out.
+  promote(most, nil, budget)
   while n < most and size < budget do
     local r = redis.call('XREADGROUP', 'GROUP', G, drainer, 'COUNT', 1, 'STREAMS', S, '>')
     if not r then break end

@@ -51,6 +51,12 @@ local function hand(out, sid, f, attempt)
     out[#out + 1] = ''
   end
 end
+-- Delayed jobs now due go into the stream first (only a get that runs this script
+-- promotes them: one that looks for expired leases, or one whose plain read found
+-- nothing).
+if max > 0 and state ~= 'closed' and state ~= 'rewound' then
+  promote(max, now_ms(), 1048576)
+end
 -- The common get: nothing to resolve, no look for expired leases.
 if nres == 0 and not reclaiming and max > 0 and state == 'open' then
   local got = redis.call('XREADGROUP', 'GROUP', G, me, 'COUNT', max, 'STREAMS', S, '>')
@@ -201,7 +207,7 @@ if max > 0 and items < max and state ~= 'closed' then
 end
 
 -- A graceful shutdown whose last job ended closes the queue.
-if state == 'draining' and redis.call('XLEN', S) == 0 then
+if state == 'draining' and empty() then
   rare().wake('shutdown')
   redis.call('HSET', META, 'state', 'closed')
   state = 'closed'

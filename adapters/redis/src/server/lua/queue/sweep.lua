@@ -28,7 +28,7 @@ if r.clock_ok(me, ARGV[5], lease) then
     end
   end
 end
-if state == 'draining' and redis.call('XLEN', S) == 0 then
+if state == 'draining' and empty() then
   r.wake('shutdown')
   redis.call('HSET', META, 'state', 'closed')
 end

@@ -1,0 +1,304 @@
+//! The batch moves of the raw queue: many puts, or many takes, with one pass of
+//! notifications at the end.
+//!
+//! Each item moves as a single put or take would move it (the same checks, the same turn
+//! rule, the same order of the lane and the buffer), so every invariant of the module docs
+//! holds item by item. On the ring, the items of a batch are claimed together: one
+//! compare-exchange for as many tickets as the batch can take, which is what as many
+//! single claims in a row would do at that instant (see `buffer/ring/batch.rs`). The
+//! wake-ups the items ask for are summed and sent in one pass after the last move (one
+//! notification call, one run of the woken wakers), and the caller's per-call work
+//! (futures, journal gate) is paid once per batch.
+//!
+//! The ring's batch claims move items with no user code between the claim and the last
+//! publication, so they are used only where handing an item out runs none: not with the
+//! `metrics` feature (a take records a histogram through the user's recorder) nor with
+//! `tracing` (an event per item, emitted as the item moves). There, and on the growable
+//! buffer, a batch moves item by item.
+//!
+//! Deferring a notification is what a thread preempted between its claim and its
+//! notification already does: a getter the claim counted has its notification on the way
+//! (the claim's pending count keeps others from repeating it) and a getter that was not
+//! counted re-checks the buffer after counting itself in. No user code runs while an item
+//! is between two places: wakers run only in the final pass, journal hooks run as they do
+//! for a single move.
+
+use alloc::vec::Vec;
+
+use super::buffer::ring::batch::NoRoom;
+use super::buffer::PutRefused;
+use super::{refused, Handout, RawQueue};
+use crate::error::{TryGetError, TryPutError};
+use crate::job_id::JobId;
+use crate::wait::waiters::{Class, Wake};
+
+/// Whether handing an item out runs no user code, so the ring may claim a batch at once
+/// (see the module docs).
+const RING_BATCHES: bool = !cfg!(feature = "metrics") && !cfg!(feature = "tracing");
+
+/// Wake-ups asked for by the moves of one batch, summed by kind (see [`Wake`]).
+#[derive(Default)]
+struct Wakes {
+    counted: usize,
+    reserved: usize,
+    check: usize,
+}
+
+impl Wakes {
+    #[inline(always)]
+    fn add(&mut self, wake: Wake) {
+        match wake {
+            Wake::No => {}
+            Wake::Counted => self.counted += 1,
+            Wake::Reserved => self.reserved += 1,
+            Wake::Check => self.check += 1,
+        }
+    }
+
+    /// Signals `class` for every wake-up summed, without running any user code. Returns
+    /// whether anyone was reached.
+    #[inline]
+    fn signal(&self, class: Class<'_>) -> bool {
+        let mut reached = false;
+        if self.reserved != 0 {
+            reached |= class.signal_for(Wake::Reserved, self.reserved);
+        }
+        if self.counted != 0 {
+            reached |= class.signal_for(Wake::Counted, self.counted);
+        }
+        if self.check != 0 {
+            reached |= class.signal_for(Wake::Check, self.check);
+        }
+        reached
+    }
+}
+
+impl<T> RawQueue<T> {
+    /// Puts the items of `items`, oldest first, until it is empty or one is refused,
+    /// pushing each accepted id onto `ids`. `turn`: the caller is a woken put holding a
+    /// turn, used by the first item (the rest leave the slots owed to woken puts alone,
+    /// as any put without a turn does). `accepted` and `late` as for
+    /// [`put`](RawQueue::put).
+    ///
+    /// Returns the refused item with its reason (taken out of `items`, which keeps the
+    /// items after it), or `Ok` once `items` is empty. Every getter the accepted items
+    /// concern is notified in one pass before returning, refused or not.
+    pub(crate) fn put_many<L: FnMut(JobId, T)>(
+        &self,
+        turn: bool,
+        items: &mut Vec<T>,
+        mut accepted: impl FnMut(JobId),
+        late: impl FnOnce() -> L,
+        ids: &mut Vec<JobId>,
+    ) -> Result<(), TryPutError<T>> {
+        if turn && items.is_empty() {
+            // Nothing to place: the turn goes to the next waiting put.
+            self.putter_turn_used();
+            return Ok(());
+        }
+        if RING_BATCHES && self.buffer.ring().is_some() {
+            if turn {
+                // The turn's item goes first, as a single put with the turn would go.
+                let first = items.remove(0);
+                ids.push(self.put(true, first, &mut accepted, late)?);
+            }
+            return self.put_many_claimed(items, ids);
+        }
+        let putters = self.putters();
+        let mut turn = turn;
+        let mut getters = Wakes::default();
+        let mut refused_at = None;
+        let mut drain = items.drain(..);
+        for item in drain.by_ref() {
+            if let Some(refusal) = self.lifecycle.refusal() {
+                if turn {
+                    putters.turns().redeem();
+                }
+                refused_at = Some(refused(refusal, item).into());
+                break;
+            }
+            let owed = if turn { 0 } else { putters.turns().owed() };
+            match self.buffer.put(item, owed, &mut accepted) {
+                Ok((id, wake)) => {
+                    crate::events::accepted(self.label, id);
+                    ids.push(id);
+                    getters.add(wake);
+                    if turn {
+                        turn = false;
+                        self.putter_turn_used();
+                    }
+                }
+                Err(PutRefused::Full(item)) => {
+                    if turn {
+                        self.putter_turn_used();
+                    }
+                    refused_at = Some(TryPutError::Full(item));
+                    break;
+                }
+                Err(PutRefused::Closed(item)) => {
+                    if turn {
+                        putters.turns().redeem();
+                    }
+                    refused_at = Some(TryPutError::ShutDown(item));
+                    break;
+                }
+            }
+        }
+        // The items after a refused one stay with the caller (cold: only on a refusal).
+        let rest: Vec<T> = if refused_at.is_some() {
+            drain.by_ref().collect()
+        } else {
+            Vec::new()
+        };
+        drop(drain);
+        items.extend(rest);
+        // One pass: as many getters as items, then their wakers.
+        if getters.signal(self.getters()) {
+            self.wake_signalled();
+        }
+        // The growable buffer's puts look for a drain they landed after once their
+        // notification (a read-modify-write of the getters' word) is made: one look covers
+        // every item put before it.
+        if getters.check != 0 && self.buffer.after_put(late) {
+            self.wake_getters_at_end();
+        }
+        match refused_at {
+            Some(refused) => Err(refused),
+            None => Ok(()),
+        }
+    }
+
+    /// [`put_many`](RawQueue::put_many) on the ring, for a caller without a turn: the
+    /// items are claimed as many at a time as the ring has room for.
+    fn put_many_claimed(
+        &self,
+        items: &mut Vec<T>,
+        ids: &mut Vec<JobId>,
+    ) -> Result<(), TryPutError<T>> {
+        let ring = self.buffer.ring().expect("called on a ring");
+        let putters = self.putters();
+        let mut reserved = 0;
+        // Reserved here, so that no push in the claim allocates (see `ring/batch.rs`).
+        ids.reserve(items.len());
+        let answer = loop {
+            if items.is_empty() {
+                break Ok(());
+            }
+            if let Some(refusal) = self.lifecycle.refusal() {
+                break Err(refused(refusal, items.remove(0)).into());
+            }
+            match ring.try_put_many(items, putters.turns().owed() as u64, ids) {
+                Ok((_, notify)) => reserved += notify,
+                Err(NoRoom::Full) => break Err(TryPutError::Full(items.remove(0))),
+                Err(NoRoom::Closed) => break Err(TryPutError::ShutDown(items.remove(0))),
+            }
+        };
+        // One pass: as many getters as the claims counted, then their wakers.
+        if reserved != 0 && self.getters().signal_for(Wake::Reserved, reserved) {
+            self.wake_signalled();
+        }
+        answer
+    }
+
+    /// Takes up to `max` items (at least one; the lane and the buffer served as single
+    /// takes serve them), wraps each in its delivery (`wrap`) and pushes it onto `out`,
+    /// calling `delivered` with each, then notifies in one pass the putters for the slots
+    /// freed and the getters if the end came. Returns how many were taken.
+    ///
+    /// `turn`: the caller is a woken get holding a turn, used by the first item; the
+    /// others leave the items owed to woken gets alone, as a get without a turn does.
+    ///
+    /// # Errors
+    ///
+    /// As [`take`](RawQueue::take), only if nothing was taken: a batch that took some
+    /// items and then found nothing more returns what it took.
+    pub(crate) fn take_many<D>(
+        &self,
+        turn: bool,
+        max: usize,
+        mut wrap: impl FnMut(Handout, T) -> D,
+        mut delivered: Option<impl FnMut(Handout)>,
+        out: &mut Vec<D>,
+    ) -> Result<usize, TryGetError> {
+        debug_assert!(max != 0, "the face answers a batch of none");
+        if RING_BATCHES && !turn && delivered.is_none() && !self.lane.may_hold() {
+            if let Some(ring) = self.buffer.ring() {
+                // Reserved here, so that no push in the claim allocates.
+                out.reserve(max);
+                let owed = || self.owed_to_woken() as u64;
+                let push = |id, item| {
+                    out.push(wrap(Handout { id, attempt: 1 }, item));
+                };
+                return match ring.try_get_many(max as u64, owed, push) {
+                    Ok((taken, notify)) => {
+                        if notify != 0 && self.putters().signal_for(Wake::Reserved, notify) {
+                            self.wake_signalled();
+                        }
+                        Ok(taken)
+                    }
+                    // A returned item, if one came meanwhile, or the answer.
+                    Err(nothing) => {
+                        let (handout, item, after) = self.nothing_buffered(nothing, false)?;
+                        debug_assert!(after.putters == Wake::No && !after.last);
+                        out.push(wrap(handout, item));
+                        Ok(1)
+                    }
+                };
+            }
+        }
+        let mut putters = Wakes::default();
+        let mut last = false;
+        let mut taken = 0;
+        // The first take may use the turn; a failed one has redeemed it (see
+        // `nothing_buffered`).
+        let (handout, item, after) = self.take_item(turn)?;
+        let mut next = Some((handout, item, after));
+        while let Some((handout, item, after)) = next.take() {
+            crate::events::delivered(self.label, handout.id, handout.attempt);
+            out.push(wrap(handout, item));
+            taken += 1;
+            if let Some(delivered) = &mut delivered {
+                delivered(handout);
+            }
+            putters.add(after.putters);
+            last |= after.last;
+            if taken == 1 && turn {
+                // Redeemed before the next take, which would otherwise leave this turn's
+                // item to itself; a try refused meanwhile is told of below.
+                self.getters().turns().redeem();
+            }
+            if taken < max {
+                if RING_BATCHES && delivered.is_none() && !self.lane.may_hold() {
+                    if let Some(ring) = self.buffer.ring() {
+                        // The rest of the batch in one claim, as the first take of a
+                        // batch without a turn makes it.
+                        out.reserve(max - taken);
+                        let owed = || self.owed_to_woken() as u64;
+                        let push = |id, item| out.push(wrap(Handout { id, attempt: 1 }, item));
+                        if let Ok((more, notify)) =
+                            ring.try_get_many((max - taken) as u64, owed, push)
+                        {
+                            taken += more;
+                            putters.reserved += notify;
+                        }
+                        break;
+                    }
+                }
+                next = self.take_item(false).ok();
+            }
+        }
+        // One pass: the putters for the slots freed, the getters if the end came or an
+        // item is left that the redeemed turn kept a try from taking.
+        let mut reached = putters.signal(self.putters());
+        if turn && self.len() > self.getters().turns().owed() {
+            reached |= self.getters().signal_additional(1);
+        }
+        if last {
+            reached |= self.getters().signal_all();
+        }
+        if reached {
+            self.wake_signalled();
+        }
+        Ok(taken)
+    }
+}

@@ -1,0 +1,78 @@
+//! The batch verbs through the fate layer: each item is stamped, journaled and delivered
+//! as a single put or take does it, over the raw queue's batch moves (`engine/batch.rs`).
+
+use alloc::vec::Vec;
+
+use super::journal::JobEvent;
+#[cfg(feature = "metrics")]
+use super::stamp::{refused, taken};
+#[cfg(feature = "metrics")]
+use super::stamp::{stamp, unstamp, Slot};
+use super::Steward;
+use crate::engine::Handout;
+use crate::error::{TryGetError, TryPutError};
+use crate::job_id::JobId;
+
+impl<T> Steward<T> {
+    /// Puts the items of `items` until it is empty or one is refused (see
+    /// [`RawQueue::put_many`](crate::engine::RawQueue::put_many)); each accepted id goes
+    /// onto `ids`, and the items after a refused one stay in `items`.
+    pub(crate) fn put_many(
+        &self,
+        turn: bool,
+        items: &mut Vec<T>,
+        ids: &mut Vec<JobId>,
+    ) -> Result<(), TryPutError<T>> {
+        // Without `metrics` the slot is the item, and the caller's vector is used as it is.
+        #[cfg(not(feature = "metrics"))]
+        let slots = items;
+        #[cfg(feature = "metrics")]
+        let mut stamped: Vec<Slot<T>> = items.drain(..).map(stamp).collect();
+        #[cfg(feature = "metrics")]
+        let slots = &mut stamped;
+        let put = self.raw.put_many(
+            turn,
+            slots,
+            |id| self.note(|| JobEvent::Accepted(id)),
+            || self.bury_late_items(),
+            ids,
+        );
+        #[cfg(feature = "metrics")]
+        items.extend(stamped.into_iter().map(unstamp));
+        #[cfg(feature = "metrics")]
+        let put = put.map_err(refused);
+        put
+    }
+
+    /// Takes up to `max` items (`max` > 0), each wrapped in its delivery and pushed onto
+    /// `out`; the journal hears of each delivery once it exists (see
+    /// [`RawQueue::take_many`](crate::engine::RawQueue::take_many)).
+    pub(crate) fn take_many<D>(
+        &self,
+        turn: bool,
+        max: usize,
+        mut wrap: impl FnMut(Handout, T) -> D,
+        out: &mut Vec<D>,
+    ) -> Result<usize, TryGetError> {
+        #[cfg(feature = "metrics")]
+        let wrap = {
+            let keys = &self.keys;
+            move |handout, slot| wrap(handout, taken(keys, slot))
+        };
+        #[cfg(not(feature = "metrics"))]
+        let wrap = move |handout, item| wrap(handout, item);
+        let Some(journal) = &self.journal else {
+            return self
+                .raw
+                .take_many(turn, max, wrap, None::<fn(Handout)>, out);
+        };
+        let _motion = self.transition();
+        let delivered = |handout: Handout| {
+            journal.record(JobEvent::Delivered {
+                id: handout.id,
+                attempt: handout.attempt,
+            });
+        };
+        self.raw.take_many(turn, max, wrap, Some(delivered), out)
+    }
+}
