@@ -1306,11 +1306,13 @@ fn put_many_wakes_a_waiting_get_many(queue: Queue<u8>) {
     assert_eq!((ledger.accepted, ledger.succeeded), (2, 2));
 }
 
+/// [`put_many_wakes_a_waiting_get_many`] on the ring.
 #[test]
 fn put_many_wakes_a_waiting_get_many_on_the_ring() {
     loom::model(|| put_many_wakes_a_waiting_get_many(Queue::bounded(2).unwrap()));
 }
 
+/// [`put_many_wakes_a_waiting_get_many`] on the growable buffer.
 #[test]
 fn put_many_wakes_a_waiting_get_many_on_the_growable_buffer() {
     loom::model(|| put_many_wakes_a_waiting_get_many(Queue::unbounded()));
@@ -1321,20 +1323,10 @@ fn put_many_wakes_a_waiting_get_many_on_the_growable_buffer() {
 /// the woken get holds a turn for: the get is served, and every item comes out once.
 #[test]
 fn woken_get_vs_barging_try_get_many_vs_put_and_put_many() {
-    use std::future::Future;
-    use std::task::Context;
-
     loom::model(|| {
         let queue = Arc::new(Queue::<u8>::bounded(4).unwrap());
-        let (flag, waker) = flag();
-        let mut get = queue.get_owned();
-        let first = std::pin::Pin::new(&mut get).poll(&mut Context::from_waker(&waker));
-        assert!(first.is_pending(), "the get waits before the puts");
-        let getter = thread::spawn(move || {
-            drive(&mut get, &flag, &waker)
-                .ok()
-                .map(|delivery| delivery.succeed())
-        });
+        let mut get = waiting(queue.get_owned());
+        let getter = thread::spawn(move || drive(&mut get).ok().map(|delivery| delivery.succeed()));
         let producer = {
             let queue = Arc::clone(&queue);
             thread::spawn(move || {
