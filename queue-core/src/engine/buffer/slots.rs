@@ -54,7 +54,7 @@ pub(crate) struct Slots {
 }
 
 impl Slots {
-    #[cfg(test)]
+    #[cfg(all(test, not(loom)))]
     pub(crate) fn new(limit: Limit) -> Self {
         Slots {
             limit,
@@ -62,7 +62,7 @@ impl Slots {
         }
     }
 
-    #[cfg(test)]
+    #[cfg(all(test, not(loom)))]
     pub(crate) fn limit(&self) -> Limit {
         self.limit
     }
@@ -130,7 +130,7 @@ impl Slots {
     }
 
     /// Slots taken now (a snapshot).
-    #[cfg(test)]
+    #[cfg(all(test, not(loom)))]
     pub(crate) fn taken(&self) -> usize {
         // Relaxed: a snapshot.
         self.taken.load(Ordering::Relaxed)

@@ -310,11 +310,15 @@ fn putter_registration_vs_get(bound: u64) {
     });
 }
 
+/// [`putter_registration_vs_get`] at a bound of one, where the put reads the bound from
+/// `head`.
 #[test]
 fn putter_registration_vs_get_reading_head() {
     putter_registration_vs_get(1);
 }
 
+/// [`putter_registration_vs_get`] at the slot count, where the put reads the bound from its
+/// slot's stamp.
 #[test]
 fn putter_registration_vs_get_by_stamp() {
     putter_registration_vs_get(2);
