@@ -147,6 +147,13 @@ const fn distance(a: u64, b: u64) -> u64 {
     a.wrapping_sub(b) & TICKET_MASK
 }
 
+/// Whether a full 64-bit stamp and a ticket name the same ticket (modulo 2^39): one
+/// exclusive or and one shift, the shift dropping the bits above the ticket's.
+#[inline(always)]
+const fn same_ticket(stamp: u64, ticket: u64) -> bool {
+    (stamp ^ ticket) << TICKET_SHIFT == 0
+}
+
 /// Whether a distance is really negative: `a` was read stale, behind `b`.
 #[inline]
 const fn behind(distance: u64) -> bool {
@@ -470,7 +477,7 @@ impl<T, S: ?Sized + Storage<T>> Ring<T, S> {
             // Acquire: pairs with the Release store of the get that emptied the slot, so
             // the write below comes after its read.
             let stamp = slot.stamp.load(Ordering::Acquire);
-            if stamp & TICKET_MASK == ticket {
+            if same_ticket(stamp, ticket) {
                 let (next, notify_getter) = with_notification(tail.wrapping_add(TICKET));
                 // Acquire: a getter counted here counted itself in with an AcqRel
                 // read-modify-write of this word before inserting its listener (a notify
@@ -581,7 +588,7 @@ impl<T, S: ?Sized + Storage<T>> Ring<T, S> {
             let slot = self.slot(ticket);
             // Acquire: pairs with the put's Release store, so the item is written.
             let stamp = slot.stamp.load(Ordering::Acquire);
-            if stamp & TICKET_MASK == (ticket + 1) & TICKET_MASK {
+            if same_ticket(stamp, ticket + 1) {
                 if let Claim::Get(owed) = &claim {
                     let owed = owed();
                     // Relaxed: the put of this item claimed its ticket before the stamp we
@@ -628,7 +635,7 @@ impl<T, S: ?Sized + Storage<T>> Ring<T, S> {
                     }
                     Err(now) => head = now,
                 }
-            } else if stamp & TICKET_MASK == ticket {
+            } else if same_ticket(stamp, ticket) {
                 // The slot waits for the put of this ticket: empty, or that put is
                 // between its claim and its stamp.
                 // Acquire: pairs with the close, so a closed, empty ring is final here.
@@ -798,7 +805,7 @@ impl<T, S: ?Sized + Storage<T>> Drop for Ring<T, S> {
                     let slot = self.ring.slot(ticket);
                     // Relaxed: `&mut Ring` at the start of the drop excludes other threads.
                     let stamp = slot.stamp.load(Ordering::Relaxed);
-                    if stamp & TICKET_MASK == (ticket + 1) & TICKET_MASK {
+                    if same_ticket(stamp, ticket + 1) {
                         slot.item.with_mut(|cell| {
                             // SAFETY: the stamp says the slot holds the item of this
                             // ticket, and no get took it (tickets from `head` on); each
