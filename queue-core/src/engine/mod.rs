@@ -226,7 +226,11 @@ impl<T> RawQueue<T> {
         }
         // Without a turn, the slots owed to woken puts are not free: a `try_put` or a new
         // put cannot take the slot a woken put was woken for.
-        let owed = if turn { 0 } else { putters.turns().owed() };
+        let owed = if turn || putters.turns().none_owed() {
+            0
+        } else {
+            putters.turns().owed()
+        };
         match self.buffer.put(item, owed, accepted) {
             Ok((id, getters)) => {
                 crate::events::accepted(self.label, id);
@@ -450,7 +454,11 @@ impl<T> RawQueue<T> {
     /// the end (a shutdown wakes only the getters waiting when it comes).
     #[inline]
     fn owed_to_woken(&self) -> usize {
-        match self.getters().turns().owed() {
+        let turns = self.getters().turns();
+        if turns.none_owed() {
+            return 0;
+        }
+        match turns.owed() {
             0 => 0,
             _ if self.is_shut_down() => 0,
             owed => owed.saturating_sub(self.lane.len()),

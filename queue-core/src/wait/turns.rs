@@ -62,8 +62,10 @@ impl Turns {
     /// put after that read would be owed to the woken waiter, and the try must not take it.
     #[inline]
     pub(crate) fn lets_pass(&self, available: impl FnOnce() -> usize) -> bool {
-        let owed = self.owed();
-        owed == 0 || available() > owed
+        if self.none_owed() {
+            return true;
+        }
+        available() > self.owed()
     }
 
     /// The turns owed, reading an instant's negative count as none.
@@ -73,6 +75,16 @@ impl Turns {
         // claimed through the buffer or the slot counter, which carry the ordering.
         let owed = self.owed.load(Ordering::Relaxed) as isize;
         owed.max(0) as usize
+    }
+
+    /// Whether no turn is owed (a negative count reads as none): the test of the paths
+    /// that matter, a take or a put with no woken waiter pending. A test of its own, not
+    /// `owed() == 0`: that computes the clamped count (a conditional move) and then tests
+    /// it again, where this is one load and one test.
+    #[inline]
+    pub(crate) fn none_owed(&self) -> bool {
+        // Relaxed: as in `owed`.
+        self.owed.load(Ordering::Relaxed) as isize <= 0
     }
 
     /// `n` notifications reached a listener.
