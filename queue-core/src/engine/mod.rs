@@ -226,10 +226,10 @@ impl<T> RawQueue<T> {
         }
         // Without a turn, the slots owed to woken puts are not free: a `try_put` or a new
         // put cannot take the slot a woken put was woken for.
-        let owed = if turn || putters.turns().none_owed() {
+        let owed = if turn {
             0
         } else {
-            putters.turns().owed()
+            putters.turns().owed_signed()
         };
         match self.buffer.put(item, owed, accepted) {
             Ok((id, getters)) => {
@@ -294,7 +294,7 @@ impl<T> RawQueue<T> {
         // The common take: a getter without a turn, on an unobserved queue with nothing
         // returned, takes a fresh item. The ring has a copy of its own, whose branches the
         // compiler keeps apart from the growable buffer's.
-        let owed = || self.owed_to_woken() as u64;
+        let owed = || self.owed_to_woken();
         if let Some(ring) = self.buffer.ring() {
             return match ring.try_get(owed) {
                 Ok(taken) => self.hand_out_fresh(taken, wrap),
@@ -394,7 +394,7 @@ impl<T> RawQueue<T> {
         // The items a getter without a turn leaves alone: those owed to woken getters,
         // wherever they are (the lane's count against them first). Read by the buffer once
         // it sees an item, so it sees every turn granted before that item was published.
-        let owed = || if turn { 0 } else { self.owed_to_woken() as u64 };
+        let owed = || if turn { 0 } else { self.owed_to_woken() };
         if self.lane.may_hold() && self.lane.serves_next() {
             if let Some(returned) = self.take_returned(turn) {
                 return Ok(returned.handed_out());
@@ -452,17 +452,14 @@ impl<T> RawQueue<T> {
     /// woken getters, less the returned items waiting for them. None once the queue is
     /// shut down: then the buffer only drains, and a getter held back could sleep through
     /// the end (a shutdown wakes only the getters waiting when it comes).
+    /// Zero or less means none (see `Turns::owed_signed`).
     #[inline]
-    fn owed_to_woken(&self) -> usize {
-        let turns = self.getters().turns();
-        if turns.none_owed() {
+    fn owed_to_woken(&self) -> i64 {
+        let owed = self.getters().turns().owed_signed();
+        if owed <= 0 || self.is_shut_down() {
             return 0;
         }
-        match turns.owed() {
-            0 => 0,
-            _ if self.is_shut_down() => 0,
-            owed => owed.saturating_sub(self.lane.len()),
-        }
+        owed.saturating_sub(self.lane.len() as i64)
     }
 
     /// The oldest returned item, unless the getter has no turn and every item waiting is

@@ -62,10 +62,8 @@ impl Turns {
     /// put after that read would be owed to the woken waiter, and the try must not take it.
     #[inline]
     pub(crate) fn lets_pass(&self, available: impl FnOnce() -> usize) -> bool {
-        if self.none_owed() {
-            return true;
-        }
-        available() > self.owed()
+        let owed = self.owed_signed();
+        owed <= 0 || available() as i64 > owed
     }
 
     /// The turns owed, reading an instant's negative count as none.
@@ -77,14 +75,16 @@ impl Turns {
         owed.max(0) as usize
     }
 
-    /// Whether no turn is owed (a negative count reads as none): the test of the paths
-    /// that matter, a take or a put with no woken waiter pending. A test of its own, not
-    /// `owed() == 0`: that computes the clamped count (a conditional move) and then tests
-    /// it again, where this is one load and one test.
+    /// The turns owed as the count stands: zero or less (an instant's negative count)
+    /// means none, so its users test it with `> 0`. For the paths that take, where nothing
+    /// is owed unless a woken waiter is pending: one load and one test, where [`owed`]
+    /// would clamp the count (a conditional move) and the caller test it again.
+    ///
+    /// [`owed`]: Turns::owed
     #[inline]
-    pub(crate) fn none_owed(&self) -> bool {
+    pub(crate) fn owed_signed(&self) -> i64 {
         // Relaxed: as in `owed`.
-        self.owed.load(Ordering::Relaxed) as isize <= 0
+        self.owed.load(Ordering::Relaxed) as isize as i64
     }
 
     /// `n` notifications reached a listener.

@@ -115,10 +115,10 @@ impl<T> Growable<T> {
     pub(crate) fn put(
         &self,
         item: T,
-        owed: usize,
+        owed: i64,
         accepted: impl FnOnce(JobId),
     ) -> Result<JobId, PutRefused<T>> {
-        if !self.slots.try_take(owed) {
+        if !self.slots.try_take(owed.max(0) as usize) {
             return Err(PutRefused::Full(item));
         }
         let Some(id) = self.draw() else {
@@ -166,7 +166,7 @@ impl<T> Growable<T> {
     /// After a close, reports [`Nothing::Closed`] only once every id drawn was taken (see
     /// the module docs).
     #[inline]
-    pub(crate) fn take(&self, owed: impl Fn() -> u64) -> Result<Taken<T>, Nothing> {
+    pub(crate) fn take(&self, owed: impl Fn() -> i64) -> Result<Taken<T>, Nothing> {
         // The inner queue's length is read with sequentially consistent loads of its
         // indices, which read from the pushes' own claims. Nothing counted is nothing to
         // take: a pop now could find an item pushed after this read, whose turn the read
@@ -176,7 +176,7 @@ impl<T> Growable<T> {
             return Err(self.nothing());
         }
         let owed = owed();
-        if owed != 0 && available <= owed {
+        if owed > 0 && available <= owed as u64 {
             return Err(Nothing::Empty);
         }
         let Ok((id, item)) = self.pop() else {

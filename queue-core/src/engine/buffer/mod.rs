@@ -121,19 +121,19 @@ impl<T> Buffer<T> {
     }
 
     /// Buffers `item` under a fresh id, leaving `owed` free slots alone (the slots the
-    /// putter turns of `turns.rs` keep for woken putters). `accepted` runs with the id
+    /// putter turns of `turns.rs` keep for woken putters; zero or less: none). `accepted` runs with the id
     /// before the item can be taken, on the growable buffer; the ring, which a journaled
     /// queue does not use, does not call it. Returns the id and whether to wake a getter.
     #[inline]
     pub(crate) fn put(
         &self,
         item: T,
-        owed: usize,
+        owed: i64,
         accepted: impl FnOnce(JobId),
     ) -> Result<(JobId, Wake), PutRefused<T>> {
         match &self.store {
             // A ring's queue has no journal (see the module docs): nobody to tell.
-            Store::Ring(ring) => ring.try_put(item, owed as u64),
+            Store::Ring(ring) => ring.try_put(item, owed),
             Store::Growable(growable) => growable
                 .put(item, owed, accepted)
                 .map(|id| (id, Wake::Check)),
@@ -167,9 +167,9 @@ impl<T> Buffer<T> {
     }
 
     /// Takes the oldest item, leaving `owed()` items alone (see [`Ring::try_get`] and
-    /// [`Growable::take`]).
+    /// [`Growable::take`]; zero or less: none).
     #[inline]
-    pub(crate) fn take(&self, owed: impl Fn() -> u64) -> Result<Taken<T>, Nothing> {
+    pub(crate) fn take(&self, owed: impl Fn() -> i64) -> Result<Taken<T>, Nothing> {
         match &self.store {
             Store::Ring(ring) => ring.try_get(owed),
             Store::Growable(growable) => growable.take(owed),

@@ -437,22 +437,23 @@ impl<T, S: ?Sized + Storage<T>> Ring<T, S> {
     // ------------------------------------------------------------------------ puts
 
     /// Buffers `item` under a fresh id (its full ticket), leaving `owed` free slots alone:
-    /// the slots the putter turns (`turns.rs`) keep for woken putters.
+    /// the slots the putter turns (`turns.rs`) keep for woken putters (zero or less:
+    /// none; see `Turns::owed_signed`).
     ///
     /// Runs from its claim to its publication as one step that no interrupt handler can
     /// enter midway (see [`uninterrupted`]).
     #[inline]
-    pub(crate) fn try_put(&self, item: T, owed: u64) -> Result<(JobId, Wake), PutRefused<T>> {
+    pub(crate) fn try_put(&self, item: T, owed: i64) -> Result<(JobId, Wake), PutRefused<T>> {
         uninterrupted(|| self.put_unguarded(item, owed))
     }
 
     #[inline(always)]
-    fn put_unguarded(&self, item: T, owed: u64) -> Result<(JobId, Wake), PutRefused<T>> {
+    fn put_unguarded(&self, item: T, owed: i64) -> Result<(JobId, Wake), PutRefused<T>> {
         // A slot free for a ticket means the get of the item one lap back is done, so fewer
         // items than slots are buffered: where the bound is the slot count and no slot is
         // owed, the stamp is the bound check, and the bound (on the consumers' line) is
         // read only once the slot is found taken.
-        let by_stamp = owed == 0 && self.stamp_bound;
+        let by_stamp = owed <= 0 && self.stamp_bound;
         let mut waited = 0;
         // Relaxed: the compare-exchange below validates it.
         let mut tail = self.tail.0.load(Ordering::Relaxed);
@@ -518,9 +519,10 @@ impl<T, S: ?Sized + Storage<T>> Ring<T, S> {
         }
     }
 
-    /// The bound check of a put of `ticket`, leaving `owed` slots alone.
+    /// The bound check of a put of `ticket`, leaving `owed` slots alone (zero or less:
+    /// none).
     #[inline]
-    fn room(&self, ticket: u64, owed: u64) -> Room {
+    fn room(&self, ticket: u64, owed: i64) -> Room {
         let used = match self.bound {
             // Relaxed (both): a bound check; the slot's stamp orders the write after the
             // read of the get that freed the slot.
@@ -533,7 +535,12 @@ impl<T, S: ?Sized + Storage<T>> Ring<T, S> {
                 ticket_of(self.consumers.ended.load(Ordering::Relaxed)),
             ),
         };
-        if used >= self.bound.get().saturating_sub(owed) {
+        let free = if owed > 0 {
+            self.bound.get().saturating_sub(owed as u64)
+        } else {
+            self.bound.get()
+        };
+        if used >= free {
             if behind(used) {
                 return Room::Stale;
             }
@@ -554,7 +561,7 @@ impl<T, S: ?Sized + Storage<T>> Ring<T, S> {
     /// that put's claim was not counted by it and will not be notified, so its re-check
     /// must see the item.
     #[inline]
-    pub(crate) fn try_get(&self, owed: impl Fn() -> u64) -> Result<Taken<T>, Nothing> {
+    pub(crate) fn try_get(&self, owed: impl Fn() -> i64) -> Result<Taken<T>, Nothing> {
         uninterrupted(|| self.take_unguarded(Claim::Get(owed)))
     }
 
@@ -573,13 +580,13 @@ impl<T, S: ?Sized + Storage<T>> Ring<T, S> {
     /// One step of a drain: takes the oldest item as a get would, but leaves no item to
     /// woken getters and frees no slot for putters (puts fail once the ring is closed).
     pub(crate) fn take_drained(&self) -> Result<Taken<T>, Nothing> {
-        uninterrupted(|| self.take_unguarded(Claim::<fn() -> u64>::Drain))
+        uninterrupted(|| self.take_unguarded(Claim::<fn() -> i64>::Drain))
     }
 
     /// A get, from its claim to its publication, as one step that no interrupt handler
     /// can enter midway (the callers run it under [`uninterrupted`]).
     #[inline(always)]
-    fn take_unguarded(&self, claim: Claim<impl Fn() -> u64>) -> Result<Taken<T>, Nothing> {
+    fn take_unguarded(&self, claim: Claim<impl Fn() -> i64>) -> Result<Taken<T>, Nothing> {
         let mut waited = 0;
         // Relaxed: the compare-exchange below validates it.
         let mut head = self.consumers.head.load(Ordering::Relaxed);
@@ -593,8 +600,9 @@ impl<T, S: ?Sized + Storage<T>> Ring<T, S> {
                     let owed = owed();
                     // Relaxed: the put of this item claimed its ticket before the stamp we
                     // acquired, so this read sees at least that ticket.
-                    if owed != 0
-                        && distance(ticket_of(self.tail.0.load(Ordering::Relaxed)), ticket) <= owed
+                    if owed > 0
+                        && distance(ticket_of(self.tail.0.load(Ordering::Relaxed)), ticket)
+                            <= owed as u64
                     {
                         return Err(Nothing::Empty);
                     }
