@@ -108,14 +108,16 @@ impl<T> Buffer<T> {
         self.limit
     }
 
-    /// Where the ring counts the waiters of `kind`, if the buffer is a ring that does
-    /// (putters only under a buffered limit: the slots of an unfinished limit are freed by
-    /// endings, whose word has no room for their `pending` field).
+    /// Where the buffer counts the waiters of `kind`, if it does: a ring counts every
+    /// class (putters only under a buffered limit: the slots of an unfinished limit are
+    /// freed by endings, whose word has no room for their `pending` field), the growable
+    /// buffer the joiners.
     #[inline]
     pub(crate) fn counted(&self, kind: Kind) -> Option<Counted<'_>> {
         match (&self.store, kind, self.limit) {
             (Store::Ring(_), Kind::Putters, Limit::Unfinished(_)) => None,
             (Store::Ring(ring), _, _) => Some(ring.counted(kind)),
+            (Store::Growable(growable), Kind::Joiners, _) => Some(growable.joiners()),
             (Store::Growable(_), _, _) => None,
         }
     }
@@ -193,7 +195,7 @@ impl<T> Buffer<T> {
                     putters: Wake::check_if(matches!(self.limit, Limit::Unfinished(_))),
                 })
             }
-            Store::Growable(growable) => Some(growable.end(n)),
+            Store::Growable(growable) => growable.end(n, self.watch_endings),
         }
     }
 

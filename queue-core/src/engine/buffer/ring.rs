@@ -128,22 +128,22 @@ use crate::wait::wake::Wake;
 
 /// `tail`: no put succeeds once set.
 const CLOSED: u64 = 1;
-const TICKET_SHIFT: u32 = FIELDS_END;
+pub(super) const TICKET_SHIFT: u32 = FIELDS_END;
 /// One ticket.
 const TICKET: u64 = 1 << TICKET_SHIFT;
 /// The tickets' modulus minus one: tickets are `64 - TICKET_SHIFT` = 39 bits.
-const TICKET_MASK: u64 = u64::MAX >> TICKET_SHIFT;
+pub(super) const TICKET_MASK: u64 = u64::MAX >> TICKET_SHIFT;
 /// The most slots a ring has; larger bounds use a growable buffer.
 pub(crate) const MAX_SLOTS: usize = 1 << 16;
 
 #[inline]
-const fn ticket_of(word: u64) -> u64 {
+pub(super) const fn ticket_of(word: u64) -> u64 {
     word >> TICKET_SHIFT
 }
 
 /// `a - b` on tickets.
 #[inline]
-const fn distance(a: u64, b: u64) -> u64 {
+pub(super) const fn distance(a: u64, b: u64) -> u64 {
     a.wrapping_sub(b) & TICKET_MASK
 }
 
@@ -162,7 +162,7 @@ const fn behind(distance: u64) -> bool {
 
 /// The full 64-bit value whose low 39 bits are `low`, nearest to the full value `near`.
 #[inline]
-const fn widen(low: u64, near: u64) -> u64 {
+pub(super) const fn widen(low: u64, near: u64) -> u64 {
     let up = distance(low, near);
     if behind(up) {
         near.wrapping_sub(TICKET_MASK + 1 - up)
@@ -329,7 +329,7 @@ unsafe impl<T: Send, S: ?Sized + Storage<T>> Send for Ring<T, S> {}
 unsafe impl<T: Send, S: ?Sized + Storage<T>> Sync for Ring<T, S> {}
 
 /// The words of a ring whose first ticket is `start`.
-const fn word_at(start: u64) -> u64 {
+pub(super) const fn word_at(start: u64) -> u64 {
     (start & TICKET_MASK) << TICKET_SHIFT
 }
 
