@@ -216,11 +216,10 @@ impl<T> RawQueue<T> {
         accepted: impl FnOnce(JobId),
         late: impl FnMut(JobId, T),
     ) -> Result<JobId, TryPutError<T>> {
-        let putters = self.putters();
         if let Some(refusal) = self.lifecycle.refusal() {
             // A final answer uses the turn up.
             if turn {
-                putters.turns().redeem();
+                self.putters.turns().redeem();
             }
             return Err(refused(refusal, item).into());
         }
@@ -229,7 +228,7 @@ impl<T> RawQueue<T> {
         let owed = if turn {
             0
         } else {
-            putters.turns().owed_signed()
+            self.putters.turns().owed_signed()
         };
         match self.buffer.put(item, owed, accepted) {
             Ok((id, getters)) => {
@@ -263,7 +262,7 @@ impl<T> RawQueue<T> {
             // A shutdown closed the buffer after the lifecycle check.
             Err(PutRefused::Closed(item)) => {
                 if turn {
-                    putters.turns().redeem();
+                    self.putters.turns().redeem();
                 }
                 Err(TryPutError::ShutDown(item))
             }
@@ -455,7 +454,7 @@ impl<T> RawQueue<T> {
     /// Zero or less means none (see `Turns::owed_signed`).
     #[inline]
     fn owed_to_woken(&self) -> i64 {
-        let owed = self.getters().turns().owed_signed();
+        let owed = self.getters.turns().owed_signed();
         if owed <= 0 || self.is_shut_down() {
             return 0;
         }
@@ -467,7 +466,7 @@ impl<T> RawQueue<T> {
     #[inline]
     fn take_returned(&self, turn: bool) -> Option<Returned<T>> {
         // As `owed_to_woken`, against everything waiting (the lane and the buffer).
-        if !turn && !self.getters().turns().lets_pass(|| self.len()) && !self.is_shut_down() {
+        if !turn && !self.getters.turns().lets_pass(|| self.len()) && !self.is_shut_down() {
             return None;
         }
         self.lane.pop()
@@ -523,7 +522,7 @@ impl<T> RawQueue<T> {
         match nothing {
             Nothing::Closed if closed || !self.returns_after_shutdown || self.is_settled() => {
                 if turn {
-                    self.getters().turns().redeem();
+                    self.getters.turns().redeem();
                 }
                 Err(TryGetError::ShutDown)
             }

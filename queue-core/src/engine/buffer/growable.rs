@@ -239,20 +239,27 @@ impl<T> Growable<T> {
         // any id they ended; reads the joiners counted in this word.
         let before = self.ended.fetch_add(n << TICKET_SHIFT, Ordering::AcqRel);
         let joiners = anyone_in(before);
+        if !(joiners || watch || self.slots.freed_by_ending()) {
+            return None;
+        }
+        Some(self.ended_for(before, n, joiners, watch))
+    }
+
+    /// The rest of [`end`](Growable::end) for endings that may concern someone, out of
+    /// line: most endings concern nobody.
+    #[inline(never)]
+    fn ended_for(&self, before: u64, n: u64, joiners: bool, watch: bool) -> Ended {
         let settled = (joiners || watch) && {
             // Acquire: an id drawn and ended by another thread is seen with its ending.
             let issued = self.issued.load(Ordering::Acquire) / ID;
             distance(issued, ticket_of(before) + n) == 0
         };
         let freed = self.slots.freed_by_ending() && self.slots.give_back(n as usize);
-        if !(joiners || watch || freed) {
-            return None;
-        }
-        Some(Ended {
+        Ended {
             settled,
             joiners: Wake::counted_if(settled && joiners),
             putters: Wake::check_if(freed),
-        })
+        }
     }
 
     /// Where the joiners are counted: in the endings' word (see the module docs).
