@@ -748,7 +748,7 @@ impl<T> RawQueue<T> {
 
     #[inline]
     pub(crate) fn joiners(&self) -> Class<'_> {
-        self.joiners.counted_in(self.buffer.counted(Kind::Joiners))
+        self.joiners.counted_in(Some(self.buffer.joiners()))
     }
 
     /// Runs the wakers of every async wait signalled so far, of any class, outside every

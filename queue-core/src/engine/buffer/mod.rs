@@ -108,17 +108,25 @@ impl<T> Buffer<T> {
         self.limit
     }
 
-    /// Where the buffer counts the waiters of `kind`, if it does: a ring counts every
-    /// class (putters only under a buffered limit: the slots of an unfinished limit are
-    /// freed by endings, whose word has no room for their `pending` field), the growable
-    /// buffer the joiners.
+    /// Where the ring counts the getters or the putters, if the buffer is a ring that does
+    /// (putters only under a buffered limit: the slots of an unfinished limit are freed by
+    /// endings, whose word has no room for their `pending` field).
     #[inline]
     pub(crate) fn counted(&self, kind: Kind) -> Option<Counted<'_>> {
+        debug_assert!(kind != Kind::Joiners, "see `joiners`");
         match (&self.store, kind, self.limit) {
             (Store::Ring(_), Kind::Putters, Limit::Unfinished(_)) => None,
             (Store::Ring(ring), _, _) => Some(ring.counted(kind)),
-            (Store::Growable(growable), Kind::Joiners, _) => Some(growable.joiners()),
             (Store::Growable(_), _, _) => None,
+        }
+    }
+
+    /// Where the joiners are counted: in the endings' word, of either buffer.
+    #[inline]
+    pub(crate) fn joiners(&self) -> Counted<'_> {
+        match &self.store {
+            Store::Ring(ring) => ring.counted(Kind::Joiners),
+            Store::Growable(growable) => growable.joiners(),
         }
     }
 
