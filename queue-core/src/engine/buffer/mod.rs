@@ -131,9 +131,10 @@ impl<T> Buffer<T> {
     }
 
     /// Buffers `item` under a fresh id, leaving `owed` free slots alone (the slots the
-    /// putter turns of `turns.rs` keep for woken putters; zero or less: none). `accepted` runs with the id
-    /// before the item can be taken, on the growable buffer; the ring, which a journaled
-    /// queue does not use, does not call it. Returns the id and whether to wake a getter.
+    /// putter turns of `turns.rs` keep for woken putters; zero or less: none). `accepted`
+    /// runs with the id before the item can be taken, on the growable buffer; the ring,
+    /// which a journaled queue does not use, does not call it. Returns the id and whether
+    /// to wake a getter.
     #[inline]
     pub(crate) fn put(
         &self,
