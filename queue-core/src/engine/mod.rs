@@ -458,7 +458,8 @@ impl<T> RawQueue<T> {
         if owed <= 0 || self.is_shut_down() {
             return 0;
         }
-        owed.saturating_sub(self.lane.len() as i64)
+        // No overflow: both counts are at most `isize::MAX`, and `owed` is positive.
+        owed - self.lane.len() as i64
     }
 
     /// The oldest returned item, unless the getter has no turn and every item waiting is
