@@ -62,6 +62,10 @@ pub const NAMES: &[&str] = &[
     "queue/floor/async-channel",
     "queue/floor/flume",
     "queue/floor/kanal",
+    "queue/floor-unbounded/ours",
+    "queue/floor-unbounded/async-channel",
+    "queue/floor-unbounded/flume",
+    "queue/floor-unbounded/kanal",
 ];
 
 /// Every workload [`run`] knows: [`NAMES`], then the no-alloc tier's
@@ -207,6 +211,12 @@ pub fn run(name: &str, n: u64) {
         "queue/floor/async-channel" => floor_async_channel(&async_channel::bounded(128), n),
         "queue/floor/flume" => floor_flume(&flume::bounded(128), n),
         "queue/floor/kanal" => floor_kanal(&kanal::bounded(128), n),
+        "queue/floor-unbounded/ours" => floor_ours(&Queue::unbounded(), n),
+        "queue/floor-unbounded/async-channel" => {
+            floor_async_channel(&async_channel::unbounded(), n)
+        }
+        "queue/floor-unbounded/flume" => floor_flume(&flume::unbounded(), n),
+        "queue/floor-unbounded/kanal" => floor_kanal(&kanal::unbounded(), n),
         // The no-alloc tier's workloads (`crate::fixed`), listed by `crate::fixed::NAMES`.
         other if crate::fixed::run(other, n) => {}
         // The batch workloads (`crate::batch`), listed by `crate::batch::NAMES`.

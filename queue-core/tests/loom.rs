@@ -1425,3 +1425,28 @@ fn woken_get_many_vs_barging_try_get_many_vs_put_many() {
         assert_eq!(queue.ledger().succeeded, queue.ledger().accepted);
     });
 }
+
+/// Two endings on threads of their own vs a join, on an unbounded queue (the growable
+/// buffer, whose joiners are counted in its endings' word): the ending that settles the
+/// queue reads the joiner in its own read-modify-write and wakes it, or the joiner's
+/// re-check after counting itself in sees the queue settled; the join always returns, with
+/// both endings counted.
+#[test]
+fn endings_vs_join_on_the_growable_buffer() {
+    loom::model(|| {
+        let queue = Arc::new(Queue::<u8>::unbounded());
+        queue.try_put(1).unwrap();
+        queue.try_put(2).unwrap();
+        let enders: Vec<_> = (0..2)
+            .map(|_| {
+                let delivery = queue.try_get_owned().unwrap();
+                thread::spawn(move || delivery.succeed())
+            })
+            .collect();
+        let ledger = queue.join_blocking();
+        assert_eq!((ledger.accepted, ledger.succeeded), (2, 2), "{ledger:?}");
+        let mut items: Vec<u8> = enders.into_iter().map(|e| e.join().unwrap()).collect();
+        items.sort_unstable();
+        assert_eq!(items, [1, 2]);
+    });
+}

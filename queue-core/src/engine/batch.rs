@@ -117,7 +117,11 @@ impl<T> RawQueue<T> {
                 refused_at = Some(refused(refusal, item).into());
                 break;
             }
-            let owed = if turn { 0 } else { putters.turns().owed() };
+            let owed = if turn {
+                0
+            } else {
+                putters.turns().owed_signed()
+            };
             match self.buffer.put(item, owed, &mut accepted) {
                 Ok((id, wake)) => {
                     crate::events::accepted(self.label, id);
@@ -225,7 +229,8 @@ impl<T> RawQueue<T> {
             if let Some(ring) = self.buffer.ring() {
                 // Reserved here, so that no push in the claim allocates.
                 out.reserve(max);
-                let owed = || self.owed_to_woken() as u64;
+                // Zero or less means none (see `owed_to_woken`).
+                let owed = || self.owed_to_woken().max(0) as u64;
                 let push = |id, item| {
                     out.push(wrap(Handout { id, attempt: 1 }, item));
                 };
@@ -273,7 +278,8 @@ impl<T> RawQueue<T> {
                         // The rest of the batch in one claim, as the first take of a
                         // batch without a turn makes it.
                         out.reserve(max - taken);
-                        let owed = || self.owed_to_woken() as u64;
+                        // Zero or less means none (see `owed_to_woken`).
+                        let owed = || self.owed_to_woken().max(0) as u64;
                         let push = |id, item| out.push(wrap(Handout { id, attempt: 1 }, item));
                         if let Ok((more, notify)) =
                             ring.try_get_many((max - taken) as u64, owed, push)

@@ -218,17 +218,20 @@ impl<T> RawQueue<T> {
         accepted: impl FnOnce(JobId),
         late: impl FnOnce() -> L,
     ) -> Result<JobId, TryPutError<T>> {
-        let putters = self.putters();
         if let Some(refusal) = self.lifecycle.refusal() {
             // A final answer uses the turn up.
             if turn {
-                putters.turns().redeem();
+                self.putters.turns().redeem();
             }
             return Err(refused(refusal, item).into());
         }
         // Without a turn, the slots owed to woken puts are not free: a `try_put` or a new
         // put cannot take the slot a woken put was woken for.
-        let owed = if turn { 0 } else { putters.turns().owed() };
+        let owed = if turn {
+            0
+        } else {
+            self.putters.turns().owed_signed()
+        };
         match self.buffer.put(item, owed, accepted) {
             Ok((id, getters)) => {
                 crate::events::accepted(self.label, id);
@@ -261,7 +264,7 @@ impl<T> RawQueue<T> {
             // A shutdown closed the buffer after the lifecycle check.
             Err(PutRefused::Closed(item)) => {
                 if turn {
-                    putters.turns().redeem();
+                    self.putters.turns().redeem();
                 }
                 Err(TryPutError::ShutDown(item))
             }
@@ -292,7 +295,7 @@ impl<T> RawQueue<T> {
         // The common take: a getter without a turn, on an unobserved queue with nothing
         // returned, takes a fresh item. The ring has a copy of its own, whose branches the
         // compiler keeps apart from the growable buffer's.
-        let owed = || self.owed_to_woken() as u64;
+        let owed = || self.owed_to_woken();
         if let Some(ring) = self.buffer.ring() {
             return match ring.try_get(owed) {
                 Ok(taken) => self.hand_out_fresh(taken, wrap),
@@ -392,7 +395,7 @@ impl<T> RawQueue<T> {
         // The items a getter without a turn leaves alone: those owed to woken getters,
         // wherever they are (the lane's count against them first). Read by the buffer once
         // it sees an item, so it sees every turn granted before that item was published.
-        let owed = || if turn { 0 } else { self.owed_to_woken() as u64 };
+        let owed = || if turn { 0 } else { self.owed_to_woken() };
         if self.lane.may_hold() && self.lane.serves_next() {
             if let Some(returned) = self.take_returned(turn) {
                 return Ok(returned.handed_out());
@@ -450,13 +453,15 @@ impl<T> RawQueue<T> {
     /// woken getters, less the returned items waiting for them. None once the queue is
     /// shut down: then the buffer only drains, and a getter held back could sleep through
     /// the end (a shutdown wakes only the getters waiting when it comes).
+    /// Zero or less means none (see `Turns::owed_signed`).
     #[inline]
-    fn owed_to_woken(&self) -> usize {
-        match self.getters().turns().owed() {
-            0 => 0,
-            _ if self.is_shut_down() => 0,
-            owed => owed.saturating_sub(self.lane.len()),
+    fn owed_to_woken(&self) -> i64 {
+        let owed = self.getters.turns().owed_signed();
+        if owed <= 0 || self.is_shut_down() {
+            return 0;
         }
+        // No overflow: both counts are at most `isize::MAX`, and `owed` is positive.
+        owed - self.lane.len() as i64
     }
 
     /// The oldest returned item, unless the getter has no turn and every item waiting is
@@ -464,7 +469,7 @@ impl<T> RawQueue<T> {
     #[inline]
     fn take_returned(&self, turn: bool) -> Option<Returned<T>> {
         // As `owed_to_woken`, against everything waiting (the lane and the buffer).
-        if !turn && !self.getters().turns().lets_pass(|| self.len()) && !self.is_shut_down() {
+        if !turn && !self.getters.turns().lets_pass(|| self.len()) && !self.is_shut_down() {
             return None;
         }
         self.lane.pop()
@@ -520,7 +525,7 @@ impl<T> RawQueue<T> {
         match nothing {
             Nothing::Closed if closed || !self.returns_after_shutdown || self.is_settled() => {
                 if turn {
-                    self.getters().turns().redeem();
+                    self.getters.turns().redeem();
                 }
                 Err(TryGetError::ShutDown)
             }
@@ -746,7 +751,7 @@ impl<T> RawQueue<T> {
 
     #[inline]
     pub(crate) fn joiners(&self) -> Class<'_> {
-        self.joiners.counted_in(self.buffer.counted(Kind::Joiners))
+        self.joiners.counted_in(Some(self.buffer.joiners()))
     }
 
     /// Runs the wakers of every async wait signalled so far, of any class, outside every

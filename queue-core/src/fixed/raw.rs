@@ -118,7 +118,7 @@ impl<'a, T> Raw<'a, T> {
         let owed = if turn {
             0
         } else {
-            putters.turns().owed() as u64
+            putters.turns().owed_signed()
         };
         match self.ring().try_put(item, owed) {
             Ok((id, getters)) => {
@@ -210,12 +210,12 @@ impl<'a, T> Raw<'a, T> {
     /// could sleep through the end (a shutdown wakes only the getters waiting when it
     /// comes).
     #[inline]
-    fn owed_to_woken(self) -> u64 {
-        match self.getters().turns().owed() {
-            0 => 0,
-            _ if self.ring().is_closed() => 0,
-            owed => owed as u64,
+    fn owed_to_woken(self) -> i64 {
+        let owed = self.getters().turns().owed_signed();
+        if owed <= 0 || self.ring().is_closed() {
+            return 0;
         }
+        owed
     }
 
     /// A woken get took its item: as [`putter_turn_used`](Raw::putter_turn_used), for an

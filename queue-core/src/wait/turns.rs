@@ -62,8 +62,8 @@ impl Turns {
     /// put after that read would be owed to the woken waiter, and the try must not take it.
     #[inline]
     pub(crate) fn lets_pass(&self, available: impl FnOnce() -> usize) -> bool {
-        let owed = self.owed();
-        owed == 0 || available() > owed
+        let owed = self.owed_signed();
+        owed <= 0 || available() as i64 > owed
     }
 
     /// The turns owed, reading an instant's negative count as none.
@@ -73,6 +73,18 @@ impl Turns {
         // claimed through the buffer or the slot counter, which carry the ordering.
         let owed = self.owed.load(Ordering::Relaxed) as isize;
         owed.max(0) as usize
+    }
+
+    /// The turns owed as the count stands: zero or less (an instant's negative count)
+    /// means none, so its users test it with `> 0`. For the paths that take, where nothing
+    /// is owed unless a woken waiter is pending: one load and one test, where [`owed`]
+    /// would clamp the count (a conditional move) and the caller test it again.
+    ///
+    /// [`owed`]: Turns::owed
+    #[inline]
+    pub(crate) fn owed_signed(&self) -> i64 {
+        // Relaxed: as in `owed`.
+        self.owed.load(Ordering::Relaxed) as isize as i64
     }
 
     /// `n` notifications reached a listener.

@@ -93,6 +93,14 @@ impl Waiters {
         }
     }
 
+    /// The turns owed to this class's woken waiters, wherever the class is counted: for
+    /// the paths that only read or redeem turns, which then need not find the word the
+    /// class is counted in.
+    #[inline]
+    pub(crate) fn turns(&self) -> &Turns {
+        &self.turns
+    }
+
     /// The class, counted in its own word.
     #[inline]
     pub(crate) fn own(&self) -> Class<'_> {

@@ -3,6 +3,11 @@
 //! concurrent-queue's buffer of `(JobId, T)`, the slot counter of `slots.rs`, and the
 //! three counts the ring keeps in its words (ids drawn, items taken, endings).
 //!
+//! The endings' word is laid out as the ring's `ended`: the count above the waiter fields
+//! of `wait/counted.rs`, a 39-bit wrapping count read back in full against the takes, and
+//! the joiners counted below it. So an ending reads the joiners in its own `fetch_add`,
+//! as on the ring, instead of checking their word with a fence of its own.
+//!
 //! # Accepting, closing and draining
 //!
 //! The closed flag lives in the word ids are drawn from (`issued`), as it lives in the
@@ -34,10 +39,12 @@ use alloc::vec::Vec;
 use concurrent_queue::{ConcurrentQueue, PopError, PushError};
 
 use super::moves::{Ended, Nothing, PutRefused, Taken};
+use super::ring::{distance, ticket_of, widen, word_at, TICKET_SHIFT};
 use super::slots::{Limit, Slots};
 use crate::job_id::JobId;
 use crate::sync::{uninterrupted, AtomicU64, AtomicUsize, Ordering};
 use crate::unwind::each_despite_panics;
+use crate::wait::counted::{anyone_in, Counted};
 use crate::wait::waiters::Wake;
 
 /// `issued`: no id is drawn once set.
@@ -59,7 +66,8 @@ pub(crate) struct Growable<T> {
     issued: AtomicU64,
     /// Items taken out of the buffer (by gets, the drain and late puts).
     taken: AtomicU64,
-    /// Endings.
+    /// Endings (from bit [`TICKET_SHIFT`] up, wrapping) and the joiners' waiter fields
+    /// (see the module docs).
     ended: AtomicU64,
     /// Set by the drain of an immediate shutdown (see the module docs).
     drained: AtomicUsize,
@@ -98,7 +106,7 @@ impl<T> Growable<T> {
             slots: Slots::with_taken(limit, held as usize),
             issued: AtomicU64::new(issued * ID),
             taken: AtomicU64::new(taken),
-            ended: AtomicU64::new(ended),
+            ended: AtomicU64::new(word_at(ended)),
             drained: AtomicUsize::new(0),
         };
         for entry in items {
@@ -115,10 +123,10 @@ impl<T> Growable<T> {
     pub(crate) fn put(
         &self,
         item: T,
-        owed: usize,
+        owed: i64,
         accepted: impl FnOnce(JobId),
     ) -> Result<JobId, PutRefused<T>> {
-        if !self.slots.try_take(owed) {
+        if !self.slots.try_take(owed.max(0) as usize) {
             return Err(PutRefused::Full(item));
         }
         let Some(id) = self.draw() else {
@@ -166,7 +174,7 @@ impl<T> Growable<T> {
     /// After a close, reports [`Nothing::Closed`] only once every id drawn was taken (see
     /// the module docs).
     #[inline]
-    pub(crate) fn take(&self, owed: impl Fn() -> u64) -> Result<Taken<T>, Nothing> {
+    pub(crate) fn take(&self, owed: impl Fn() -> i64) -> Result<Taken<T>, Nothing> {
         // The inner queue's length is read with sequentially consistent loads of its
         // indices, which read from the pushes' own claims. Nothing counted is nothing to
         // take: a pop now could find an item pushed after this read, whose turn the read
@@ -176,7 +184,7 @@ impl<T> Growable<T> {
             return Err(self.nothing());
         }
         let owed = owed();
-        if owed != 0 && available <= owed {
+        if owed > 0 && available <= owed as u64 {
             return Err(Nothing::Empty);
         }
         let Ok((id, item)) = self.pop() else {
@@ -221,38 +229,64 @@ impl<T> Growable<T> {
         }
     }
 
-    /// Records `n` endings.
+    /// Records `n` endings. `None`: they concern nobody (no joiner counted, no slot
+    /// freed, and the caller does not `watch` for the queue settling), as on the ring;
+    /// settling is looked at only otherwise.
     #[inline]
-    pub(crate) fn end(&self, n: u64) -> Ended {
+    pub(crate) fn end(&self, n: u64, watch: bool) -> Option<Ended> {
         // AcqRel: releases this ending (and the work before it) to joiners that acquire
         // `ended`; acquires the earlier endings, so the `issued` read below is not behind
-        // any id they ended.
-        let ended = self.ended.fetch_add(n, Ordering::AcqRel) + n;
-        // Acquire: an id drawn and ended by another thread is seen with its ending.
-        let settled = ended == self.issued.load(Ordering::Acquire) / ID;
+        // any id they ended; reads the joiners counted in this word.
+        let before = self.ended.fetch_add(n << TICKET_SHIFT, Ordering::AcqRel);
+        let joiners = anyone_in(before);
+        if !(joiners || watch || self.slots.freed_by_ending()) {
+            return None;
+        }
+        Some(self.ended_for(before, n, joiners, watch))
+    }
+
+    /// The rest of [`end`](Growable::end) for endings that may concern someone, out of
+    /// line: most endings concern nobody.
+    #[inline(never)]
+    fn ended_for(&self, before: u64, n: u64, joiners: bool, watch: bool) -> Ended {
+        let settled = (joiners || watch) && {
+            // Acquire: an id drawn and ended by another thread is seen with its ending.
+            let issued = self.issued.load(Ordering::Acquire) / ID;
+            distance(issued, ticket_of(before) + n) == 0
+        };
         let freed = self.slots.freed_by_ending() && self.slots.give_back(n as usize);
         Ended {
             settled,
-            joiners: Wake::check_if(settled),
+            joiners: Wake::counted_if(settled && joiners),
             putters: Wake::check_if(freed),
         }
+    }
+
+    /// Where the joiners are counted: in the endings' word (see the module docs).
+    #[inline]
+    pub(crate) fn joiners(&self) -> Counted<'_> {
+        Counted::in_word(&self.ended, false)
     }
 
     /// Items buffered or in flight.
     pub(crate) fn unfinished(&self) -> u64 {
         // Acquire: pairs with the endings' AcqRel, so a zero also shows the work that
         // ended, and the `issued` read below is not behind it.
-        let ended = self.ended.load(Ordering::Acquire);
+        let ended = ticket_of(self.ended.load(Ordering::Acquire));
         // Acquire: as in `end`.
         let issued = self.issued.load(Ordering::Acquire) / ID;
-        issued.saturating_sub(ended)
+        distance(issued, ended)
     }
 
     /// Endings so far; the first read of the ledger's snapshot (see `tally.rs`).
     pub(crate) fn ended(&self) -> u64 {
         // Acquire: pairs with the endings' AcqRel, so the reads that follow see the take
         // of every item ended.
-        self.ended.load(Ordering::Acquire)
+        let ended = ticket_of(self.ended.load(Ordering::Acquire));
+        // SeqCst: as in `progress`, which reads it next.
+        let taken = self.taken.load(Ordering::SeqCst);
+        // Endings never pass takes: widened below the takes read now.
+        widen(ended, taken).min(taken)
     }
 
     /// Items taken out and ids drawn (items accepted), read in that order.
@@ -426,6 +460,49 @@ mod tests {
         );
         assert_eq!(buffer.take(|| 1).err(), Some(Nothing::Empty));
         assert_eq!(buffer.take(|| 0).ok().unwrap().item, 'b');
+    }
+
+    #[test]
+    fn an_ending_reads_the_joiners_counted_in_its_word() {
+        let buffer = Growable::new(Limit::None);
+        for item in 0..2 {
+            buffer.put(item, 0, |_| {}).unwrap();
+            buffer.take(|| 0).ok().unwrap();
+        }
+        assert!(buffer.end(1, false).is_none(), "nobody to tell");
+        let ended = buffer.end(1, true).expect("watched");
+        assert!(ended.settled);
+        assert_eq!(ended.joiners, Wake::No, "no joiner counted");
+        buffer.put(2, 0, |_| {}).unwrap();
+        buffer.take(|| 0).ok().unwrap();
+        let joiners = buffer.joiners();
+        joiners.count_in();
+        assert_eq!(
+            buffer.unfinished(),
+            1,
+            "the count-in left the endings alone"
+        );
+        let ended = buffer.end(1, false).expect("a joiner is counted");
+        assert!(ended.settled);
+        assert_eq!(ended.joiners, Wake::Counted);
+        joiners.count_out();
+        assert_eq!(counts(&buffer), (3, 3, 3));
+        assert_eq!(buffer.unfinished(), 0);
+    }
+
+    #[test]
+    fn endings_are_counted_in_full_across_the_wrap() {
+        let start = super::super::ring::TICKET_MASK - 1;
+        let buffer = Growable::resume(Limit::None, start, start, start, Vec::new());
+        for item in 0..4 {
+            buffer.put(item, 0, |_| {}).unwrap();
+            buffer.take(|| 0).ok().unwrap();
+        }
+        assert_eq!(buffer.unfinished(), 4);
+        assert!(!buffer.end(3, true).unwrap().settled);
+        assert!(buffer.end(1, true).unwrap().settled);
+        assert_eq!(counts(&buffer), (start + 4, start + 4, start + 4));
+        assert_eq!(buffer.unfinished(), 0);
     }
 
     #[test]

@@ -108,11 +108,12 @@ impl<T> Buffer<T> {
         self.limit
     }
 
-    /// Where the ring counts the waiters of `kind`, if the buffer is a ring that does
+    /// Where the ring counts the getters or the putters, if the buffer is a ring that does
     /// (putters only under a buffered limit: the slots of an unfinished limit are freed by
     /// endings, whose word has no room for their `pending` field).
     #[inline]
     pub(crate) fn counted(&self, kind: Kind) -> Option<Counted<'_>> {
+        debug_assert!(kind != Kind::Joiners, "see `joiners`");
         match (&self.store, kind, self.limit) {
             (Store::Ring(_), Kind::Putters, Limit::Unfinished(_)) => None,
             (Store::Ring(ring), _, _) => Some(ring.counted(kind)),
@@ -120,20 +121,30 @@ impl<T> Buffer<T> {
         }
     }
 
+    /// Where the joiners are counted: in the endings' word, of either buffer.
+    #[inline]
+    pub(crate) fn joiners(&self) -> Counted<'_> {
+        match &self.store {
+            Store::Ring(ring) => ring.counted(Kind::Joiners),
+            Store::Growable(growable) => growable.joiners(),
+        }
+    }
+
     /// Buffers `item` under a fresh id, leaving `owed` free slots alone (the slots the
-    /// putter turns of `turns.rs` keep for woken putters). `accepted` runs with the id
-    /// before the item can be taken, on the growable buffer; the ring, which a journaled
-    /// queue does not use, does not call it. Returns the id and whether to wake a getter.
+    /// putter turns of `turns.rs` keep for woken putters; zero or less: none). `accepted`
+    /// runs with the id before the item can be taken, on the growable buffer; the ring,
+    /// which a journaled queue does not use, does not call it. Returns the id and whether
+    /// to wake a getter.
     #[inline]
     pub(crate) fn put(
         &self,
         item: T,
-        owed: usize,
+        owed: i64,
         accepted: impl FnOnce(JobId),
     ) -> Result<(JobId, Wake), PutRefused<T>> {
         match &self.store {
             // A ring's queue has no journal (see the module docs): nobody to tell.
-            Store::Ring(ring) => ring.try_put(item, owed as u64),
+            Store::Ring(ring) => ring.try_put(item, owed),
             Store::Growable(growable) => growable
                 .put(item, owed, accepted)
                 .map(|id| (id, Wake::Check)),
@@ -167,9 +178,9 @@ impl<T> Buffer<T> {
     }
 
     /// Takes the oldest item, leaving `owed()` items alone (see [`Ring::try_get`] and
-    /// [`Growable::take`]).
+    /// [`Growable::take`]; zero or less: none).
     #[inline]
-    pub(crate) fn take(&self, owed: impl Fn() -> u64) -> Result<Taken<T>, Nothing> {
+    pub(crate) fn take(&self, owed: impl Fn() -> i64) -> Result<Taken<T>, Nothing> {
         match &self.store {
             Store::Ring(ring) => ring.try_get(owed),
             Store::Growable(growable) => growable.take(owed),
@@ -193,7 +204,7 @@ impl<T> Buffer<T> {
                     putters: Wake::check_if(matches!(self.limit, Limit::Unfinished(_))),
                 })
             }
-            Store::Growable(growable) => Some(growable.end(n)),
+            Store::Growable(growable) => growable.end(n, self.watch_endings),
         }
     }
 

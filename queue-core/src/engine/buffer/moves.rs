@@ -27,9 +27,9 @@ pub(crate) struct Taken<T> {
 /// What some endings did.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Ended {
-    /// Nothing is unfinished now. A ring looks only when joiners are counted or the buffer
-    /// was asked to (`Buffer::watch_settled`), and reads `false` otherwise: the look reads
-    /// the producers' word.
+    /// Nothing is unfinished now. Looked at only when joiners are counted or the buffer
+    /// was asked to (`Buffer::watch_settled`), and `false` otherwise: on a ring, the look
+    /// reads the producers' word.
     pub(crate) settled: bool,
     /// Whether to wake the joiners: only if the endings settled the queue (`settled`),
     /// which [`wakes_anyone`](Ended::wakes_anyone) relies on.

@@ -128,23 +128,30 @@ use crate::wait::wake::Wake;
 
 /// `tail`: no put succeeds once set.
 const CLOSED: u64 = 1;
-const TICKET_SHIFT: u32 = FIELDS_END;
+pub(super) const TICKET_SHIFT: u32 = FIELDS_END;
 /// One ticket.
 const TICKET: u64 = 1 << TICKET_SHIFT;
 /// The tickets' modulus minus one: tickets are `64 - TICKET_SHIFT` = 39 bits.
-const TICKET_MASK: u64 = u64::MAX >> TICKET_SHIFT;
+pub(super) const TICKET_MASK: u64 = u64::MAX >> TICKET_SHIFT;
 /// The most slots a ring has; larger bounds use a growable buffer.
 pub(crate) const MAX_SLOTS: usize = 1 << 16;
 
 #[inline]
-const fn ticket_of(word: u64) -> u64 {
+pub(super) const fn ticket_of(word: u64) -> u64 {
     word >> TICKET_SHIFT
 }
 
 /// `a - b` on tickets.
 #[inline]
-const fn distance(a: u64, b: u64) -> u64 {
+pub(super) const fn distance(a: u64, b: u64) -> u64 {
     a.wrapping_sub(b) & TICKET_MASK
+}
+
+/// Whether a full 64-bit stamp and a ticket name the same ticket (modulo 2^39): one
+/// exclusive or and one shift, the shift dropping the bits above the ticket's.
+#[inline(always)]
+const fn same_ticket(stamp: u64, ticket: u64) -> bool {
+    (stamp ^ ticket) << TICKET_SHIFT == 0
 }
 
 /// Whether a distance is really negative: `a` was read stale, behind `b`.
@@ -155,7 +162,7 @@ const fn behind(distance: u64) -> bool {
 
 /// The full 64-bit value whose low 39 bits are `low`, nearest to the full value `near`.
 #[inline]
-const fn widen(low: u64, near: u64) -> u64 {
+pub(super) const fn widen(low: u64, near: u64) -> u64 {
     let up = distance(low, near);
     if behind(up) {
         near.wrapping_sub(TICKET_MASK + 1 - up)
@@ -322,7 +329,7 @@ unsafe impl<T: Send, S: ?Sized + Storage<T>> Send for Ring<T, S> {}
 unsafe impl<T: Send, S: ?Sized + Storage<T>> Sync for Ring<T, S> {}
 
 /// The words of a ring whose first ticket is `start`.
-const fn word_at(start: u64) -> u64 {
+pub(super) const fn word_at(start: u64) -> u64 {
     (start & TICKET_MASK) << TICKET_SHIFT
 }
 
@@ -430,22 +437,23 @@ impl<T, S: ?Sized + Storage<T>> Ring<T, S> {
     // ------------------------------------------------------------------------ puts
 
     /// Buffers `item` under a fresh id (its full ticket), leaving `owed` free slots alone:
-    /// the slots the putter turns (`turns.rs`) keep for woken putters.
+    /// the slots the putter turns (`turns.rs`) keep for woken putters (zero or less:
+    /// none; see `Turns::owed_signed`).
     ///
     /// Runs from its claim to its publication as one step that no interrupt handler can
     /// enter midway (see [`uninterrupted`]).
     #[inline]
-    pub(crate) fn try_put(&self, item: T, owed: u64) -> Result<(JobId, Wake), PutRefused<T>> {
+    pub(crate) fn try_put(&self, item: T, owed: i64) -> Result<(JobId, Wake), PutRefused<T>> {
         uninterrupted(|| self.put_unguarded(item, owed))
     }
 
     #[inline(always)]
-    fn put_unguarded(&self, item: T, owed: u64) -> Result<(JobId, Wake), PutRefused<T>> {
+    fn put_unguarded(&self, item: T, owed: i64) -> Result<(JobId, Wake), PutRefused<T>> {
         // A slot free for a ticket means the get of the item one lap back is done, so fewer
         // items than slots are buffered: where the bound is the slot count and no slot is
         // owed, the stamp is the bound check, and the bound (on the consumers' line) is
         // read only once the slot is found taken.
-        let by_stamp = owed == 0 && self.stamp_bound;
+        let by_stamp = owed <= 0 && self.stamp_bound;
         let mut waited = 0;
         // Relaxed: the compare-exchange below validates it.
         let mut tail = self.tail.0.load(Ordering::Relaxed);
@@ -470,7 +478,7 @@ impl<T, S: ?Sized + Storage<T>> Ring<T, S> {
             // Acquire: pairs with the Release store of the get that emptied the slot, so
             // the write below comes after its read.
             let stamp = slot.stamp.load(Ordering::Acquire);
-            if stamp & TICKET_MASK == ticket {
+            if same_ticket(stamp, ticket) {
                 let (next, notify_getter) = with_notification(tail.wrapping_add(TICKET));
                 // Acquire: a getter counted here counted itself in with an AcqRel
                 // read-modify-write of this word before inserting its listener (a notify
@@ -511,9 +519,10 @@ impl<T, S: ?Sized + Storage<T>> Ring<T, S> {
         }
     }
 
-    /// The bound check of a put of `ticket`, leaving `owed` slots alone.
+    /// The bound check of a put of `ticket`, leaving `owed` slots alone (zero or less:
+    /// none).
     #[inline]
-    fn room(&self, ticket: u64, owed: u64) -> Room {
+    fn room(&self, ticket: u64, owed: i64) -> Room {
         let used = match self.bound {
             // Relaxed (both): a bound check; the slot's stamp orders the write after the
             // read of the get that freed the slot.
@@ -526,7 +535,12 @@ impl<T, S: ?Sized + Storage<T>> Ring<T, S> {
                 ticket_of(self.consumers.ended.load(Ordering::Relaxed)),
             ),
         };
-        if used >= self.bound.get().saturating_sub(owed) {
+        let free = if owed > 0 {
+            self.bound.get().saturating_sub(owed as u64)
+        } else {
+            self.bound.get()
+        };
+        if used >= free {
             if behind(used) {
                 return Room::Stale;
             }
@@ -547,7 +561,7 @@ impl<T, S: ?Sized + Storage<T>> Ring<T, S> {
     /// that put's claim was not counted by it and will not be notified, so its re-check
     /// must see the item.
     #[inline]
-    pub(crate) fn try_get(&self, owed: impl Fn() -> u64) -> Result<Taken<T>, Nothing> {
+    pub(crate) fn try_get(&self, owed: impl Fn() -> i64) -> Result<Taken<T>, Nothing> {
         uninterrupted(|| self.take_unguarded(Claim::Get(owed)))
     }
 
@@ -566,13 +580,13 @@ impl<T, S: ?Sized + Storage<T>> Ring<T, S> {
     /// One step of a drain: takes the oldest item as a get would, but leaves no item to
     /// woken getters and frees no slot for putters (puts fail once the ring is closed).
     pub(crate) fn take_drained(&self) -> Result<Taken<T>, Nothing> {
-        uninterrupted(|| self.take_unguarded(Claim::<fn() -> u64>::Drain))
+        uninterrupted(|| self.take_unguarded(Claim::<fn() -> i64>::Drain))
     }
 
     /// A get, from its claim to its publication, as one step that no interrupt handler
     /// can enter midway (the callers run it under [`uninterrupted`]).
     #[inline(always)]
-    fn take_unguarded(&self, claim: Claim<impl Fn() -> u64>) -> Result<Taken<T>, Nothing> {
+    fn take_unguarded(&self, claim: Claim<impl Fn() -> i64>) -> Result<Taken<T>, Nothing> {
         let mut waited = 0;
         // Relaxed: the compare-exchange below validates it.
         let mut head = self.consumers.head.load(Ordering::Relaxed);
@@ -581,13 +595,14 @@ impl<T, S: ?Sized + Storage<T>> Ring<T, S> {
             let slot = self.slot(ticket);
             // Acquire: pairs with the put's Release store, so the item is written.
             let stamp = slot.stamp.load(Ordering::Acquire);
-            if stamp & TICKET_MASK == (ticket + 1) & TICKET_MASK {
+            if same_ticket(stamp, ticket + 1) {
                 if let Claim::Get(owed) = &claim {
                     let owed = owed();
                     // Relaxed: the put of this item claimed its ticket before the stamp we
                     // acquired, so this read sees at least that ticket.
-                    if owed != 0
-                        && distance(ticket_of(self.tail.0.load(Ordering::Relaxed)), ticket) <= owed
+                    if owed > 0
+                        && distance(ticket_of(self.tail.0.load(Ordering::Relaxed)), ticket)
+                            <= owed as u64
                     {
                         return Err(Nothing::Empty);
                     }
@@ -628,7 +643,7 @@ impl<T, S: ?Sized + Storage<T>> Ring<T, S> {
                     }
                     Err(now) => head = now,
                 }
-            } else if stamp & TICKET_MASK == ticket {
+            } else if same_ticket(stamp, ticket) {
                 // The slot waits for the put of this ticket: empty, or that put is
                 // between its claim and its stamp.
                 // Acquire: pairs with the close, so a closed, empty ring is final here.
@@ -798,7 +813,7 @@ impl<T, S: ?Sized + Storage<T>> Drop for Ring<T, S> {
                     let slot = self.ring.slot(ticket);
                     // Relaxed: `&mut Ring` at the start of the drop excludes other threads.
                     let stamp = slot.stamp.load(Ordering::Relaxed);
-                    if stamp & TICKET_MASK == (ticket + 1) & TICKET_MASK {
+                    if same_ticket(stamp, ticket + 1) {
                         slot.item.with_mut(|cell| {
                             // SAFETY: the stamp says the slot holds the item of this
                             // ticket, and no get took it (tickets from `head` on); each

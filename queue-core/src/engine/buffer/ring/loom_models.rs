@@ -386,7 +386,7 @@ fn owed_gate_vs_put() {
                 for _ in 0..2 {
                     let seen = Seen::new(0);
                     let gate = || {
-                        seen.set(turns.owed() as u64);
+                        seen.set(turns.owed() as i64);
                         seen.get()
                     };
                     if let Ok(got) = ring.try_get(gate) {

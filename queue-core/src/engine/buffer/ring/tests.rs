@@ -213,6 +213,19 @@ fn widen_finds_the_nearest_full_value() {
     assert_eq!(widen(8, far), far - 2);
 }
 
+#[test]
+fn a_stamp_matches_a_ticket_modulo_the_ticket_width() {
+    let lap = TICKET_MASK + 1;
+    assert!(same_ticket(5, 5));
+    assert!(same_ticket(3 * lap + 5, 5));
+    assert!(!same_ticket(3 * lap + 5, 6));
+    assert!(!same_ticket(lap / 2 + 5, 5));
+    // A ticket one past the last is the first of the next lap.
+    assert!(same_ticket(lap, TICKET_MASK + 1));
+    assert!(same_ticket(2 * lap, 0));
+    assert!(!same_ticket(TICKET_MASK, 0));
+}
+
 struct Noisy<'a> {
     value: u32,
     panics_at: u32,
