@@ -87,7 +87,7 @@ fn ids_are_appended_and_counted_per_call() {
 }
 
 #[test]
-fn a_full_queue_refuses_mid_batch_and_leaves_the_rest_in_the_iterator() {
+fn a_full_queue_refuses_mid_batch_and_leaves_the_rest_in_the_vec() {
     for (kind, queue) in [
         ("bounded(3)", Queue::bounded(3).unwrap()),
         ("unfinished(3)", Queue::with_unfinished_limit(3).unwrap()),
@@ -673,4 +673,31 @@ fn an_owned_batch_get_waits_and_passes_its_wake_up_on_when_dropped() {
     let job = batch.pop().unwrap();
     std::thread::spawn(move || job.succeed()).join().unwrap();
     assert_eq!(queue.ledger().succeeded, 1);
+}
+
+/// A batch get asks for at most `max`: a `max` far above what the queue can hold (up to
+/// `usize::MAX`) takes what is there, and reserves room for no more than the queue holds.
+#[test]
+fn a_batch_get_of_any_size_takes_what_is_there() {
+    for (kind, queue) in every_kind::<u32>(AbandonPolicy::Abandon) {
+        queue
+            .try_put_many(&mut vec![1, 2], &mut Vec::new())
+            .unwrap();
+        let mut batch = Vec::new();
+        assert_eq!(queue.try_get_many(&mut batch, usize::MAX), Ok(2), "{kind}");
+        assert!(batch.capacity() < 1 << 20, "{kind}: {}", batch.capacity());
+        batch.into_iter().for_each(|delivery| {
+            delivery.succeed();
+        });
+        queue.try_put(3).unwrap();
+        let mut batch = Vec::new();
+        assert_eq!(
+            block_on(queue.get_many(&mut batch, 1 << 40)),
+            Ok(1),
+            "{kind}"
+        );
+        batch.into_iter().for_each(|delivery| {
+            delivery.succeed();
+        });
+    }
 }

@@ -227,6 +227,8 @@ impl<T> RawQueue<T> {
         debug_assert!(max != 0, "the face answers a batch of none");
         if RING_BATCHES && !turn && delivered.is_none() && !self.lane.may_hold() {
             if let Some(ring) = self.buffer.ring() {
+                // A claim takes no more than the ring holds, whatever `max` asks for.
+                let max = max.min(ring.slot_count());
                 // Reserved here, so that no push in the claim allocates.
                 out.reserve(max);
                 // Zero or less means none (see `owed_to_woken`).
@@ -276,14 +278,13 @@ impl<T> RawQueue<T> {
                 if RING_BATCHES && delivered.is_none() && !self.lane.may_hold() {
                     if let Some(ring) = self.buffer.ring() {
                         // The rest of the batch in one claim, as the first take of a
-                        // batch without a turn makes it.
-                        out.reserve(max - taken);
+                        // batch without a turn makes it (no more than the ring holds).
+                        let rest = (max - taken).min(ring.slot_count());
+                        out.reserve(rest);
                         // Zero or less means none (see `owed_to_woken`).
                         let owed = || self.owed_to_woken().max(0) as u64;
                         let push = |id, item| out.push(wrap(Handout { id, attempt: 1 }, item));
-                        if let Ok((more, notify)) =
-                            ring.try_get_many((max - taken) as u64, owed, push)
-                        {
+                        if let Ok((more, notify)) = ring.try_get_many(rest as u64, owed, push) {
                             taken += more;
                             putters.reserved += notify;
                         }
