@@ -13,8 +13,8 @@
 //! - [`Queue::put_many`] and [`Queue::get_many`] move jobs in batches: a `Vec` of items
 //!   in, their ids out (what was not accepted stays in the `Vec`), and up to `max`
 //!   deliveries at once, each still a full [`Delivery`]; with `try_` and `_blocking`
-//!   forms, one pass of wake-ups per batch, and, on a bounded queue, one claim of the
-//!   buffer per batch (see [`PutMany`](futures::PutMany) and [`GetMany`](futures::GetMany)).
+//!   forms and one pass of wake-ups per batch (see [`PutMany`](futures::PutMany) and
+//!   [`GetMany`](futures::GetMany)).
 //! - [`Queue::shutdown`] stops admission and lets consumers drain the buffer;
 //!   [`Queue::shutdown_now`] also drains the buffer and returns the items with their ids.
 //! - [`Queue::cancel_in_flight`] asks the work in flight to stop: every delivery then

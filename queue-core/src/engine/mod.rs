@@ -453,6 +453,7 @@ impl<T> RawQueue<T> {
     /// woken getters, less the returned items waiting for them. None once the queue is
     /// shut down: then the buffer only drains, and a getter held back could sleep through
     /// the end (a shutdown wakes only the getters waiting when it comes).
+    ///
     /// Zero or less means none (see `Turns::owed_signed`).
     #[inline]
     fn owed_to_woken(&self) -> i64 {

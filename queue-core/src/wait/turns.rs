@@ -76,9 +76,8 @@ impl Turns {
     }
 
     /// The turns owed as the count stands: zero or less (an instant's negative count)
-    /// means none, so its users test it with `> 0`. For the paths that take, where nothing
-    /// is owed unless a woken waiter is pending: one load and one test, where [`owed`]
-    /// would clamp the count (a conditional move) and the caller test it again.
+    /// means none, so its users test it with `> 0`, or clamp it at zero before they use it
+    /// as a count. [`owed`] is the clamped count.
     ///
     /// [`owed`]: Turns::owed
     #[inline]

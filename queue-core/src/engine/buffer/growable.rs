@@ -6,7 +6,7 @@
 //! The endings' word is laid out as the ring's `ended`: the count above the waiter fields
 //! of `wait/counted.rs`, a 39-bit wrapping count read back in full against the takes, and
 //! the joiners counted below it. So an ending reads the joiners in its own `fetch_add`,
-//! as on the ring, instead of checking their word with a fence of its own.
+//! as on the ring, and needs no fence to see them.
 //!
 //! # Accepting, closing and draining
 //!

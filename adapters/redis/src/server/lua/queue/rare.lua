@@ -75,7 +75,8 @@ local function rare()
   end
 
   -- What becomes of an entry whose lease expired, held by `owner`, its job delivered
-  -- `count` times (earlier entries' deliveries included): 'redeliver', or the counter it ends under, the list it is recorded in, and why.
+  -- `count` times (earlier entries' deliveries included): 'redeliver', or the counter it
+  -- ends under, the list it is recorded in, and why.
   function R.fate(owner, count, state, maxatt)
     if string.sub(owner, -6) == '/drain' then
       return 'discarded', DEAD, 'discarded: taken out by shutdown_now on a handle that did not confirm it'
