@@ -78,10 +78,16 @@ pub struct Ledger {
     /// Items delivered to a consumer and not yet resolved.
     pub in_flight: u64,
     /// Deliveries resolved as [`Outcome::Succeeded`].
+    ///
+    /// [`Outcome::Succeeded`]: crate::Outcome::Succeeded
     pub succeeded: u64,
     /// Deliveries resolved as [`Outcome::Rejected`].
+    ///
+    /// [`Outcome::Rejected`]: crate::Outcome::Rejected
     pub rejected: u64,
     /// Deliveries resolved as [`Outcome::Uncertain`].
+    ///
+    /// [`Outcome::Uncertain`]: crate::Outcome::Uncertain
     pub uncertain: u64,
     /// Deliveries dropped without an outcome (early return, panic unwinding). Under
     /// [`AbandonPolicy::Redeliver`](crate::AbandonPolicy::Redeliver) only the last allowed

@@ -54,6 +54,9 @@ use crate::ledger::Ledger;
 ///     assert_eq!((ledger.accepted, ledger.succeeded), (1, 1));
 /// });
 /// ```
+///
+/// [`Delivery`]: crate::Delivery
+/// [`Outcome`]: crate::Outcome
 pub struct Queue<T> {
     /// Every job's fate, over the raw queue that holds the items and the counts.
     pub(crate) steward: Steward<T>,
@@ -172,6 +175,8 @@ impl<T> Queue<T> {
     /// assert_eq!(record.state(id), Some(JobState::Ended(Outcome::Uncertain)));
     /// assert_eq!(record.uncertain(), vec![id]);
     /// ```
+    ///
+    /// [`JobEvent`]: crate::JobEvent
     #[must_use]
     pub fn with_journal(mut self, journal: impl Journal + 'static) -> Self {
         self.steward.set_journal(Journaled::new(Box::new(journal)));
@@ -323,6 +328,8 @@ impl<T> Queue<T> {
     /// let ledger = queue.ledger();
     /// assert_eq!((ledger.uncertain, ledger.abandoned, ledger.buffered), (1, 0, 0));
     /// ```
+    ///
+    /// [`DeadLetter`]: crate::DeadLetter
     #[must_use]
     pub fn with_abandon_policy(mut self, policy: AbandonPolicy) -> Self {
         self.steward.set_policy(policy);

@@ -218,7 +218,7 @@ pub trait QueueExt<T> {
     ) -> Until<Get<'_, T>, impl Future<Output = ()> + Send + Sync>;
 
     /// Waits for an item for at most `timeout`, on a queue held in an [`Arc`]
-    /// ([`Queue::get_owned_until`]): the [`OwnedDelivery`](tally_queue::OwnedDelivery) is
+    /// ([`Queue::get_owned_until`]): the [`OwnedDelivery`] is
     /// `'static`, so a spawned task can take it and hold it.
     ///
     /// # Errors

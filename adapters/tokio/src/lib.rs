@@ -210,7 +210,7 @@ pub trait QueueExt<T> {
     fn get_timeout(&self, timeout: Duration) -> Until<Get<'_, T>, Sleep>;
 
     /// Waits for an item for at most `timeout`, on a queue held in an [`Arc`]
-    /// ([`Queue::get_owned_until`]): the [`OwnedDelivery`](tally_queue::OwnedDelivery) is
+    /// ([`Queue::get_owned_until`]): the [`OwnedDelivery`] is
     /// `'static`, so a spawned task can take it and hold it.
     ///
     /// # Errors

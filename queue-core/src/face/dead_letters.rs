@@ -32,6 +32,8 @@ impl<T> Queue<T> {
     /// assert!(queue.take_dead_letters().is_empty());
     /// assert_eq!(queue.ledger().abandoned, 1);
     /// ```
+    ///
+    /// [`AbandonPolicy::Abandon`]: crate::AbandonPolicy::Abandon
     pub fn take_dead_letters(&self) -> Vec<DeadLetter<T>> {
         self.steward.take_dead_letters()
     }
@@ -64,6 +66,9 @@ impl<T> Queue<T> {
     /// drop(queue.try_get().unwrap());
     /// assert_eq!(queue.redeliveries(), 2);
     /// ```
+    ///
+    /// [`AbandonPolicy::Redeliver`]: crate::AbandonPolicy::Redeliver
+    /// [`Ledger`]: crate::Ledger
     #[must_use]
     pub fn redeliveries(&self) -> u64 {
         self.steward.redeliveries()

@@ -59,6 +59,8 @@ impl<T> Queue<T> {
     /// assert_eq!(*delivery, 42);
     /// delivery.succeed();
     /// ```
+    ///
+    /// [`AbandonPolicy::Redeliver`]: crate::AbandonPolicy::Redeliver
     pub fn get(&self) -> Get<'_, T> {
         Get::new(&self.steward)
     }

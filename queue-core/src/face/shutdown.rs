@@ -83,6 +83,8 @@ impl<T> Queue<T> {
     /// let ledger = block_on(queue.join());
     /// assert_eq!((ledger.uncertain, ledger.discarded), (1, 1));
     /// ```
+    ///
+    /// [`Delivery::is_cancelled`]: crate::Delivery::is_cancelled
     pub fn abort(&self) -> Vec<(JobId, T)> {
         let drained = self.shutdown_now();
         self.cancel_in_flight();
@@ -90,14 +92,15 @@ impl<T> Queue<T> {
     }
 
     /// Requests cooperative cancellation of the work in flight: every [`Delivery`] (and
-    /// [`OwnedDelivery`]) then reports [`is_cancelled`](Delivery::is_cancelled), and its
-    /// [`cancelled`](Delivery::cancelled) future resolves.
+    /// [`OwnedDelivery`]) then reports
+    /// [`is_cancelled`](crate::Delivery::is_cancelled), and its
+    /// [`cancelled`](crate::Delivery::cancelled) future resolves.
     ///
     /// A request, never a forced ending: each delivery still ends as its handler decides
-    /// (typically [`uncertain`](Delivery::uncertain) or [`reject`](Delivery::reject), or a
-    /// [`retry`](Delivery::retry)), and until then counts as in flight. The buffer and
-    /// admission are untouched: this is not a shutdown (for both at once, see
-    /// [`abort`](Queue::abort)).
+    /// (typically [`uncertain`](crate::Delivery::uncertain) or
+    /// [`reject`](crate::Delivery::reject), or a [`retry`](crate::Delivery::retry)), and
+    /// until then counts as in flight. The buffer and admission are untouched: this is not
+    /// a shutdown (for both at once, see [`abort`](Queue::abort)).
     ///
     /// The request is permanent: it covers the deliveries in flight now and every delivery
     /// handed out later (an item still buffered, a retried one), which see it at once.
@@ -121,6 +124,9 @@ impl<T> Queue<T> {
     /// assert!(queue.try_get().unwrap().is_cancelled());
     /// assert!(!queue.is_shut_down());
     /// ```
+    ///
+    /// [`Delivery`]: crate::Delivery
+    /// [`OwnedDelivery`]: crate::OwnedDelivery
     pub fn cancel_in_flight(&self) -> bool {
         self.steward.cancel_in_flight()
     }

@@ -38,6 +38,8 @@ impl<T> Queue<T> {
     /// let _again = queue.worker();
     /// assert!(queue.try_put(3).unwrap_err().is_full());
     /// ```
+    ///
+    /// [`PutError::NoWorkers`]: crate::PutError::NoWorkers
     pub fn worker(&self) -> Worker<'_, T> {
         self.steward.raw().register_worker();
         Worker::new(self)
