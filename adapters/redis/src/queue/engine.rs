@@ -316,6 +316,13 @@ impl<C: Codec> Engine<C> {
         self.local.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
+    /// Records that this handle saw the id `top`: an id the server hands out later must be
+    /// above it.
+    fn saw_id(&self, top: u64) {
+        let mut local = self.local();
+        local.max_id = Some(local.max_id.map_or(top, |max| max.max(top)));
+    }
+
     pub(crate) fn lease_ms(&self) -> u64 {
         self.options.lease.as_millis() as u64
     }
@@ -405,16 +412,7 @@ impl<C: Codec> Engine<C> {
             Ok(reply) => reply,
             Err(error) => return Err(PutError::from_redis(items, error)),
         };
-        match reply.status.as_str() {
-            "ok" => {}
-            "shutdown" => return Err(PutError::ShutDown(items)),
-            "noworkers" => return Err(PutError::NoWorkers(items)),
-            "full" => return Err(PutError::Full(items)),
-            _ => {
-                let error = reply.unexpected();
-                return Err(PutError::Failed { item: items, error });
-            }
-        }
+        let items = accepted(&reply, items)?;
         let mut ids = Vec::with_capacity(items.len());
         let mut fresh = Vec::new();
         for _ in 0..items.len() {
@@ -432,9 +430,8 @@ impl<C: Codec> Engine<C> {
         // Ids only go up: one not above an id this handle saw before the send means the
         // server went back.
         let rewound = fresh.iter().any(|id| seen.is_some_and(|max| *id <= max));
-        if let Some(top) = fresh.iter().max() {
-            let mut local = self.local();
-            local.max_id = Some(local.max_id.map_or(*top, |max| max.max(*top)));
+        if let Some(&top) = fresh.iter().max() {
+            self.saw_id(top);
         }
         if rewound {
             self.conn.mark_rewound().await.ok();
@@ -492,16 +489,7 @@ impl<C: Codec> Engine<C> {
             Ok(reply) => reply,
             Err(error) => return Err(PutError::from_redis(items, error)),
         };
-        match reply.status.as_str() {
-            "ok" => {}
-            "shutdown" => return Err(PutError::ShutDown(items)),
-            "noworkers" => return Err(PutError::NoWorkers(items)),
-            "full" => return Err(PutError::Full(items)),
-            _ => {
-                let error = reply.unexpected();
-                return Err(PutError::Failed { item: items, error });
-            }
-        }
+        let items = accepted(&reply, items)?;
         let parsed = reply.int().and_then(|first| Ok((first, reply.int()?)));
         let (first, due) = match parsed {
             Ok(parsed) => parsed,
@@ -516,9 +504,8 @@ impl<C: Codec> Engine<C> {
                 error: Error::Gone,
             });
         }
-        if let Some(top) = ids.last() {
-            let mut local = self.local();
-            local.max_id = Some(local.max_id.map_or(*top, |max| max.max(*top)));
+        if let Some(&top) = ids.last() {
+            self.saw_id(top);
         }
         for id in &ids {
             self.journal
@@ -1236,4 +1223,18 @@ fn job_fields(fields: Vec<(String, Vec<u8>)>) -> Option<(JobId, Vec<u8>, u64)> {
     };
     let id = core::str::from_utf8(&id).ok()?.parse().ok()?;
     Some((JobId::from_raw(id), bytes, earlier))
+}
+
+/// The items of a put whose script accepted them, or the refusal its reply's status names.
+fn accepted<I>(reply: &Reply, items: I) -> Result<I, PutError<I>> {
+    match reply.status.as_str() {
+        "ok" => Ok(items),
+        "shutdown" => Err(PutError::ShutDown(items)),
+        "noworkers" => Err(PutError::NoWorkers(items)),
+        "full" => Err(PutError::Full(items)),
+        _ => Err(PutError::Failed {
+            item: items,
+            error: reply.unexpected(),
+        }),
+    }
 }
