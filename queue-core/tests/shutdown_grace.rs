@@ -279,26 +279,50 @@ fn dropped_at_every_poll_the_policy_loses_nothing() {
     }
 }
 
-/// A `Record` that holds the thread recording an ending until told to go on: the ending
-/// is then recorded and not yet counted by the ledger, as it is for an instant on every
-/// ending.
-struct HeldEndings {
+/// A `Record` that holds the thread recording the first event `hold` picks until told to
+/// go on, or for half a second: the queue is then between the two steps of a move, as it
+/// is for an instant on every such move.
+struct HeldAt {
     record: Record,
-    recorded: std::sync::mpsc::SyncSender<JobId>,
+    hold: fn(&JobEvent) -> bool,
+    held: AtomicBool,
+    reached: std::sync::mpsc::SyncSender<JobEvent>,
     go: std::sync::Mutex<std::sync::mpsc::Receiver<()>>,
 }
 
-impl Journal for HeldEndings {
+impl HeldAt {
+    fn new(
+        hold: fn(&JobEvent) -> bool,
+    ) -> (
+        Arc<Self>,
+        std::sync::mpsc::Receiver<JobEvent>,
+        std::sync::mpsc::Sender<()>,
+    ) {
+        let (reached, reached_rx) = std::sync::mpsc::sync_channel(1);
+        let (go, go_rx) = std::sync::mpsc::channel();
+        let journal = HeldAt {
+            record: Record::new(),
+            hold,
+            held: AtomicBool::new(false),
+            reached,
+            go: std::sync::Mutex::new(go_rx),
+        };
+        (Arc::new(journal), reached_rx, go)
+    }
+}
+
+impl Journal for HeldAt {
     fn record(&self, event: JobEvent) {
         self.record.record(event);
-        if let JobEvent::Ended { id, .. } = event {
-            let _ = self.recorded.send(id);
-            // Bounded: a queue that waits for this ending to finish must not hang the test.
+        // SeqCst: a test flag.
+        if (self.hold)(&event) && !self.held.swap(true, Ordering::SeqCst) {
+            let _ = self.reached.send(event);
+            // Bounded: a report that waits for this move to finish must not hang the test.
             let _ = self
                 .go
                 .lock()
                 .unwrap()
-                .recv_timeout(std::time::Duration::from_secs(2));
+                .recv_timeout(std::time::Duration::from_millis(500));
         }
     }
 
@@ -336,13 +360,7 @@ fn disagreement<T>(
 /// with itself: not `in_flight_ids: Some([])` beside `in_flight: 1`.
 #[test]
 fn a_report_made_while_a_job_ends_names_as_many_ids_as_it_counts_in_flight() {
-    let (recorded_tx, recorded) = std::sync::mpsc::sync_channel(1);
-    let (go, go_rx) = std::sync::mpsc::channel();
-    let journal = Arc::new(HeldEndings {
-        record: Record::new(),
-        recorded: recorded_tx,
-        go: std::sync::Mutex::new(go_rx),
-    });
+    let (journal, recorded, go) = HeldAt::new(|event| matches!(event, JobEvent::Ended { .. }));
     let queue = Arc::new(Queue::unbounded().with_journal(Arc::clone(&journal)));
     for item in ["running", "buffered", "buffered too"] {
         queue.try_put(item).unwrap();
@@ -454,58 +472,6 @@ fn a_report_made_while_a_job_ends_counts_no_job_twice() {
         ids.len(),
         ids.first()
     );
-}
-
-/// A `Record` that holds the thread recording the first event `hold` picks until told to
-/// go on, or for half a second: the queue is then between the two steps of a move, as it
-/// is for an instant on every such move.
-struct HeldAt {
-    record: Record,
-    hold: fn(&JobEvent) -> bool,
-    held: AtomicBool,
-    reached: std::sync::mpsc::SyncSender<JobEvent>,
-    go: std::sync::Mutex<std::sync::mpsc::Receiver<()>>,
-}
-
-impl HeldAt {
-    fn new(
-        hold: fn(&JobEvent) -> bool,
-    ) -> (
-        Arc<Self>,
-        std::sync::mpsc::Receiver<JobEvent>,
-        std::sync::mpsc::Sender<()>,
-    ) {
-        let (reached, reached_rx) = std::sync::mpsc::sync_channel(1);
-        let (go, go_rx) = std::sync::mpsc::channel();
-        let journal = HeldAt {
-            record: Record::new(),
-            hold,
-            held: AtomicBool::new(false),
-            reached,
-            go: std::sync::Mutex::new(go_rx),
-        };
-        (Arc::new(journal), reached_rx, go)
-    }
-}
-
-impl Journal for HeldAt {
-    fn record(&self, event: JobEvent) {
-        self.record.record(event);
-        // SeqCst: a test flag.
-        if (self.hold)(&event) && !self.held.swap(true, Ordering::SeqCst) {
-            let _ = self.reached.send(event);
-            // Bounded: a report that waits for this move to finish must not hang the test.
-            let _ = self
-                .go
-                .lock()
-                .unwrap()
-                .recv_timeout(std::time::Duration::from_millis(500));
-        }
-    }
-
-    fn in_flight_ids(&self) -> Option<Vec<JobId>> {
-        self.record.in_flight_ids()
-    }
 }
 
 /// One thread shuts the queue down at once and is held while the journal hears of the
