@@ -646,14 +646,8 @@ impl<T, S: ?Sized + Storage<T>> Ring<T, S> {
             } else if same_ticket(stamp, ticket) {
                 // The slot waits for the put of this ticket: empty, or that put is
                 // between its claim and its stamp.
-                // Acquire: pairs with the close, so a closed, empty ring is final here.
-                let tail = self.tail.0.load(Ordering::Acquire);
-                if ticket_of(tail) == ticket {
-                    return Err(if tail & CLOSED != 0 {
-                        Nothing::Closed
-                    } else {
-                        Nothing::Empty
-                    });
+                if let Some(nothing) = self.nothing_at(ticket) {
+                    return Err(nothing);
                 }
                 waited = back_off(waited);
                 // Relaxed: re-read for the loop, which validates it.
@@ -753,6 +747,20 @@ impl<T, S: ?Sized + Storage<T>> Ring<T, S> {
         // AcqRel: releases the close to the gets that acquire `tail` and find it empty;
         // acquires the puts claimed before it (a drain that follows takes them).
         self.tail.0.fetch_or(CLOSED, Ordering::AcqRel) & CLOSED == 0
+    }
+
+    /// What a get finds at `ticket`, whose slot waits for the put of that ticket: nothing
+    /// to take if no put claimed it yet (empty, or closed for good), `None` if a put has
+    /// claimed it and is about to stamp it.
+    #[inline(always)]
+    fn nothing_at(&self, ticket: u64) -> Option<Nothing> {
+        // Acquire: pairs with the close, so a closed, empty ring is final here.
+        let tail = self.tail.0.load(Ordering::Acquire);
+        (ticket_of(tail) == ticket).then_some(if tail & CLOSED != 0 {
+            Nothing::Closed
+        } else {
+            Nothing::Empty
+        })
     }
 
     /// The number of slots.

@@ -25,7 +25,9 @@ use core::mem::MaybeUninit;
 
 #[cfg(feature = "alloc")]
 use super::behind;
-use super::{distance, ticket_of, Bound, Ring, Storage, CLOSED, TICKET, TICKET_MASK};
+#[cfg(feature = "alloc")]
+use super::CLOSED;
+use super::{distance, same_ticket, ticket_of, Bound, Ring, Storage, TICKET};
 use crate::engine::buffer::moves::Nothing;
 use crate::job_id::JobId;
 use crate::sync::{back_off, uninterrupted, Ordering};
@@ -108,7 +110,7 @@ impl<T, S: ?Sized + Storage<T>> Ring<T, S> {
                 // Acquire: pairs with the Release store of the get that emptied the slot,
                 // so the write below comes after its read.
                 let stamp = self.slot(ticket).stamp.load(Ordering::Acquire);
-                if stamp & TICKET_MASK != ticket & TICKET_MASK {
+                if !same_ticket(stamp, ticket) {
                     break;
                 }
                 if free == 0 {
@@ -191,7 +193,7 @@ impl<T, S: ?Sized + Storage<T>> Ring<T, S> {
                 let ticket = ticket.wrapping_add(written);
                 // Acquire: pairs with the put's Release store, so the item is written.
                 let stamp = self.slot(ticket).stamp.load(Ordering::Acquire);
-                if stamp & TICKET_MASK != ticket.wrapping_add(1) & TICKET_MASK {
+                if !same_ticket(stamp, ticket.wrapping_add(1)) {
                     break;
                 }
                 if written == 0 {
@@ -202,17 +204,11 @@ impl<T, S: ?Sized + Storage<T>> Ring<T, S> {
             if written == 0 {
                 // Acquire: as in `take_unguarded`.
                 let stamp = self.slot(ticket).stamp.load(Ordering::Acquire);
-                if stamp & TICKET_MASK == ticket & TICKET_MASK {
+                if same_ticket(stamp, ticket) {
                     // The slot waits for the put of this ticket: empty, or that put is
                     // between its claim and its stamp (waited for, as a single get does).
-                    // Acquire: pairs with the close, so a closed, empty ring is final.
-                    let tail = self.tail.0.load(Ordering::Acquire);
-                    if ticket_of(tail) == ticket {
-                        return Err(if tail & CLOSED != 0 {
-                            Nothing::Closed
-                        } else {
-                            Nothing::Empty
-                        });
+                    if let Some(nothing) = self.nothing_at(ticket) {
+                        return Err(nothing);
                     }
                 }
                 // Else another get took this ticket: `head` is stale.

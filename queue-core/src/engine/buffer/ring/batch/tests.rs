@@ -5,7 +5,7 @@ extern crate std;
 use alloc::vec;
 use alloc::vec::Vec;
 
-use super::super::{BoxedRing, Kind};
+use super::super::{BoxedRing, Kind, TICKET_MASK};
 use super::*;
 
 /// Takes up to `max` items with nothing owed; (id, item) pairs.
