@@ -193,6 +193,23 @@ impl Backoff {
         self.jitter
     }
 
+    /// The seed set with [`with_seed`](Backoff::with_seed); 0 unless set.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tally_queue::Backoff;
+    ///
+    /// let backoff = Backoff::fixed(Duration::from_secs(1));
+    /// assert_eq!(backoff.seed(), 0);
+    /// assert_eq!(backoff.with_seed(7).seed(), 7);
+    /// ```
+    #[must_use]
+    pub const fn seed(&self) -> u64 {
+        self.seed
+    }
+
     /// The delay after delivery number `attempt` failed, before jitter: the most a job
     /// waits.
     ///
