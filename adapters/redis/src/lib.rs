@@ -39,7 +39,9 @@
 //! [`Queue::put_after`], [`Queue::put_at`] and [`Delivery::retry_after`] hold a job back
 //! until its due time on the server's clock, counted buffered;
 //! [`Delivery::retry_backoff`] takes the delay from a [`tally_queue::Backoff`] for the
-//! attempt that failed (a retry counts toward the attempts, as in process).
+//! attempt that failed (a retry counts toward the attempts, as in process), and
+//! [`Options::redelivery_backoff`] gives a job whose lease expired (or that was dropped
+//! unresolved) the same kind of wait before it is delivered again.
 //! [`Queue::in_flight`] lists each job in flight with its holder, attempt, lease age and
 //! whether the holder is alive.
 //! With the `metrics` feature, `Queue::record_metrics` records the ledger under

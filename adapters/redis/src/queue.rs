@@ -133,8 +133,9 @@ impl<C: Codec> Queue<C> {
             });
         }
         let stored = options.check()?;
+        let backoff = options.stored_backoff()?;
         let engine = Engine::new(client, name, codec, options);
-        engine.open(stored).await?;
+        engine.open(stored, &backoff).await?;
         Ok(Queue {
             engine: Arc::new(engine),
         })

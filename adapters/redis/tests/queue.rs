@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use common::{after, open, options, redeliver, sleep, uncertain, Rt};
-use tally_queue::{Backoff, JobId, Outcome};
+use tally_queue::{Backoff, Jitter, JobId, Outcome};
 use tally_redis::{
     AbandonPolicy, Bytes, Error, GetError, JoinError, OpenError, PutError, Queue, Records,
     ResolveError, State, TryGetError,
@@ -1944,6 +1944,224 @@ async fn retry_backoff_grows_with_the_attempts(_rt: Rt) {
     assert!(ledger.is_balanced());
 }
 
+/// A redelivery backoff: a job whose holder vanished (here `mem::forget`) waits the
+/// policy's delay for the attempt that failed among the delayed jobs once its lease is
+/// found expired, by a get or by a maintenance pass: counted buffered and redelivered, no
+/// longer in flight, then delivered again as the next attempt, whose delay is longer.
+async fn expired_lease_waits_its_redelivery_backoff(_rt: Rt) {
+    let server = server!();
+    let ms = Duration::from_millis;
+    let backoff = Backoff::exponential(ms(400), ms(10_000));
+    let queue = open(
+        &server,
+        "lease-backoff",
+        redeliver(3).redelivery_backoff(backoff),
+    )
+    .await;
+    let id = queue.try_put(vec![5]).await.unwrap();
+    std::mem::forget(queue.get().await.unwrap());
+    sleep(ms(400)).await;
+    // Found by a get: not handed out, waiting.
+    let start = std::time::Instant::now();
+    assert!(matches!(queue.try_get().await, Err(TryGetError::Empty)));
+    let status = queue.status().await.unwrap();
+    assert_eq!(
+        (
+            status.ledger.buffered,
+            status.ledger.in_flight,
+            status.redelivered
+        ),
+        (1, 0, 1)
+    );
+    assert!(queue.in_flight().await.unwrap().is_empty());
+    let second = queue
+        .get_until(after(Duration::from_secs(5)))
+        .await
+        .unwrap();
+    let waited = start.elapsed();
+    assert!(waited >= ms(400), "{waited:?}");
+    assert_eq!((second.id(), second.attempt()), (id, 2));
+    std::mem::forget(second);
+    sleep(ms(400)).await;
+    // Found by a maintenance pass: attempt 2 failed, so 800 ms.
+    let start = std::time::Instant::now();
+    queue.maintain_once().await.unwrap();
+    let ledger = queue.ledger().await.unwrap();
+    assert_eq!((ledger.buffered, ledger.in_flight), (1, 0));
+    let third = queue
+        .get_until(after(Duration::from_secs(5)))
+        .await
+        .unwrap();
+    let waited = start.elapsed();
+    assert!(waited >= ms(800), "{waited:?}");
+    assert_eq!(
+        (third.id(), third.attempt(), third.to_vec()),
+        (id, 3, vec![5])
+    );
+    third.succeed().await.unwrap();
+    let status = queue.status().await.unwrap();
+    assert_eq!((status.ledger.succeeded, status.redelivered), (1, 2));
+    assert!(status.ledger.is_balanced());
+}
+
+/// A delivery dropped unresolved waits its redelivery backoff too; one whose delay has not
+/// passed is handed back by `shutdown_now` with the rest, once.
+async fn redelivery_backoff_after_a_drop_and_shutdown_now(_rt: Rt) {
+    let server = server!();
+    let ms = Duration::from_millis;
+    let backoff = Backoff::fixed(ms(500));
+    let queue = open(
+        &server,
+        "drop-backoff",
+        redeliver(3).redelivery_backoff(backoff),
+    )
+    .await;
+    let id = queue.try_put(vec![1]).await.unwrap();
+    drop(queue.get().await.unwrap());
+    let start = std::time::Instant::now();
+    queue.maintain_once().await.unwrap();
+    let again = queue
+        .get_until(after(Duration::from_secs(5)))
+        .await
+        .unwrap();
+    assert!(start.elapsed() >= ms(500), "{:?}", start.elapsed());
+    assert_eq!((again.id(), again.attempt()), (id, 2));
+    drop(again);
+    queue.maintain_once().await.unwrap();
+    // Whether this pass or a get found it, it waits.
+    assert!(matches!(queue.try_get().await, Err(TryGetError::Empty)));
+    assert!(queue.in_flight().await.unwrap().is_empty());
+    queue.try_put(vec![2]).await.unwrap();
+    let drained = queue.shutdown_now().await.expect("every item back");
+    let mut back: Vec<(u64, Vec<u8>)> = drained
+        .into_iter()
+        .map(|(id, item)| (id.get(), item.ok().unwrap()))
+        .collect();
+    back.sort_unstable();
+    assert_eq!(back, [(0, vec![1]), (1, vec![2])]);
+    let status = queue.status().await.unwrap();
+    assert_eq!(
+        (
+            status.ledger.discarded,
+            status.ledger.buffered,
+            status.redelivered
+        ),
+        (2, 0, 2)
+    );
+    assert!(status.ledger.is_balanced());
+}
+
+/// The redelivery backoff is stored with the queue: it needs the `Redeliver` policy, and
+/// a later open with another one (or none) is refused, naming it.
+async fn redelivery_backoff_is_fixed_at_creation(_rt: Rt) {
+    let server = server!();
+    let ms = Duration::from_millis;
+    let fixed = Backoff::fixed(ms(500));
+    let error = Queue::open(
+        server.client(),
+        "fixed",
+        Bytes,
+        options().redelivery_backoff(fixed),
+    )
+    .await
+    .unwrap_err();
+    assert!(matches!(error, OpenError::BadOption(_)), "{error}");
+    let _queue = open(&server, "fixed", redeliver(3).redelivery_backoff(fixed)).await;
+    let _same = open(&server, "fixed", redeliver(3).redelivery_backoff(fixed)).await;
+    for other in [
+        redeliver(3),
+        redeliver(3).redelivery_backoff(fixed.with_jitter(Jitter::Full)),
+    ] {
+        match Queue::open(server.client(), "fixed", Bytes, other).await {
+            Err(OpenError::Mismatch { field, .. }) => assert_eq!(field, "backoff"),
+            other => panic!("{other:?}"),
+        }
+    }
+    let error = Queue::open(server.client(), "fixed", Bytes, redeliver(3))
+        .await
+        .unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .contains("backoff = n 0000000000000000 500000000, not none"),
+        "{error}"
+    );
+}
+
+/// The server draws a redelivery delay exactly as `Backoff::delay_for` does in process
+/// (rounded up to whole milliseconds, as `retry_backoff` sends it), for every jitter, over
+/// seeds, ids and attempts that exercise every limb of its 64-bit arithmetic.
+async fn the_server_draws_the_backoffs_delays(_rt: Rt) {
+    let server = server!();
+    let mut source = String::from("#!lua flags=allow-oom\n");
+    source.push_str(include_str!("../src/server/lua/queue/prelude.lua"));
+    source.push('\n');
+    source.push_str(include_str!("../src/server/lua/queue/rare.lua"));
+    source.push_str("\nlocal out = {}\nfor i = 3, #ARGV, 2 do\n  out[#out + 1] = rare().backoff_ms(ARGV[2], tonumber(ARGV[i]), tonumber(ARGV[i + 1]))\nend\nreturn out\n");
+    let script = redis::Script::new(&source);
+    let ms = Duration::from_millis;
+    let policies = [
+        Backoff::fixed(ms(1_000)),
+        Backoff::exponential(Duration::from_nanos(1_234_567), ms(90_000)).with_jitter(Jitter::Full),
+        Backoff::exponential(ms(3), Duration::from_secs(86_400 * 100)).with_jitter(Jitter::Equal),
+        Backoff::fixed(Duration::from_nanos(999_999_999_999)).with_jitter(Jitter::Full),
+        Backoff::fixed(Duration::ZERO).with_jitter(Jitter::Equal),
+    ];
+    let seeds = [
+        0,
+        1,
+        0xFFFF_FFFF_FFFF_FFFF,
+        0x9E37_79B9_7F4A_7C15,
+        12_345_678_901_234_567,
+    ];
+    let ids = [
+        0u64,
+        1,
+        2,
+        17,
+        65_535,
+        65_536,
+        1 << 32,
+        (1 << 40) + 12_345,
+        (1 << 52) - 1,
+    ];
+    let mut connection = server.client().get_connection().unwrap();
+    let mut checked = 0;
+    for (n, policy) in policies.into_iter().enumerate() {
+        for (m, seed) in seeds.into_iter().enumerate() {
+            let policy = policy.with_seed(seed);
+            // The stored form, as the crate writes it at creation.
+            let name = format!("draw-{n}-{m}");
+            let options = redeliver(100).redelivery_backoff(policy);
+            drop(open(&server, &name, options).await);
+            let stored: String = server.query(
+                redis::cmd("HGET")
+                    .arg(format!("{{{name}}}:meta"))
+                    .arg("backoff"),
+            );
+            let mut invocation = script.key("{t}:s");
+            invocation
+                .key("{t}:meta")
+                .key("{t}:ledger")
+                .arg("{t}")
+                .arg(&stored);
+            let mut wanted = Vec::new();
+            for id in ids {
+                for attempt in [1u32, 2, 3, 9, 31, 32, 33, 34, 40] {
+                    invocation.arg(id).arg(attempt);
+                    let delay = policy.delay_for(attempt, id);
+                    let up = u128::from(!delay.subsec_nanos().is_multiple_of(1_000_000));
+                    wanted.push((delay.as_millis() + up) as u64);
+                }
+            }
+            let drawn: Vec<u64> = invocation.invoke(&mut connection).unwrap();
+            assert_eq!(drawn, wanted, "{policy:?} stored as {stored}");
+            checked += drawn.len();
+        }
+    }
+    assert_eq!(checked, 5 * 5 * 9 * 9);
+}
+
 /// Delayed jobs and shutdowns: a graceful one drains only once the delayed job was
 /// delivered and ended; `shutdown_now` hands delayed jobs back with the rest, each once.
 async fn delayed_jobs_and_shutdowns(_rt: Rt) {
@@ -2445,6 +2663,10 @@ on_both!(
     retry_after_waits_its_delay,
     retry_backoff_grows_with_the_attempts,
     delayed_jobs_and_shutdowns,
+    expired_lease_waits_its_redelivery_backoff,
+    redelivery_backoff_after_a_drop_and_shutdown_now,
+    redelivery_backoff_is_fixed_at_creation,
+    the_server_draws_the_backoffs_delays,
     gets_dropped_at_any_await_lose_nothing,
     shutdown_now_returns_large_items,
     a_foreign_key_type_changes_nothing,

@@ -349,8 +349,13 @@ impl<C: Codec> Engine<C> {
         Reply::parse(value)
     }
 
-    /// OPEN: creates the queue, or checks the stored settings.
-    pub(crate) async fn open(&self, stored: [i64; 4]) -> Result<(), crate::OpenError> {
+    /// OPEN: creates the queue, or checks the stored settings (`backoff`: the stored form
+    /// of the redelivery backoff).
+    pub(crate) async fn open(
+        &self,
+        stored: [i64; 4],
+        backoff: &str,
+    ) -> Result<(), crate::OpenError> {
         self.conn.connect().await?;
         let args = args![
             stored[0],
@@ -359,19 +364,31 @@ impl<C: Codec> Engine<C> {
             stored[3],
             self.conn.run_id(),
             self.consumer,
-            self.mono_ms()
+            self.mono_ms(),
+            backoff
         ];
         let mut reply = self.run(&self.scripts.open, &[], args).await?;
         match reply.status.as_str() {
             "created" | "ok" => Ok(()),
             "mismatch" => {
                 let field = reply.text()?;
-                let stored_value = reply.text()?;
+                let mut stored_value = reply.text()?;
+                let none = |form: &str| {
+                    if form.is_empty() {
+                        "none".to_string()
+                    } else {
+                        form.to_string()
+                    }
+                };
+                if field == "backoff" {
+                    stored_value = none(&stored_value);
+                }
                 let given = match field.as_str() {
                     "cap" => stored[0].to_string(),
                     "lease_ms" => stored[1].to_string(),
                     "max_att" => stored[2].to_string(),
                     "repeat_ms" => stored[3].to_string(),
+                    "backoff" => none(backoff),
                     _ => "2".to_string(),
                 };
                 Err(crate::OpenError::Mismatch {

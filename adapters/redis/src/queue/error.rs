@@ -41,9 +41,11 @@ pub enum OpenError {
     BadOption(&'static str),
     /// The queue exists with other settings; a queue's settings are fixed at creation.
     Mismatch {
-        /// The setting (`cap`, `lease_ms`, `max_att`, `version`). `max_att` is the
-        /// [`AbandonPolicy`](crate::AbandonPolicy): 0 for `Abandon`, -1 for `Uncertain`,
-        /// the attempt limit for `Redeliver`.
+        /// The setting (`cap`, `lease_ms`, `max_att`, `repeat_ms`, `backoff`, `version`).
+        /// `max_att` is the [`AbandonPolicy`](crate::AbandonPolicy): 0 for `Abandon`, -1
+        /// for `Uncertain`, the attempt limit for `Redeliver`; `backoff` is the
+        /// [redelivery backoff](crate::Options::redelivery_backoff) (`none`, or its jitter,
+        /// seed and ceilings in ns).
         field: String,
         /// The stored value.
         stored: String,

@@ -2,12 +2,12 @@
 
 use core::time::Duration;
 
-use tally_queue::AbandonPolicy;
+use tally_queue::{AbandonPolicy, Backoff, Jitter};
 
 use crate::queue::error::OpenError;
 
-/// A queue's settings. Capacity, lease, redelivery policy and repeat window are stored
-/// with the queue at creation, and every later [`Queue::open`](crate::Queue::open) must
+/// A queue's settings. Capacity, lease, redelivery policy, redelivery backoff and repeat
+/// window are stored with the queue at creation, and every later [`Queue::open`](crate::Queue::open) must
 /// ask for the same; the others are per handle.
 ///
 /// # Examples
@@ -25,6 +25,7 @@ pub struct Options {
     pub(crate) capacity: Option<u64>,
     pub(crate) lease: Duration,
     pub(crate) abandon_policy: AbandonPolicy,
+    pub(crate) redelivery_backoff: Option<Backoff>,
     pub(crate) poll: Duration,
     pub(crate) max_item_bytes: usize,
     pub(crate) repeat_window: Duration,
@@ -53,6 +54,7 @@ impl Options {
             capacity: None,
             lease: Duration::from_secs(30),
             abandon_policy: AbandonPolicy::Abandon,
+            redelivery_backoff: None,
             poll: Duration::from_secs(1),
             max_item_bytes: 1 << 20,
             repeat_window: Duration::from_secs(600),
@@ -123,6 +125,43 @@ impl Options {
     /// ```
     pub const fn abandon_policy(mut self, policy: AbandonPolicy) -> Self {
         self.abandon_policy = policy;
+        self
+    }
+
+    /// Under [`AbandonPolicy::Redeliver`], how long a job whose delivery ended without an
+    /// outcome (its lease expired, or it was dropped unresolved) waits before it is
+    /// delivered again: the delay `backoff` gives after that delivery, as
+    /// [`Delivery::retry_backoff`](crate::Delivery::retry_backoff) takes it
+    /// ([`Backoff::delay_for`] with the job's attempt and id, rounded up to whole
+    /// milliseconds). Without it (the default) such a job is delivered again by the next
+    /// get that looks for expired leases.
+    ///
+    /// Once its lease is found expired (by a get or a maintenance pass), the job waits
+    /// among the delayed jobs ([`put_after`](crate::Queue::put_after)), on the server's
+    /// clock: counted buffered and redelivered, no longer listed by
+    /// [`in_flight`](crate::Queue::in_flight), handed back by
+    /// [`shutdown_now`](crate::Queue::shutdown_now), and delivered again as its next
+    /// attempt once due. The server draws the delay itself, with the jitter, seed and
+    /// ceilings of `backoff`: it is the delay `backoff` gives in process for the same
+    /// attempt and id, to the nanosecond, so every process and the server agree on it.
+    /// Stored with the queue; each delay must be under 2^53 ns (about 104 days).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use tally_queue::{Backoff, Jitter};
+    /// use tally_redis::{AbandonPolicy, Options};
+    ///
+    /// let backoff = Backoff::exponential(Duration::from_secs(1), Duration::from_secs(60))
+    ///     .with_jitter(Jitter::Equal);
+    /// let options = Options::new()
+    ///     .abandon_policy(AbandonPolicy::redeliver(5).unwrap())
+    ///     .redelivery_backoff(backoff);
+    /// assert_eq!(options.get_redelivery_backoff(), Some(backoff));
+    /// ```
+    pub const fn redelivery_backoff(mut self, backoff: Backoff) -> Self {
+        self.redelivery_backoff = Some(backoff);
         self
     }
 
@@ -243,6 +282,17 @@ impl Options {
         self.abandon_policy
     }
 
+    /// The redelivery backoff, `None` unless set.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// assert_eq!(tally_redis::Options::new().get_redelivery_backoff(), None);
+    /// ```
+    pub const fn get_redelivery_backoff(&self) -> Option<Backoff> {
+        self.redelivery_backoff
+    }
+
     /// The poll interval.
     ///
     /// # Examples
@@ -349,8 +399,47 @@ impl Options {
         };
         let capacity = i64::try_from(capacity)
             .map_err(|_| OpenError::BadOption("capacity must be at most i64::MAX"))?;
+        self.stored_backoff()?;
         // `lease` and `window` are at most 2^40, checked above.
         Ok([capacity, lease as i64, attempts, window as i64])
+    }
+
+    /// The stored form of the redelivery backoff, read by the server's scripts: '' for
+    /// none, or the jitter (`n`, `f`, `e`), the seed in 16 hex digits, and the ceilings in
+    /// ns for attempts 1, 2, ... up to the one from which they stay the same (attempt 33
+    /// at the latest: past 32 doublings every exponential ceiling is its cap).
+    pub(crate) fn stored_backoff(&self) -> Result<String, OpenError> {
+        let Some(backoff) = self.redelivery_backoff else {
+            return Ok(String::new());
+        };
+        if !matches!(self.abandon_policy, AbandonPolicy::Redeliver { .. }) {
+            return Err(OpenError::BadOption(
+                "redelivery_backoff needs AbandonPolicy::Redeliver",
+            ));
+        }
+        let mut ceilings = Vec::new();
+        for attempt in 1..=33 {
+            let ns = backoff.ceiling(attempt).as_nanos();
+            if ns >= 1 << 53 {
+                return Err(OpenError::BadOption(
+                    "redelivery_backoff's delays must be under 2^53 ns (about 104 days)",
+                ));
+            }
+            ceilings.push(ns);
+        }
+        while ceilings.len() > 1 && ceilings[ceilings.len() - 2] == ceilings[ceilings.len() - 1] {
+            ceilings.pop();
+        }
+        let jitter = match backoff.jitter() {
+            Jitter::None => 'n',
+            Jitter::Full => 'f',
+            Jitter::Equal => 'e',
+        };
+        let mut stored = format!("{jitter} {:016X}", backoff.seed());
+        for ns in ceilings {
+            stored.push_str(&format!(" {ns}"));
+        }
+        Ok(stored)
     }
 }
 
@@ -389,5 +478,38 @@ mod tests {
             -1
         );
         assert!(Options::new().bounded(u64::MAX).check().is_err());
+    }
+
+    #[test]
+    fn a_redelivery_backoff_is_stored_as_its_jitter_seed_and_ceilings() {
+        let ms = Duration::from_millis;
+        let redeliver = Options::new().abandon_policy(AbandonPolicy::redeliver(3).unwrap());
+        assert_eq!(redeliver.stored_backoff().unwrap(), "");
+        let exponential = Backoff::exponential(ms(100), ms(500))
+            .with_jitter(Jitter::Full)
+            .with_seed(0xABCD);
+        assert_eq!(
+            redeliver
+                .redelivery_backoff(exponential)
+                .stored_backoff()
+                .unwrap(),
+            "f 000000000000ABCD 100000000 200000000 400000000 500000000"
+        );
+        let fixed = Backoff::fixed(ms(250));
+        assert_eq!(
+            redeliver
+                .redelivery_backoff(fixed)
+                .stored_backoff()
+                .unwrap(),
+            "n 0000000000000000 250000000"
+        );
+        // Past 32 doublings the ceiling is the cap: 33 entries at most.
+        let tiny = Backoff::exponential(Duration::from_nanos(1), Duration::from_secs(86_400));
+        let stored = redeliver.redelivery_backoff(tiny).stored_backoff().unwrap();
+        assert_eq!(stored.split(' ').count(), 2 + 33);
+        assert!(stored.ends_with(" 2147483648 86400000000000"));
+        let long = Backoff::fixed(Duration::from_secs(200 * 86_400));
+        assert!(redeliver.redelivery_backoff(long).check().is_err());
+        assert!(Options::new().redelivery_backoff(fixed).check().is_err());
     }
 }

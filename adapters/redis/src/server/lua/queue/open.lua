@@ -1,6 +1,8 @@
 -- Creates the queue, or checks the stored settings. ARGV: 2 capacity (0 = unbounded),
 -- 3 lease ms, 4 max attempts (0 = Abandon, -1 = Uncertain), 5 repeat window ms, 6 the
--- server's run id, 7 consumer, 8 the handle's monotonic clock (ms): its first look.
+-- server's run id, 7 consumer, 8 the handle's monotonic clock (ms): its first look, 9 the
+-- redelivery backoff's stored form ('' for none; see rare.lua). A queue created before
+-- the backoff existed has none stored, which reads as ''.
 local r = rare()
 local names = {'cap', 'lease_ms', 'max_att', 'repeat_ms'}
 local sample = now_ms() .. ' ' .. ARGV[8] .. ' ' .. ARGV[8]
@@ -10,7 +12,7 @@ if redis.call('EXISTS', META) == 0 then
   redis.call('XGROUP', 'CREATE', S, G, '0', 'MKSTREAM')
   redis.call('HSET', META, 'state', 'open', 'cap', ARGV[2], 'lease_ms', ARGV[3],
     'max_att', ARGV[4], 'repeat_ms', ARGV[5], 'had_workers', '0', 'version', '2',
-    'run', ARGV[6])
+    'run', ARGV[6], 'backoff', ARGV[9])
   local zero = {}
   for _, name in ipairs(r.COUNTERS) do
     zero[#zero + 1] = name
@@ -31,6 +33,8 @@ for i, name in ipairs(names) do
   local stored = redis.call('HGET', META, name)
   if stored ~= ARGV[i + 1] then return {'mismatch', name, stored or ''} end
 end
+local backoff = redis.call('HGET', META, 'backoff') or ''
+if backoff ~= ARGV[9] then return {'mismatch', 'backoff', backoff} end
 if redis.call('TYPE', S).ok ~= 'stream' or not redis.call('HGET', LED, 'accepted') then
   return {'gone'}
 end

@@ -110,6 +110,116 @@ local function rare()
     R.wake('end')
   end
 
+  -- The redelivery backoff (meta `backoff`, stored at creation from
+  -- Options::redelivery_backoff): '' for none, or its jitter ('n' none, 'f' full, 'e'
+  -- equal), its seed (16 hex digits) and its ceilings in ns for attempts 1, 2, ... (the
+  -- last one for every later attempt), each below 2^53. The delay is tally-queue's
+  -- Backoff::delay_for(attempt, id) exactly, rounded up to whole ms as retry_backoff
+  -- rounds it: the 64-bit words of its draw are four 16-bit limbs, low first, so that
+  -- every sum and product stays exact in Lua's doubles.
+  local W = 65536
+  local function word(n)
+    local w = {}
+    for i = 1, 4 do
+      w[i] = n % W
+      n = math.floor(n / W)
+    end
+    return w
+  end
+  local function hex(s)
+    return {tonumber(string.sub(s, 13, 16), 16), tonumber(string.sub(s, 9, 12), 16),
+      tonumber(string.sub(s, 5, 8), 16), tonumber(string.sub(s, 1, 4), 16)}
+  end
+  local function xor(a, b)
+    return {bit.bxor(a[1], b[1]), bit.bxor(a[2], b[2]), bit.bxor(a[3], b[3]), bit.bxor(a[4], b[4])}
+  end
+  -- The low `n` limbs of the product of two words (n = 4: the wrapping product; n = 8:
+  -- the whole one). Each column sums at most four products below 2^32 before its carry.
+  local function product(a, b, n)
+    local r = {0, 0, 0, 0, 0, 0, 0, 0}
+    for i = 1, 4 do
+      for j = 1, 4 do
+        if i + j - 1 <= n then r[i + j - 1] = r[i + j - 1] + a[i] * b[j] end
+      end
+    end
+    local c = 0
+    for i = 1, n do
+      local v = r[i] + c
+      r[i] = v % W
+      c = math.floor(v / W)
+    end
+    return r
+  end
+  local function add(a, b)
+    local r, c = {}, 0
+    for i = 1, 4 do
+      local v = a[i] + b[i] + c
+      r[i] = v % W
+      c = math.floor(v / W)
+    end
+    return r
+  end
+  local function shr(a, s)
+    local q, low = math.floor(s / 16), 2 ^ (s % 16)
+    local r = {}
+    for i = 1, 4 do
+      r[i] = math.floor((a[i + q] or 0) / low) + ((a[i + q + 1] or 0) % low) * (W / low)
+    end
+    return r
+  end
+  local K1, K2 = hex('9E3779B97F4A7C15'), hex('D1B54A32D192ED03')
+  local K3, K4 = hex('BF58476D1CE4E5B9'), hex('94D049BB133111EB')
+  -- Backoff's draw: SplitMix64's output function over the mix of seed, key and attempt.
+  local function draw(seed, key, attempt)
+    local z = xor(xor(seed, product(word(key), K1, 4)), product(word(attempt), K2, 4))
+    z = add(z, K1)
+    z = product(xor(z, shr(z, 30)), K3, 4)
+    z = product(xor(z, shr(z, 27)), K4, 4)
+    return xor(z, shr(z, 31))
+  end
+  -- of × d / 2^64, for `of` below 2^53: from 0 up to (not including) `of`.
+  local function fraction(of, d)
+    local p = product(word(of), d, 8)
+    return ((p[8] * W + p[7]) * W + p[6]) * W + p[5]
+  end
+  -- The ms job `id` waits after its delivery number `attempt` failed (its lease expired,
+  -- or it was dropped unresolved), given the stored form `spec`; nil without a backoff.
+  function R.backoff_ms(spec, id, attempt)
+    if spec == nil or spec == '' then return nil end
+    local parts = {}
+    for part in string.gmatch(spec, '%S+') do parts[#parts + 1] = part end
+    attempt = math.max(attempt, 1)
+    local ns = tonumber(parts[2 + math.min(attempt, #parts - 2)])
+    if parts[1] == 'f' then
+      ns = fraction(ns, draw(hex(parts[2]), id, attempt))
+    elseif parts[1] == 'e' then
+      local half = math.floor(ns / 2)
+      ns = half + fraction(ns - half, draw(hex(parts[2]), id, attempt))
+    end
+    local ms = math.floor(ns / 1000000)
+    while ms * 1000000 > ns do ms = ms - 1 end
+    while (ms + 1) * 1000000 <= ns do ms = ms + 1 end
+    if ms * 1000000 < ns then ms = ms + 1 end
+    return ms
+  end
+
+  -- The queue's redelivery backoff, read from meta once per call.
+  local spec = nil
+  function R.redelay(id, attempt)
+    if spec == nil then spec = redis.call('HGET', META, 'backoff') or '' end
+    return R.backoff_ms(spec, id, attempt)
+  end
+
+  -- Puts the job of expired entry `sid` (our fields `f`, the job delivered `count` times
+  -- in all) back among the delayed jobs, due in `delay` ms, to be delivered again as its
+  -- next attempt: counted redelivered now, buffered until it is delivered.
+  function R.defer(sid, f, count, delay)
+    R.finish(sid)
+    redis.call('ZADD', LATER, now_ms() + delay, f[2])
+    redis.call('HSET', LATER_ITEMS, f[2], f[4], 'a:' .. f[2], count)
+    redis.call('HINCRBY', LED, 'redelivered', 1)
+  end
+
   -- Clock samples (CLK): per handle, 'wall mono first': the server's clock and the
   -- handle's monotonic clock (both ms) at its last look, and its monotonic clock at its
   -- first look. The server's advance since a handle's last look is compared with the

@@ -72,7 +72,8 @@ if nres == 0 and not reclaiming and max > 0 and state == 'open' then
 end
 if reclaiming then
   local r = rare()
-  local bad = r.check({ENDS, 'stream', r.DEAD, 'stream', r.UNC, 'stream', r.CLK, 'hash', r.WRK, 'zset'})
+  local bad = r.check({ENDS, 'stream', r.DEAD, 'stream', r.UNC, 'stream', r.CLK, 'hash', r.WRK, 'zset',
+    LATER, 'zset', LATER_ITEMS, 'hash'})
   if bad then return bad end
 end
 
@@ -190,8 +191,12 @@ if reclaiming and rare().clock_ok(me, mono, lease) then
     local e = redis.call('XRANGE', S, sid, sid)[1]
     local total = earlier(e and e[2]) + n
     local how, list, why = rare().fate(owner, total, state, maxatt)
+    local delay = how == 'redeliver' and e and ours(e[2]) and rare().redelay(tonumber(e[2][2]), total)
     if how ~= 'redeliver' then
       rare().end_expired(sid, owner, total, how, list, why)
+    elseif delay then
+      -- A redelivery backoff: it waits among the delayed jobs instead.
+      rare().defer(sid, e[2], total, delay)
     elseif items < max then
       local e = redis.call('XCLAIM', S, G, me, lease, sid)[1]
       if e and e[2] then

@@ -1,6 +1,7 @@
 -- The maintenance pass on the server. Ends expired deliveries that will not be delivered
 -- again (policy Abandon or Uncertain, the last attempt, a closed queue, or taken out by a
--- shutdown_now that was never confirmed) and leaves the others for getters; removes
+-- shutdown_now that was never confirmed); puts those that will back among the delayed
+-- jobs if the queue has a redelivery backoff, and leaves them for getters otherwise; removes
 -- expired worker registrations; removes consumers that hold nothing and were idle longer
 -- than ARGV[4] ms, with what is kept for them (one consumer per handle would pile up
 -- otherwise; a live one comes back with its next read), and clock samples not renewed
@@ -12,7 +13,8 @@ local m = redis.call('HMGET', META, 'state', 'lease_ms', 'max_att')
 local state = m[1]
 if not state or state == 'rewound' then return {'gone'} end
 if redis.call('TYPE', S).ok ~= 'stream' then return {'gone'} end
-local bad = r.check({r.ENDS, 'stream', r.DEAD, 'stream', r.UNC, 'stream', r.CLK, 'hash', r.WRK, 'zset'})
+local bad = r.check({r.ENDS, 'stream', r.DEAD, 'stream', r.UNC, 'stream', r.CLK, 'hash', r.WRK, 'zset',
+  LATER, 'zset', LATER_ITEMS, 'hash'})
 if bad then return bad end
 local lease, maxatt = tonumber(m[2]), tonumber(m[3])
 local t = now_ms()
@@ -27,6 +29,10 @@ if r.clock_ok(me, ARGV[5], lease) then
     if how ~= 'redeliver' then
       r.end_expired(sid, owner, count, how, list, why)
       ended = ended + 1
+    elseif e and ours(e[2]) then
+      -- With a redelivery backoff it waits among the delayed jobs from now on.
+      local delay = r.redelay(tonumber(e[2][2]), count)
+      if delay then r.defer(sid, e[2], count, delay) end
     end
   end
 end
