@@ -16,6 +16,7 @@ pub(crate) mod options;
 mod put;
 pub(crate) mod record;
 mod resolve;
+mod shutdown;
 pub(crate) mod status;
 pub(crate) mod worker;
 
@@ -30,8 +31,6 @@ use core::time::Duration;
 use tally_queue::{JobEvent, JobId, Journal, Outcome};
 
 use crate::codec::{Codec, CodecError};
-use crate::queue::drained::Drained;
-use crate::queue::drained::ShutdownNowError;
 use crate::queue::engine::{Dropped, Engine, How, Resolve, Resolved, RESOLVE_CHUNK};
 use crate::queue::error::OpenError;
 use crate::queue::options::Options;
@@ -301,69 +300,6 @@ impl<C: Codec> Queue<C> {
             engine: Arc::clone(&self.engine),
             member,
         })
-    }
-
-    /// Shuts down gracefully: no new puts; the buffer is still delivered, and so is
-    /// anything in flight that comes back (a lease that expires, a drop under
-    /// [`AbandonPolicy::Redeliver`]). Getters get [`GetError::ShutDown`] once nothing is
-    /// buffered or in flight. Whether this call changed the state.
-    ///
-    /// # Errors
-    ///
-    /// The transport failure ([`Error::is_unknown`]: it may have happened; calling again is
-    /// harmless).
-    ///
-    /// # Examples
-    ///
-    /// ```no_run
-    /// # async fn demo(queue: tally_redis::Queue<tally_redis::Bytes>) {
-    /// assert!(queue.shutdown().await.unwrap());
-    /// assert!(!queue.shutdown().await.unwrap());
-    /// # }
-    /// ```
-    pub async fn shutdown(&self) -> Result<bool, Error> {
-        self.engine.shutdown().await
-    }
-
-    /// Shuts down immediately and returns every undelivered item with its id, each counted
-    /// discarded. Each item is either delivered (before) or returned here, never both.
-    /// Deliveries in flight are untouched and must still be resolved; one whose lease
-    /// expires from now on is discarded and kept as a dead letter.
-    ///
-    /// Items move out in chunks through a list of this handle's own: if a reply is lost,
-    /// the error returns what was received, and the next `shutdown_now` on this handle
-    /// returns the rest.
-    ///
-    /// # Errors
-    ///
-    /// [`ShutdownNowError`], with the items drained so far.
-    ///
-    /// # Examples
-    ///
-    /// ```no_run
-    /// # async fn demo(queue: tally_redis::Queue<tally_redis::Bytes>) {
-    /// for (id, item) in queue.shutdown_now().await.unwrap() {
-    ///     println!("{id} was never delivered: {:?}", item.ok());
-    /// }
-    /// # }
-    /// ```
-    pub async fn shutdown_now(
-        &self,
-    ) -> Result<Vec<(JobId, Drained<C::Item>)>, ShutdownNowError<C::Item>> {
-        let mut drained = Vec::new();
-        loop {
-            match self.engine.drain_step().await {
-                Ok(chunk) if chunk.is_empty() => return Ok(drained),
-                Ok(chunk) => {
-                    for (id, _) in &chunk {
-                        let id = *id;
-                        self.engine.journal.note(|| JobEvent::Discarded(id));
-                    }
-                    drained.extend(chunk);
-                }
-                Err(error) => return Err(ShutdownNowError { drained, error }),
-            }
-        }
     }
 
     /// Records from the list of uncertain outcomes, oldest first, after the record with key
