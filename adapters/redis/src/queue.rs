@@ -8,6 +8,7 @@ pub(crate) mod error;
 mod get;
 pub(crate) mod in_flight;
 pub(crate) mod journal;
+mod kept;
 pub(crate) mod keys;
 mod ledger;
 #[cfg(feature = "metrics")]
@@ -34,7 +35,6 @@ use crate::codec::{Codec, CodecError};
 use crate::queue::engine::{Dropped, Engine, How, Resolve, Resolved, RESOLVE_CHUNK};
 use crate::queue::error::OpenError;
 use crate::queue::options::Options;
-use crate::queue::record::{Record, Records};
 use crate::queue::worker::Worker;
 use crate::server::error::Error;
 use crate::server::names::name_problem;
@@ -43,6 +43,8 @@ use tally_queue::AbandonPolicy;
 // Named only by the docs.
 #[cfg(doc)]
 use crate::queue::error::GetError;
+#[cfg(doc)]
+use crate::queue::record::Record;
 #[cfg(doc)]
 use tally_queue::Ledger;
 
@@ -300,68 +302,6 @@ impl<C: Codec> Queue<C> {
             engine: Arc::clone(&self.engine),
             member,
         })
-    }
-
-    /// Records from the list of uncertain outcomes, oldest first, after the record with key
-    /// `after` (`None`: from the start), at most `count`.
-    ///
-    /// # Errors
-    ///
-    /// The transport failure.
-    ///
-    /// # Examples
-    ///
-    /// ```no_run
-    /// # async fn demo(queue: tally_redis::Queue<tally_redis::Bytes>) {
-    /// for record in queue.uncertain(None, 100).await.unwrap() {
-    ///     println!("reconcile {record}");
-    ///     queue.remove_record(tally_redis::Records::Uncertain, &record.key).await.unwrap();
-    /// }
-    /// # }
-    /// ```
-    pub async fn uncertain(&self, after: Option<&str>, count: usize) -> Result<Vec<Record>, Error> {
-        self.engine.records(Records::Uncertain, after, count).await
-    }
-
-    /// Records from the dead-letter list (see [`AbandonPolicy`]), oldest first, as
-    /// [`uncertain`](Queue::uncertain).
-    ///
-    /// # Errors
-    ///
-    /// The transport failure.
-    ///
-    /// # Examples
-    ///
-    /// ```no_run
-    /// # async fn demo(queue: tally_redis::Queue<tally_redis::Bytes>) {
-    /// for record in queue.dead_letters(None, 100).await.unwrap() {
-    ///     println!("{record}: {:?}", queue.decode(&record.bytes));
-    /// }
-    /// # }
-    /// ```
-    pub async fn dead_letters(
-        &self,
-        after: Option<&str>,
-        count: usize,
-    ) -> Result<Vec<Record>, Error> {
-        self.engine.records(Records::Dead, after, count).await
-    }
-
-    /// Removes one record (reconciled). Whether it was there.
-    ///
-    /// # Errors
-    ///
-    /// The transport failure.
-    ///
-    /// # Examples
-    ///
-    /// ```no_run
-    /// # async fn demo(queue: tally_redis::Queue<tally_redis::Bytes>) {
-    /// assert!(!queue.remove_record(tally_redis::Records::Dead, "0-1").await.unwrap());
-    /// # }
-    /// ```
-    pub async fn remove_record(&self, which: Records, key: &str) -> Result<bool, Error> {
-        self.engine.remove_record(which, key).await
     }
 
     /// One pass of background work: removes dropped workers, refreshes the heartbeats of
