@@ -1,5 +1,8 @@
 //! The queue across processes: the face ([`Queue`]) over its engine
-//! ([`engine`](crate::queue::engine)), with the types its verbs hand out.
+//! ([`engine`](crate::queue::engine)), with the types its verbs hand out. This file holds
+//! the handle itself (open, journal, names, options); its verbs live one concept per file
+//! (`put`, `get`, `resolve`, `ledger`, `shutdown`, `kept`, `maintain`), each calling down
+//! into the engine only.
 
 pub(crate) mod delivery;
 pub(crate) mod drained;

@@ -1,16 +1,18 @@
 //! Taking jobs out: one or many, now, waiting, or until a deadline.
 
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+use core::future::Future;
+
+use futures_lite::future;
+use tally_queue::JobEvent;
+
 use crate::codec::Codec;
 use crate::queue::delivery::Delivery;
 use crate::queue::engine::{Found, Then};
 use crate::queue::error::{GetError, TryGetError};
 use crate::queue::Queue;
 use crate::server::error::Error;
-use alloc::sync::Arc;
-use alloc::vec::Vec;
-use core::future::Future;
-use futures_lite::future;
-use tally_queue::JobEvent;
 
 // Named only by the docs.
 #[cfg(doc)]

@@ -1,10 +1,11 @@
 //! The records kept on the server: uncertain outcomes and dead letters, read and removed.
 
+use alloc::vec::Vec;
+
 use crate::codec::Codec;
 use crate::queue::record::{Record, Records};
 use crate::queue::Queue;
 use crate::server::error::Error;
-use alloc::vec::Vec;
 
 // Named only by the docs.
 #[cfg(doc)]

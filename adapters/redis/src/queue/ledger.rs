@@ -1,4 +1,11 @@
-//! What a handle reads of the queue: the ledger, the status, the jobs in flight, the metrics, and join.
+//! What a handle reads of the queue: the ledger, the status, the jobs in flight, the
+//! metrics, and join.
+
+use alloc::vec::Vec;
+use core::future::Future;
+
+use futures_lite::future;
+use tally_queue::Ledger;
 
 use crate::codec::Codec;
 use crate::queue::error::JoinError;
@@ -6,10 +13,6 @@ use crate::queue::in_flight::InFlight;
 use crate::queue::status::Status;
 use crate::queue::Queue;
 use crate::server::error::Error;
-use alloc::vec::Vec;
-use core::future::Future;
-use futures_lite::future;
-use tally_queue::Ledger;
 
 // Named only by the docs.
 #[cfg(doc)]

@@ -1,17 +1,19 @@
-//! A handle's part in keeping the queue alive: worker registrations and the maintenance pass.
+//! A handle's part in keeping the queue alive: worker registrations and the maintenance
+//! pass.
+
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+use core::convert::Infallible;
+use core::future::Future;
+use core::time::Duration;
+
+use tally_queue::{AbandonPolicy, JobEvent, Outcome};
 
 use crate::codec::Codec;
 use crate::queue::engine::{Dropped, How, Resolve, Resolved, RESOLVE_CHUNK};
 use crate::queue::worker::Worker;
 use crate::queue::Queue;
 use crate::server::error::Error;
-use alloc::sync::Arc;
-use alloc::vec::Vec;
-use core::convert::Infallible;
-use core::future::Future;
-use core::time::Duration;
-use tally_queue::AbandonPolicy;
-use tally_queue::{JobEvent, Outcome};
 
 impl<C: Codec> Queue<C> {
     /// Registers a worker (see [`Worker`]); run [`maintain`](Queue::maintain) to keep its

@@ -1,15 +1,18 @@
-//! Putting jobs in: one at a time, delayed, keyed and in batches, waiting for room or not.
+//! Putting jobs in: one at a time, delayed, keyed and in batches, waiting for room or
+//! not.
+
+use alloc::vec::Vec;
+use core::future::Future;
+use core::pin::pin;
+use core::time::Duration;
+
+use futures_lite::future;
+use tally_queue::JobId;
 
 use crate::codec::Codec;
 use crate::queue::error::PutError;
 use crate::queue::Queue;
 use crate::server::error::Error;
-use alloc::vec::Vec;
-use core::future::Future;
-use core::pin::pin;
-use core::time::Duration;
-use futures_lite::future;
-use tally_queue::JobId;
 
 // Named only by the docs.
 #[cfg(doc)]

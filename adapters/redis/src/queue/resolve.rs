@@ -1,13 +1,16 @@
-//! Ending jobs in batches: many resolves in one script, or resolves and the next gets in one round trip.
+//! Ending jobs in batches: many resolves in one script, or resolves and the next gets in
+//! one round trip.
+
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+
+use tally_queue::Outcome;
 
 use crate::codec::Codec;
 use crate::queue::delivery::error::{ResolveError, ResolveManyError};
 use crate::queue::delivery::Delivery;
 use crate::queue::engine::{How, Resolve, RESOLVE_CHUNK};
 use crate::queue::Queue;
-use alloc::sync::Arc;
-use alloc::vec::Vec;
-use tally_queue::Outcome;
 
 impl<C: Codec> Queue<C> {
     /// Resolves many deliveries of this handle in one script on the server, each with its

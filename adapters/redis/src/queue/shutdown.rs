@@ -1,12 +1,14 @@
 //! Shutting the queue down: gracefully, or now with the undelivered items handed back.
 
+use alloc::vec::Vec;
+
+use tally_queue::{JobEvent, JobId};
+
 use crate::codec::Codec;
 use crate::queue::drained::Drained;
 use crate::queue::drained::ShutdownNowError;
 use crate::queue::Queue;
 use crate::server::error::Error;
-use alloc::vec::Vec;
-use tally_queue::{JobEvent, JobId};
 
 // Named only by the docs.
 #[cfg(doc)]
