@@ -2162,6 +2162,74 @@ async fn the_server_draws_the_backoffs_delays(_rt: Rt) {
     assert_eq!(checked, 5 * 5 * 9 * 9);
 }
 
+/// A key of another type at the delayed jobs' keys (`{q}:later`, `{q}:later:items`) is
+/// `Error::Foreign` naming it, for every call that reads them, and changes nothing: once
+/// it is gone the queue carries on with its ledger exact.
+async fn a_foreign_key_at_the_delayed_jobs_is_foreign(_rt: Rt) {
+    let server = server!();
+    let queue = open(&server, "fl", options().bounded(4)).await;
+    queue.try_put(vec![1]).await.unwrap();
+    let foreign = |error: &Error, key: &str| matches!(error, Error::Foreign { key: named, .. } if named == key);
+    let _: () = server.query(redis::cmd("SET").arg("{fl}:later").arg("x"));
+    match queue.ledger().await {
+        Err(error) => assert!(foreign(&error, "{fl}:later"), "ledger: {error:?}"),
+        Ok(ledger) => panic!("ledger: {ledger}"),
+    }
+    match queue.try_put(vec![2]).await {
+        Err(PutError::Failed { error, .. }) => {
+            assert!(foreign(&error, "{fl}:later"), "put: {error:?}")
+        }
+        other => panic!("put: {other:?}"),
+    }
+    match queue.try_get().await {
+        Err(TryGetError::Redis(error)) => assert!(foreign(&error, "{fl}:later"), "get: {error:?}"),
+        other => panic!("get: {other:?}"),
+    }
+    // A retry reads them too (bounded: to count what is buffered).
+    let _: () = server.query(redis::cmd("DEL").arg("{fl}:later"));
+    let job = queue.try_get().await.unwrap();
+    let _: () = server.query(redis::cmd("SET").arg("{fl}:later").arg("x"));
+    let job = match job.retry().await {
+        Err(tally_redis::RetryError::Redis { error, delivery }) => {
+            assert!(foreign(&error, "{fl}:later"), "retry: {error:?}");
+            delivery
+        }
+        other => panic!("retry: {other:?}"),
+    };
+    let _: () = server.query(redis::cmd("DEL").arg("{fl}:later"));
+    // A due delayed job whose payload's hash was replaced.
+    let past = std::time::SystemTime::now() - Duration::from_secs(60);
+    let delayed = queue.put_at(vec![3], past).await.unwrap();
+    let _: () = server.query(
+        redis::cmd("RENAME")
+            .arg("{fl}:later:items")
+            .arg("{fl}:aside"),
+    );
+    let _: () = server.query(redis::cmd("SET").arg("{fl}:later:items").arg("x"));
+    match queue.try_get().await {
+        Err(TryGetError::Redis(error)) => {
+            assert!(foreign(&error, "{fl}:later:items"), "get: {error:?}")
+        }
+        other => panic!("get: {other:?}"),
+    }
+    let _: () = server.query(redis::cmd("DEL").arg("{fl}:later:items"));
+    let _: () = server.query(
+        redis::cmd("RENAME")
+            .arg("{fl}:aside")
+            .arg("{fl}:later:items"),
+    );
+    let again = queue.try_get().await.unwrap();
+    assert_eq!((again.id(), again.to_vec()), (delayed, vec![3]));
+    assert_eq!(job.succeed().await.unwrap(), vec![1]);
+    again.succeed().await.unwrap();
+    let ledger = queue.ledger().await.unwrap();
+    assert_eq!(
+        (ledger.accepted, ledger.succeeded, ledger.buffered),
+        (2, 2, 0)
+    );
+    assert!(ledger.is_balanced());
+}
+
 /// Delayed jobs and shutdowns: a graceful one drains only once the delayed job was
 /// delivered and ended; `shutdown_now` hands delayed jobs back with the rest, each once.
 async fn delayed_jobs_and_shutdowns(_rt: Rt) {
@@ -2664,6 +2732,7 @@ on_both!(
     retry_backoff_grows_with_the_attempts,
     delayed_jobs_and_shutdowns,
     expired_lease_waits_its_redelivery_backoff,
+    a_foreign_key_at_the_delayed_jobs_is_foreign,
     redelivery_backoff_after_a_drop_and_shutdown_now,
     redelivery_backoff_is_fixed_at_creation,
     the_server_draws_the_backoffs_delays,

@@ -16,7 +16,9 @@ if redis.call('TYPE', r.WRK).ok == 'zset' then
   workers = redis.call('ZCOUNT', r.WRK, '(' .. now_ms(), '+inf')
 end
 -- Delayed jobs are buffered: they count with the stream's length.
-local out = {'ok', state, last and last[1] or '0-0', redis.call('XLEN', S) + later(), pending(),
+local waiting, bad = later()
+if bad then return bad end
+local out = {'ok', state, last and last[1] or '0-0', redis.call('XLEN', S) + waiting, pending(),
   workers}
 for i = 1, #r.COUNTERS do
   local n = tonumber(v[i])

@@ -44,12 +44,19 @@ end
 -- Delayed jobs (put_after, put_at, retry_after): LATER a sorted set of job ids by due
 -- time (the server's clock, ms), LATER_ITEMS a hash of their payloads (field: the id) and
 -- of the earlier deliveries of retried ones (field: 'a:' and the id). Counted buffered.
+-- A key of another type there is foreign: each reader finds it before its first write
+-- and replies so (the functions below return nil and that reply), naming the key.
 local LATER, LATER_ITEMS = TAG .. ':later', TAG .. ':later:items'
+local function foreign_at(key)
+  return {'foreign', key, 'a ' .. redis.call('TYPE', key).ok}
+end
 local function later()
-  return redis.call('ZCARD', LATER)
+  local n = redis.pcall('ZCARD', LATER)
+  if type(n) == 'table' and n.err then return nil, foreign_at(LATER) end
+  return n
 end
 
--- Nothing buffered (delayed jobs included) or in flight.
+-- Nothing buffered (delayed jobs included) or in flight; false while LATER is foreign.
 local function empty()
   return redis.call('XLEN', S) == 0 and later() == 0
 end
@@ -58,8 +65,11 @@ end
 -- entries with their ids, and no more than `budget` bytes of payloads (one job at least);
 -- returns how many. Reads them all before its first write.
 local function promote(most, upto, budget)
-  local ids = redis.call('ZRANGEBYSCORE', LATER, '-inf', upto or '+inf', 'LIMIT', 0, most)
+  local ids = redis.pcall('ZRANGEBYSCORE', LATER, '-inf', upto or '+inf', 'LIMIT', 0, most)
+  if ids.err then return nil, foreign_at(LATER) end
   if #ids == 0 then return 0 end
+  local found = redis.call('TYPE', LATER_ITEMS).ok
+  if found ~= 'hash' and found ~= 'none' then return nil, foreign_at(LATER_ITEMS) end
   local size = 0
   for i, id in ipairs(ids) do
     size = size + redis.call('HSTRLEN', LATER_ITEMS, id)

@@ -53,7 +53,10 @@ if fresh > 0 then
     end
   end
   local cap = tonumber(m[3])
-  if cap > 0 and redis.call('XLEN', S) - pending() + later() + fresh > cap then
+  local waiting, bad = 0, nil
+  if cap > 0 then waiting, bad = later() end
+  if bad then return bad end
+  if cap > 0 and redis.call('XLEN', S) - pending() + waiting + fresh > cap then
     return {'full'}
   end
   first = redis.call('HINCRBY', LED, 'accepted', fresh) - fresh

@@ -38,7 +38,10 @@ local maxatt = tonumber(m[4])
 if maxatt and maxatt > 0 and done >= maxatt then return {'spent'} end
 if state ~= 'open' then return {'shutdown'} end
 local cap = tonumber(m[2])
-if cap > 0 and redis.call('XLEN', S) - pending() + later() >= cap then return {'full'} end
+local waiting, bad = 0, nil
+if cap > 0 then waiting, bad = later() end
+if bad then return bad end
+if cap > 0 and redis.call('XLEN', S) - pending() + waiting >= cap then return {'full'} end
 local delay = tonumber(ARGV[6] or '0')
 if delay > 0 then
   local bad = rare().check({LATER, 'zset', LATER_ITEMS, 'hash'})

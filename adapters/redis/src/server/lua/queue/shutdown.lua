@@ -12,7 +12,7 @@ local r = rare()
 local state = redis.call('HGET', META, 'state')
 if not state or state == 'rewound' then return {'gone'} end
 if redis.call('TYPE', S).ok ~= 'stream' then return {'gone'} end
-local bad = r.check({r.ENDS, 'stream', r.DEAD, 'stream'})
+local bad = r.check({r.ENDS, 'stream', r.DEAD, 'stream', LATER, 'zset', LATER_ITEMS, 'hash'})
 if bad then return bad end
 if ARGV[2] == 'graceful' then
   if state ~= 'open' then return {'already', state} end

@@ -58,7 +58,8 @@ end
 -- promotes them: one that looks for expired leases, or one whose plain read found
 -- nothing).
 if max > 0 and state ~= 'closed' and state ~= 'rewound' then
-  promote(max, now_ms(), 1048576)
+  local _, bad = promote(max, now_ms(), 1048576)
+  if bad then return bad end
 end
 -- The common get: nothing to resolve, no look for expired leases.
 if nres == 0 and not reclaiming and max > 0 and state == 'open' then
