@@ -1884,6 +1884,70 @@ async fn delayed_puts_wait_until_due(_rt: Rt) {
     assert!(ledger.is_balanced());
 }
 
+/// Delayed batches: one script each, the ids contiguous and in order with other puts,
+/// counted buffered at once, refused whole (items back) when they do not fit, and
+/// delivered once due.
+async fn delayed_batches_wait_until_due(_rt: Rt) {
+    let server = server!();
+    let queue = open(&server, "later-many", options().bounded(5)).await;
+    let start = std::time::Instant::now();
+    let later = queue
+        .put_many_after([vec![0], vec![1], vec![2]], Duration::from_millis(400))
+        .await
+        .unwrap();
+    let now = queue.try_put(vec![3]).await.unwrap();
+    assert_eq!(
+        later.iter().map(|id| id.get()).collect::<Vec<_>>(),
+        [0, 1, 2]
+    );
+    assert_eq!(now.get(), 3);
+    match queue
+        .put_many_after([vec![4], vec![5]], Duration::from_millis(1))
+        .await
+    {
+        Err(PutError::Full(back)) => assert_eq!(back, [vec![4], vec![5]]),
+        other => panic!("{other:?}"),
+    }
+    assert!(queue
+        .put_many_after(Vec::new(), Duration::ZERO)
+        .await
+        .unwrap()
+        .is_empty());
+    let past = std::time::SystemTime::now() - Duration::from_secs(60);
+    let overdue = queue.put_many_at([vec![6]], past).await.unwrap();
+    assert_eq!(overdue[0].get(), 4);
+    let ledger = queue.ledger().await.unwrap();
+    assert_eq!((ledger.accepted, ledger.buffered), (5, 5));
+    let mut first = Vec::new();
+    for _ in 0..2 {
+        let job = queue.try_get().await.unwrap();
+        first.push(job.id().get());
+        job.succeed().await.unwrap();
+    }
+    first.sort_unstable();
+    assert_eq!(first, [3, 4]);
+    assert!(matches!(queue.try_get().await, Err(TryGetError::Empty)));
+    let mut got = Vec::new();
+    while got.len() < 3 {
+        let job = queue
+            .get_until(after(Duration::from_secs(3)))
+            .await
+            .unwrap();
+        got.push((job.id().get(), job.to_vec()));
+        job.succeed().await.unwrap();
+    }
+    assert!(
+        start.elapsed() >= Duration::from_millis(400),
+        "{:?}",
+        start.elapsed()
+    );
+    got.sort_unstable();
+    assert_eq!(got, [(0, vec![0]), (1, vec![1]), (2, vec![2])]);
+    let ledger = queue.ledger().await.unwrap();
+    assert_eq!((ledger.succeeded, ledger.buffered), (5, 0));
+    assert!(ledger.is_balanced());
+}
+
 /// A retry after a delay: fenced as a retry, the job waits (counted buffered, not in
 /// flight) until the delay has passed, then comes back under its id.
 async fn retry_after_waits_its_delay(_rt: Rt) {
@@ -2728,6 +2792,7 @@ on_both!(
     late_plain_get_is_delivered_by_the_next_get,
     in_flight_lists_holders_and_says_who_is_alive,
     delayed_puts_wait_until_due,
+    delayed_batches_wait_until_due,
     retry_after_waits_its_delay,
     retry_backoff_grows_with_the_attempts,
     delayed_jobs_and_shutdowns,

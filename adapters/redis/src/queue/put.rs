@@ -116,6 +116,84 @@ impl<C: Codec> Queue<C> {
             .map(|(ids, _)| ids))
     }
 
+    /// Accepts a batch of delayed jobs, or refuses it whole, in one script: each is due
+    /// once `delay` has passed by the server's clock, as with
+    /// [`put_after`](Queue::put_after), and the ids are contiguous and in the order of
+    /// `items`, as with [`try_put_many`](Queue::try_put_many). An empty batch is accepted
+    /// without a call.
+    ///
+    /// # Errors
+    ///
+    /// As [`try_put_many`](Queue::try_put_many), with every item back: it does not wait
+    /// for room.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use std::time::Duration;
+    ///
+    /// # async fn demo(queue: tally_redis::Queue<tally_redis::Bytes>) {
+    /// let reminders = (0..10u8).map(|n| vec![n]);
+    /// let ids = queue.put_many_after(reminders, Duration::from_secs(60)).await.unwrap();
+    /// assert_eq!(ids.len(), 10);
+    /// assert_eq!(queue.ledger().await.unwrap().buffered, 10);
+    /// # }
+    /// ```
+    pub async fn put_many_after<I>(
+        &self,
+        items: I,
+        delay: Duration,
+    ) -> Result<Vec<JobId>, PutError<Vec<C::Item>>>
+    where
+        I: IntoIterator<Item = C::Item>,
+    {
+        let items: Vec<C::Item> = items.into_iter().collect();
+        if items.is_empty() {
+            return Ok(Vec::new());
+        }
+        let ms = crate::queue::delivery::millis(delay);
+        let (ids, _) = self.engine.put_later(items, false, ms).await?;
+        Ok(ids)
+    }
+
+    /// As [`put_many_after`](Queue::put_many_after), every job due at `when` by the
+    /// server's clock, as with [`put_at`](Queue::put_at).
+    ///
+    /// # Errors
+    ///
+    /// As [`put_many_after`](Queue::put_many_after).
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use std::time::{Duration, SystemTime};
+    ///
+    /// # async fn demo(queue: tally_redis::Queue<tally_redis::Bytes>) {
+    /// let in_an_hour = SystemTime::now() + Duration::from_secs(3600);
+    /// let ids = queue.put_many_at([b"a".to_vec(), b"b".to_vec()], in_an_hour).await.unwrap();
+    /// assert_eq!(ids[1].get(), ids[0].get() + 1);
+    /// # }
+    /// ```
+    pub async fn put_many_at<I>(
+        &self,
+        items: I,
+        when: std::time::SystemTime,
+    ) -> Result<Vec<JobId>, PutError<Vec<C::Item>>>
+    where
+        I: IntoIterator<Item = C::Item>,
+    {
+        let items: Vec<C::Item> = items.into_iter().collect();
+        if items.is_empty() {
+            return Ok(Vec::new());
+        }
+        let since_epoch = when
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or(Duration::ZERO);
+        let ms = crate::queue::delivery::millis(since_epoch);
+        let (ids, _) = self.engine.put_later(items, true, ms).await?;
+        Ok(ids)
+    }
+
     /// Accepts `item`, waiting while the queue is full.
     ///
     /// A full queue is re-tried after each ending on the server and at least once per
