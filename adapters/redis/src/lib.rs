@@ -36,9 +36,10 @@
 //!
 //! # Delays, who holds what, metrics
 //!
-//! [`Queue::put_after`], [`Queue::put_at`] (and their batch forms
-//! [`Queue::put_many_after`], [`Queue::put_many_at`]) and [`Delivery::retry_after`] hold a
-//! job back until its due time on the server's clock, counted buffered;
+//! [`Queue::put_after`], [`Queue::put_at`] (with their batch forms
+//! [`Queue::put_many_after`], [`Queue::put_many_at`], and keyed forms
+//! [`Queue::put_keyed_after`], [`Queue::put_keyed_at`]) and [`Delivery::retry_after`] hold
+//! a job back until its due time on the server's clock, counted buffered;
 //! [`Delivery::retry_backoff`] takes the delay from a [`tally_queue::Backoff`] for the
 //! attempt that failed (a retry counts toward the attempts, as in process), and
 //! [`Options::redelivery_backoff`] gives a job whose lease expired (or that was dropped

@@ -1948,6 +1948,57 @@ async fn delayed_batches_wait_until_due(_rt: Rt) {
     assert!(ledger.is_balanced());
 }
 
+/// Keyed delayed puts share the keys of `put_keyed`: the first put with a key is accepted
+/// (delayed or not), every later one returns its id and adds nothing, whatever its delay.
+async fn keyed_delayed_puts_are_accepted_once(_rt: Rt) {
+    let server = server!();
+    let queue = open(&server, "later-keyed", options()).await;
+    let start = std::time::Instant::now();
+    let ms = Duration::from_millis;
+    let first = queue.put_keyed_after("a", vec![1], ms(300)).await.unwrap();
+    assert_eq!(
+        queue.put_keyed_after("a", vec![9], ms(1)).await.unwrap(),
+        first
+    );
+    assert_eq!(queue.put_keyed("a", vec![9]).await.unwrap(), first);
+    let now = queue.put_keyed("b", vec![2]).await.unwrap();
+    assert_eq!(
+        queue.put_keyed_after("b", vec![9], ms(1)).await.unwrap(),
+        now
+    );
+    let past = std::time::SystemTime::now() - Duration::from_secs(60);
+    let overdue = queue.put_keyed_at("c", vec![3], past).await.unwrap();
+    assert_eq!(
+        queue.put_keyed_at("c", vec![9], past).await.unwrap(),
+        overdue
+    );
+    assert_eq!((first.get(), now.get(), overdue.get()), (0, 1, 2));
+    let ledger = queue.ledger().await.unwrap();
+    assert_eq!((ledger.accepted, ledger.buffered), (3, 3));
+    let mut got = Vec::new();
+    for _ in 0..2 {
+        let job = queue.try_get().await.unwrap();
+        got.push((job.id().get(), job.to_vec()));
+        job.succeed().await.unwrap();
+    }
+    got.sort_unstable();
+    assert_eq!(got, [(1, vec![2]), (2, vec![3])]);
+    assert!(matches!(queue.try_get().await, Err(TryGetError::Empty)));
+    let job = queue
+        .get_until(after(Duration::from_secs(3)))
+        .await
+        .unwrap();
+    assert!(start.elapsed() >= ms(300), "{:?}", start.elapsed());
+    assert_eq!((job.id(), job.to_vec()), (first, vec![1]));
+    job.succeed().await.unwrap();
+    let ledger = queue.ledger().await.unwrap();
+    assert_eq!(
+        (ledger.accepted, ledger.succeeded, ledger.buffered),
+        (3, 3, 0)
+    );
+    assert!(ledger.is_balanced());
+}
+
 /// A retry after a delay: fenced as a retry, the job waits (counted buffered, not in
 /// flight) until the delay has passed, then comes back under its id.
 async fn retry_after_waits_its_delay(_rt: Rt) {
@@ -2793,6 +2844,7 @@ on_both!(
     in_flight_lists_holders_and_says_who_is_alive,
     delayed_puts_wait_until_due,
     delayed_batches_wait_until_due,
+    keyed_delayed_puts_are_accepted_once,
     retry_after_waits_its_delay,
     retry_backoff_grows_with_the_attempts,
     delayed_jobs_and_shutdowns,

@@ -491,18 +491,26 @@ impl<C: Codec> Engine<C> {
     }
 
     /// LATER: accepts a batch of delayed items (ids in order), due `ms` from the server's
-    /// clock now (`at` false) or at `ms` since the Unix epoch by it (`at` true). Returns
-    /// the ids and the due time (ms since the epoch, the server's clock).
+    /// clock now (`at` false) or at `ms` since the Unix epoch by it (`at` true). `keys`,
+    /// if given, holds one idempotency key per item. Returns the ids and the due time (ms
+    /// since the epoch, the server's clock).
     pub(crate) async fn put_later(
         &self,
         items: Vec<C::Item>,
         at: bool,
         ms: u64,
+        keys: Option<&[String]>,
     ) -> Result<(Vec<JobId>, u64), PutError<Vec<C::Item>>> {
         let mut args = args![if at { "at" } else { "in" }, ms];
         let items = self.encode_into(items, &mut args)?;
+        let extra: Vec<String> = keys
+            .unwrap_or_default()
+            .iter()
+            .map(|key| self.keys.idempotency(key))
+            .collect();
+        let extra: Vec<&str> = extra.iter().map(String::as_str).collect();
         let seen = self.local().max_id;
-        let mut reply = match self.run(&self.scripts.later, &[], args).await {
+        let mut reply = match self.run(&self.scripts.later, &extra, args).await {
             Ok(reply) => reply,
             Err(error) => return Err(PutError::from_redis(items, error)),
         };
@@ -512,19 +520,38 @@ impl<C: Codec> Engine<C> {
             Ok(parsed) => parsed,
             Err(error) => return Err(PutError::Unknown { item: items, error }),
         };
-        let ids: Vec<u64> = (first..first + items.len() as u64).collect();
+        // Each item's id, and the ids accepted now (not repeats of a key).
+        let (ids, fresh) = if keys.is_some() {
+            let mut ids = Vec::with_capacity(items.len());
+            let mut fresh = Vec::new();
+            for _ in 0..items.len() {
+                match reply.int().and_then(|id| Ok((id, reply.int()? == 1))) {
+                    Ok((id, repeat)) => {
+                        ids.push(id);
+                        if !repeat {
+                            fresh.push(id);
+                        }
+                    }
+                    Err(error) => return Err(PutError::Unknown { item: items, error }),
+                }
+            }
+            (ids, fresh)
+        } else {
+            let ids: Vec<u64> = (first..first + items.len() as u64).collect();
+            (ids.clone(), ids)
+        };
         // Ids only go up (see `put_batch`).
-        if seen.is_some_and(|max| first <= max) {
+        if fresh.iter().any(|id| seen.is_some_and(|max| *id <= max)) {
             self.conn.mark_rewound().await.ok();
             return Err(PutError::Failed {
                 item: items,
                 error: Error::Gone,
             });
         }
-        if let Some(&top) = ids.last() {
+        if let Some(&top) = fresh.iter().max() {
             self.saw_id(top);
         }
-        for id in &ids {
+        for id in &fresh {
             self.journal
                 .note(|| JobEvent::Accepted(JobId::from_raw(*id)));
         }

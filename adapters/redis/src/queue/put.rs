@@ -78,7 +78,7 @@ impl<C: Codec> Queue<C> {
         let ms = crate::queue::delivery::millis(delay);
         one(self
             .engine
-            .put_later(alloc::vec![item], false, ms)
+            .put_later(alloc::vec![item], false, ms, None)
             .await
             .map(|(ids, _)| ids))
     }
@@ -111,7 +111,7 @@ impl<C: Codec> Queue<C> {
         let ms = crate::queue::delivery::millis(since_epoch);
         one(self
             .engine
-            .put_later(alloc::vec![item], true, ms)
+            .put_later(alloc::vec![item], true, ms, None)
             .await
             .map(|(ids, _)| ids))
     }
@@ -152,7 +152,7 @@ impl<C: Codec> Queue<C> {
             return Ok(Vec::new());
         }
         let ms = crate::queue::delivery::millis(delay);
-        let (ids, _) = self.engine.put_later(items, false, ms).await?;
+        let (ids, _) = self.engine.put_later(items, false, ms, None).await?;
         Ok(ids)
     }
 
@@ -190,7 +190,7 @@ impl<C: Codec> Queue<C> {
             .duration_since(std::time::UNIX_EPOCH)
             .unwrap_or(Duration::ZERO);
         let ms = crate::queue::delivery::millis(since_epoch);
-        let (ids, _) = self.engine.put_later(items, true, ms).await?;
+        let (ids, _) = self.engine.put_later(items, true, ms, None).await?;
         Ok(ids)
     }
 
@@ -270,6 +270,100 @@ impl<C: Codec> Queue<C> {
         one(self
             .put_inner(alloc::vec![item], Some(&keys), future::pending::<()>())
             .await)
+    }
+
+    /// As [`put_after`](Queue::put_after), with an idempotency key as
+    /// [`put_keyed`](Queue::put_keyed) has: the first put with a key is accepted, delayed,
+    /// and every later keyed put with the same key (delayed or not, within the
+    /// [repeat window](Options::repeat_window)) returns the same id without adding
+    /// anything, whatever its delay. A lost reply or a failed connection is tried again
+    /// here (three tries in all).
+    ///
+    /// # Errors
+    ///
+    /// As [`put_after`](Queue::put_after).
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use std::time::Duration;
+    ///
+    /// # async fn demo(queue: tally_redis::Queue<tally_redis::Bytes>) {
+    /// let hour = Duration::from_secs(3600);
+    /// let first = queue.put_keyed_after("invoice-9", b"remind".to_vec(), hour).await.unwrap();
+    /// let again = queue.put_keyed_after("invoice-9", b"remind".to_vec(), hour).await.unwrap();
+    /// assert_eq!(first, again);
+    /// assert_eq!(queue.ledger().await.unwrap().buffered, 1);
+    /// # }
+    /// ```
+    pub async fn put_keyed_after(
+        &self,
+        key: &str,
+        item: C::Item,
+        delay: Duration,
+    ) -> Result<JobId, PutError<C::Item>> {
+        let ms = crate::queue::delivery::millis(delay);
+        self.later_keyed(key, item, false, ms).await
+    }
+
+    /// As [`put_at`](Queue::put_at), with an idempotency key as
+    /// [`put_keyed_after`](Queue::put_keyed_after) has.
+    ///
+    /// # Errors
+    ///
+    /// As [`put_after`](Queue::put_after).
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use std::time::{Duration, SystemTime};
+    ///
+    /// # async fn demo(queue: tally_redis::Queue<tally_redis::Bytes>) {
+    /// let tomorrow = SystemTime::now() + Duration::from_secs(24 * 3600);
+    /// let id = queue.put_keyed_at("report-2026-12-08", b"report".to_vec(), tomorrow).await.unwrap();
+    /// # drop(id); }
+    /// ```
+    pub async fn put_keyed_at(
+        &self,
+        key: &str,
+        item: C::Item,
+        when: std::time::SystemTime,
+    ) -> Result<JobId, PutError<C::Item>> {
+        let since_epoch = when
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or(Duration::ZERO);
+        let ms = crate::queue::delivery::millis(since_epoch);
+        self.later_keyed(key, item, true, ms).await
+    }
+
+    /// A keyed delayed put, tried again after a lost reply or a failed connection (a
+    /// repeat with the key is safe), three tries in all.
+    async fn later_keyed(
+        &self,
+        key: &str,
+        item: C::Item,
+        at: bool,
+        ms: u64,
+    ) -> Result<JobId, PutError<C::Item>> {
+        let keys = [key.to_string()];
+        let mut items = alloc::vec![item];
+        let mut lost = 0;
+        loop {
+            match self.engine.put_later(items, at, ms, Some(&keys)).await {
+                Err(PutError::Unknown { item: back, error })
+                | Err(PutError::Failed {
+                    item: back,
+                    error: error @ Error::Unavailable(_),
+                }) => {
+                    lost += 1;
+                    if lost >= 3 {
+                        return one(Err(PutError::from_redis(back, error)));
+                    }
+                    items = back;
+                }
+                other => return one(other.map(|(ids, _)| ids)),
+            }
+        }
     }
 
     /// Accepts a batch of items now, or refuses it whole, never waiting for room: one
