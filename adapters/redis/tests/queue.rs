@@ -2066,7 +2066,7 @@ async fn retry_backoff_grows_with_the_attempts(_rt: Rt) {
 async fn expired_lease_waits_its_redelivery_backoff(_rt: Rt) {
     let server = server!();
     let ms = Duration::from_millis;
-    let backoff = Backoff::exponential(ms(400), ms(10_000));
+    let backoff = Backoff::exponential(ms(250), ms(10_000));
     let queue = open(
         &server,
         "lease-backoff",
@@ -2094,11 +2094,11 @@ async fn expired_lease_waits_its_redelivery_backoff(_rt: Rt) {
         .await
         .unwrap();
     let waited = start.elapsed();
-    assert!(waited >= ms(400), "{waited:?}");
+    assert!(waited >= ms(250), "{waited:?}");
     assert_eq!((second.id(), second.attempt()), (id, 2));
     std::mem::forget(second);
     sleep(ms(400)).await;
-    // Found by a maintenance pass: attempt 2 failed, so 800 ms.
+    // Found by a maintenance pass: attempt 2 failed, so 500 ms.
     let start = std::time::Instant::now();
     queue.maintain_once().await.unwrap();
     let ledger = queue.ledger().await.unwrap();
@@ -2108,7 +2108,7 @@ async fn expired_lease_waits_its_redelivery_backoff(_rt: Rt) {
         .await
         .unwrap();
     let waited = start.elapsed();
-    assert!(waited >= ms(800), "{waited:?}");
+    assert!(waited >= ms(500), "{waited:?}");
     assert_eq!(
         (third.id(), third.attempt(), third.to_vec()),
         (id, 3, vec![5])
@@ -2124,7 +2124,7 @@ async fn expired_lease_waits_its_redelivery_backoff(_rt: Rt) {
 async fn redelivery_backoff_after_a_drop_and_shutdown_now(_rt: Rt) {
     let server = server!();
     let ms = Duration::from_millis;
-    let backoff = Backoff::fixed(ms(500));
+    let backoff = Backoff::fixed(ms(300));
     let queue = open(
         &server,
         "drop-backoff",
@@ -2139,7 +2139,7 @@ async fn redelivery_backoff_after_a_drop_and_shutdown_now(_rt: Rt) {
         .get_until(after(Duration::from_secs(5)))
         .await
         .unwrap();
-    assert!(start.elapsed() >= ms(500), "{:?}", start.elapsed());
+    assert!(start.elapsed() >= ms(300), "{:?}", start.elapsed());
     assert_eq!((again.id(), again.attempt()), (id, 2));
     drop(again);
     queue.maintain_once().await.unwrap();
