@@ -57,8 +57,9 @@ impl<C: Codec> Queue<C> {
     /// The jobs in flight, oldest entry first: each job's id, attempt, holder and lease
     /// age, and whether its holder is alive (see [`InFlight`]). "Jobs stuck in running"
     /// is answered here: a job whose holder is not alive is reclaimed once its lease
-    /// expires (by the next get that looks for expired leases, or, if it is not to be
-    /// delivered again, by the next maintenance pass).
+    /// expires (by the next get that looks for expired leases, or by the next
+    /// maintenance pass if it is not to be delivered again or waits a
+    /// [redelivery backoff](crate::Options::redelivery_backoff)).
     ///
     /// Read in pages of 1,000, each one atomic snapshot: a job that moves between two
     /// pages can be listed twice or not at all.

@@ -45,9 +45,10 @@ impl<C: Codec> Queue<C> {
     /// One pass of background work: removes dropped workers, refreshes the heartbeats of
     /// live ones, ends the deliveries dropped unresolved (by the [`AbandonPolicy`]),
     /// sweeps expired leases that will not be delivered again (policy `Abandon` or
-    /// `Uncertain`, last attempt, or after `shutdown_now`), and removes from the group the
-    /// consumers (one per handle) that hold nothing and were idle for two leases. Work that failed is kept
-    /// for the next pass.
+    /// `Uncertain`, last attempt, or after `shutdown_now`) and puts those that will, under
+    /// a [redelivery backoff](crate::Options::redelivery_backoff), to wait their delay, and
+    /// removes from the group the consumers (one per handle) that hold nothing and were
+    /// idle for two leases. Work that failed is kept for the next pass.
     ///
     /// # Errors
     ///
