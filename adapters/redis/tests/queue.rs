@@ -1999,6 +1999,33 @@ async fn keyed_delayed_puts_are_accepted_once(_rt: Rt) {
     assert!(ledger.is_balanced());
 }
 
+/// A keyed delayed put whose reply is lost tries again through the outage and is accepted
+/// exactly once.
+async fn keyed_delayed_put_after_a_lost_reply_is_accepted_once(_rt: Rt) {
+    let server = server!();
+    let queue = open(&server, "later-lossy", options()).await;
+    // Load the script first: an EVALSHA refused with NOSCRIPT would do nothing.
+    let hour = Duration::from_secs(3600);
+    let first = queue.put_keyed_after("x", vec![0], hour).await.unwrap();
+    server.pause();
+    let resumer = std::thread::spawn({
+        let pid = server.pid();
+        move || {
+            std::thread::sleep(Duration::from_millis(700));
+            std::process::Command::new("kill")
+                .args(["-CONT", &pid.to_string()])
+                .status()
+                .unwrap();
+        }
+    });
+    let id = queue.put_keyed_after("y", vec![1], hour).await.unwrap();
+    resumer.join().unwrap();
+    assert_eq!(id.get(), first.get() + 1);
+    assert_eq!(queue.put_keyed_after("y", vec![1], hour).await.unwrap(), id);
+    let ledger = queue.ledger().await.unwrap();
+    assert_eq!((ledger.accepted, ledger.buffered), (2, 2));
+}
+
 /// A retry after a delay: fenced as a retry, the job waits (counted buffered, not in
 /// flight) until the delay has passed, then comes back under its id.
 async fn retry_after_waits_its_delay(_rt: Rt) {
@@ -2845,6 +2872,7 @@ on_both!(
     delayed_puts_wait_until_due,
     delayed_batches_wait_until_due,
     keyed_delayed_puts_are_accepted_once,
+    keyed_delayed_put_after_a_lost_reply_is_accepted_once,
     retry_after_waits_its_delay,
     retry_backoff_grows_with_the_attempts,
     delayed_jobs_and_shutdowns,
