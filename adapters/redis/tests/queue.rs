@@ -2230,6 +2230,45 @@ async fn redelivery_backoff_is_fixed_at_creation(_rt: Rt) {
     );
 }
 
+/// A stored redelivery backoff that this crate did not write is `Error::Foreign` naming
+/// the meta, for the get and the maintenance pass that would redeliver, before they change
+/// anything.
+async fn a_foreign_redelivery_backoff_changes_nothing(_rt: Rt) {
+    let server = server!();
+    let backoff = Backoff::fixed(Duration::from_millis(300));
+    let queue = open(&server, "bo", redeliver(3).redelivery_backoff(backoff)).await;
+    queue.try_put(vec![1]).await.unwrap();
+    std::mem::forget(queue.get().await.unwrap());
+    let stored: String = server.query(redis::cmd("HGET").arg("{bo}:meta").arg("backoff"));
+    let _: () = server.query(
+        redis::cmd("HSET")
+            .arg("{bo}:meta")
+            .arg("backoff")
+            .arg("n 12 x"),
+    );
+    sleep(Duration::from_millis(400)).await;
+    let foreign = |error: &Error| matches!(error, Error::Foreign { key, .. } if key == "{bo}:meta");
+    match queue.try_get().await {
+        Err(TryGetError::Redis(error)) => assert!(foreign(&error), "get: {error:?}"),
+        other => panic!("get: {other:?}"),
+    }
+    match queue.maintain_once().await {
+        Err(error) => assert!(foreign(&error), "maintain: {error:?}"),
+        Ok(()) => panic!("maintain: ok"),
+    }
+    let status = queue.status().await.unwrap();
+    assert_eq!((status.ledger.in_flight, status.redelivered), (1, 0));
+    let _: () = server.query(
+        redis::cmd("HSET")
+            .arg("{bo}:meta")
+            .arg("backoff")
+            .arg(&stored),
+    );
+    queue.maintain_once().await.unwrap();
+    let status = queue.status().await.unwrap();
+    assert_eq!((status.ledger.buffered, status.redelivered), (1, 1));
+}
+
 /// The server draws a redelivery delay exactly as `Backoff::delay_for` does in process
 /// (rounded up to whole milliseconds, as `retry_backoff` sends it), for every jitter, over
 /// seeds, ids and attempts that exercise every limb of its 64-bit arithmetic.
@@ -2880,6 +2919,7 @@ on_both!(
     a_foreign_key_at_the_delayed_jobs_is_foreign,
     redelivery_backoff_after_a_drop_and_shutdown_now,
     redelivery_backoff_is_fixed_at_creation,
+    a_foreign_redelivery_backoff_changes_nothing,
     the_server_draws_the_backoffs_delays,
     gets_dropped_at_any_await_lose_nothing,
     shutdown_now_returns_large_items,

@@ -210,6 +210,22 @@ local function rare()
     return R.backoff_ms(spec, id, attempt)
   end
 
+  -- Run before a call's first write when it may redeliver: nil, or the reply to give
+  -- instead when the stored backoff is not in the form this crate writes.
+  function R.check_backoff()
+    spec = redis.call('HGET', META, 'backoff') or ''
+    if spec == '' then return nil end
+    local ok = string.match(spec, '^[nfe] ' .. string.rep('%x', 16) .. ' ') ~= nil
+    local count = 0
+    for ns in string.gmatch(string.sub(spec, 20), '%S+') do
+      local n = tonumber(ns)
+      ok = ok and string.match(ns, '^%d+$') ~= nil and n < 9007199254740992
+      count = count + 1
+    end
+    if ok and count > 0 then return nil end
+    return {'foreign', META, 'a redelivery backoff not written by this crate: ' .. spec}
+  end
+
   -- Puts the job of expired entry `sid` (our fields `f`, the job delivered `count` times
   -- in all) back among the delayed jobs, due in `delay` ms, to be delivered again as its
   -- next attempt: counted redelivered now, buffered until it is delivered.

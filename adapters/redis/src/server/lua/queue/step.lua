@@ -74,7 +74,7 @@ end
 if reclaiming then
   local r = rare()
   local bad = r.check({ENDS, 'stream', r.DEAD, 'stream', r.UNC, 'stream', r.CLK, 'hash', r.WRK, 'zset',
-    LATER, 'zset', LATER_ITEMS, 'hash'})
+    LATER, 'zset', LATER_ITEMS, 'hash'}) or r.check_backoff()
   if bad then return bad end
 end
 

@@ -14,7 +14,7 @@ local state = m[1]
 if not state or state == 'rewound' then return {'gone'} end
 if redis.call('TYPE', S).ok ~= 'stream' then return {'gone'} end
 local bad = r.check({r.ENDS, 'stream', r.DEAD, 'stream', r.UNC, 'stream', r.CLK, 'hash', r.WRK, 'zset',
-  LATER, 'zset', LATER_ITEMS, 'hash'})
+  LATER, 'zset', LATER_ITEMS, 'hash'}) or r.check_backoff()
 if bad then return bad end
 local lease, maxatt = tonumber(m[2]), tonumber(m[3])
 local t = now_ms()
