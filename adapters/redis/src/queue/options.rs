@@ -7,8 +7,8 @@ use tally_queue::{AbandonPolicy, Backoff, Jitter};
 use crate::queue::error::OpenError;
 
 /// A queue's settings. Capacity, lease, redelivery policy, redelivery backoff and repeat
-/// window are stored with the queue at creation, and every later [`Queue::open`](crate::Queue::open) must
-/// ask for the same; the others are per handle.
+/// window are stored with the queue at creation, and every later
+/// [`Queue::open`](crate::Queue::open) must ask for the same; the others are per handle.
 ///
 /// # Examples
 ///
