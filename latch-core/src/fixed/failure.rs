@@ -16,7 +16,7 @@ use super::waker::AtomicWaker;
 pub(crate) struct RawFailable<E, const W: usize> {
     /// Initialised exactly when the state word has `FAILED` (or, during the one `fail` call
     /// that claimed the failure, between its write and its publish).
-    error: Cell<MaybeUninit<E>>,
+    error: UnsafeCell<MaybeUninit<E>>,
     raw: RawFixed<[AtomicWaker; W]>,
 }
 
@@ -30,7 +30,7 @@ impl<E, const W: usize> RawFailable<E, W> {
         /// A failable latch with `pending` outstanding; the caller has checked the bound.
         pub(crate) fn new(pending: usize) -> Self {
             Self {
-                error: Cell::new(MaybeUninit::uninit()),
+                error: UnsafeCell::new(MaybeUninit::uninit()),
                 raw: RawFixed::new(pending),
             }
         }
@@ -100,10 +100,10 @@ impl<E, const W: usize> Drop for RawFailable<E, W> {
 /// `core::cell::UnsafeCell`, or loom's (which checks the accesses) under `cfg(loom)`, behind
 /// loom's closure interface.
 #[cfg(not(loom))]
-struct Cell<T>(core::cell::UnsafeCell<T>);
+struct UnsafeCell<T>(core::cell::UnsafeCell<T>);
 
 #[cfg(not(loom))]
-impl<T> Cell<T> {
+impl<T> UnsafeCell<T> {
     const fn new(value: T) -> Self {
         Self(core::cell::UnsafeCell::new(value))
     }
@@ -118,4 +118,4 @@ impl<T> Cell<T> {
 }
 
 #[cfg(loom)]
-use loom::cell::UnsafeCell as Cell;
+use loom::cell::UnsafeCell;

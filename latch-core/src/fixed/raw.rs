@@ -144,11 +144,21 @@ impl Raw {
     pub(crate) fn claim_failure(&self) -> bool {
         // Relaxed: the claim only decides which caller stores the error; the error is
         // published by the Release of `FAILED`.
-        self.state
-            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |state| {
-                (state & FAILING == 0 && state >> SHIFT != 0).then_some(state | FAILING)
-            })
-            .is_ok()
+        let mut state = self.state.load(Ordering::Relaxed);
+        loop {
+            if state & FAILING != 0 || state >> SHIFT == 0 {
+                return false;
+            }
+            match self.state.compare_exchange_weak(
+                state,
+                state | FAILING,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return true,
+                Err(actual) => state = actual,
+            }
+        }
     }
 
     /// Publishes the claimed failure and wakes every waiter.
