@@ -3,8 +3,9 @@
 -- keys of rare paths are named from it (same tag, same cluster slot). Each script's own
 -- arguments follow from ARGV[2].
 -- meta: state (open, draining, closed, rewound), cap, lease_ms, max_att, repeat_ms,
--- had_workers, version, run (the epoch), reclaim_at, hold_until, and v:<consumer>: the
--- get tokens that consumer voided (' token@expiry' each).
+-- had_workers, version, run (the epoch), reclaim_at, hold_until, fence (the fence epoch:
+-- see step.lua), and v:<consumer>: the get tokens that consumer voided (' token@expiry'
+-- each).
 local S, META, LED, TAG = KEYS[1], KEYS[2], KEYS[3], ARGV[1]
 local G = 'g'
 

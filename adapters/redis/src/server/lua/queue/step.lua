@@ -4,18 +4,29 @@
 -- KEYS: 4 the wake-up stream, 5 the record of this call's resolves (for a repeat after a
 -- lost reply), 6.. records of this consumer's earlier calls whose replies came back, to
 -- delete. ARGV: 2 consumer, 3 get token, 4 max, 5 the handle's monotonic clock (ms), 6 '1'
--- to look for expired leases, 7 number of resolves, 8 number of extras, then per resolve:
--- entry, attempt, how (s succeeded, r rejected, u uncertain, a abandoned, f foreign);
--- then per extra: the resolve's number (from 1), its reason (kept in its record), and
--- the tokens of earlier calls with it whose replies were lost (comma-separated).
+-- to look for expired leases, 7 number of resolves, 8 number of extras, 9 how each resolve
+-- ends, one letter each (s succeeded, r rejected, u uncertain, a abandoned, f foreign), 10
+-- the attempt of every resolve ('': each resolve's attempt follows its entry), 11 and 12
+-- the lowest and the highest entry resolved ('-' and '+' when unknown), 13 the fence epoch
+-- every resolved entry was handed out under ('': not known), then per resolve: entry (and
+-- attempt); then per extra: the resolve's number (from 1), its reason (kept in its
+-- record), and the tokens of earlier calls with it whose replies were lost
+-- (comma-separated).
 -- Reply: status ('ok', 'empty', 'shutdown', 'void', 'gone', 'foreign'), the id to block
 -- after ('empty' only), one letter per resolve ('o' counted, 's' stale, or the capital
--- initial of how an earlier call counted it), and the entries handed out, reclaimed ones
+-- initial of how an earlier call counted it), the entries handed out, reclaimed ones
 -- first, flat: entry, job id ('' for an entry something else wrote: resolve it as
 -- foreign), delivery count of the entry (its fence), payload, and the job's deliveries
--- before this entry (0 unless it was retried) each. (Flat, not as XREADGROUP nests them: the server spends
--- a fifth less handing them out of Lua.)
+-- before this entry (0 unless it was retried) each (flat, not as XREADGROUP nests them:
+-- the server spends a fifth less handing them out of Lua), and the fence epoch now (the
+-- one the entries handed out are under; '' if the queue has none).
 -- A record (KEYS[5]) is ' id id … |' and the initials of how each was counted.
+-- The fence epoch (meta `fence`) moves before any expired lease is taken (rare.lua's
+-- clock_ok). While it stands, no entry handed out under it has changed holder or delivery
+-- count, so the resolves of entries handed out under the current epoch are fenced without
+-- reading the pending list row by row (the lowest entry's row is still read: it checks
+-- the stream, the group and that entry); any other resolve reads the rows of this
+-- consumer's pending list from the lowest entry resolved to the highest.
 -- Before the first write every key a later write needs is known good: the stream by the
 -- read of this consumer's pending list, the meta by its read, the counters (when more
 -- than one moves) by a read, the record lists by their type; and the first write is the
@@ -24,7 +35,7 @@ local me, token, max, mono = ARGV[2], ARGV[3], tonumber(ARGV[4]), ARGV[5]
 local look, nres, nextra = ARGV[6] == '1', tonumber(ARGV[7]), tonumber(ARGV[8])
 local ENDS, REC = KEYS[4], KEYS[5]
 local m = redis.call('HMGET', META, 'state', 'lease_ms', 'max_att', 'repeat_ms', 'reclaim_at',
-  'v:' .. me)
+  'v:' .. me, 'fence')
 local state = m[1]
 if not state or state == 'rewound' then return {'gone'} end
 -- A get whose reply was lost and that its handle voided: it must not hand anything out.
@@ -67,7 +78,7 @@ if nres == 0 and not reclaiming and max > 0 and state == 'open' then
     if #KEYS > 5 then redis.call('DEL', unpack(KEYS, 6)) end
     local out = {}
     for _, e in ipairs(got[1][2]) do hand(out, e[1], e[2], 1) end
-    return {'ok', '', '', out}
+    return {'ok', '', '', out, m[7] or ''}
   end
 end
 if reclaiming then
@@ -84,22 +95,33 @@ local function count(name)
   counts[name] = (counts[name] or 0) + 1
 end
 if nres > 0 then
+  local hows, every, low, high = ARGV[9], ARGV[10], ARGV[11], ARGV[12]
+  local per = every == '' and 2 or 1
   local extras = {}
   for k = 0, nextra - 1 do
-    local at = 9 + 3 * nres + 3 * k
+    local at = 14 + per * nres + 3 * k
     extras[tonumber(ARGV[at])] = {ARGV[at + 1], ARGV[at + 2]}
   end
-  local held = {}
-  local rows
-  if nres == 1 then
-    rows = redis.call('XPENDING', S, G, ARGV[9], ARGV[9], 1, me)
-  else
-    rows = redis.call('XPENDING', S, G, '-', '+', 1000000, me)
+  local attempt = tonumber(every)
+  -- Fenced by the epoch: the resolves were handed out under the current one, with one
+  -- attempt for all and nothing to look up in records.
+  local held = nil
+  if nextra == 0 and attempt and ARGV[13] ~= '' and ARGV[13] == m[7] then
+    local p = redis.call('XPENDING', S, G, low, high, 1, me)[1]
+    if p and p[1] == low and p[4] == attempt then held = {} end
   end
-  for _, p in ipairs(rows) do held[p[1]] = p[4] end
+  local by_epoch = held ~= nil
+  if not by_epoch then
+    held = {}
+    for _, p in ipairs(redis.call('XPENDING', S, G, low, high, 1000000, me)) do
+      held[p[1]] = p[4]
+    end
+  end
   for i = 1, nres do
-    local at = 6 + 3 * i
-    local sid, attempt, letter = ARGV[at], tonumber(ARGV[at + 1]), ARGV[at + 2]
+    local at = 14 + per * (i - 1)
+    local sid = ARGV[at]
+    if per == 2 then attempt = tonumber(ARGV[at + 1]) end
+    local letter = string.sub(hows, i, i)
     local extra = extras[i]
     local earlier = nil
     if extra and extra[2] ~= '' then
@@ -117,20 +139,30 @@ if nres > 0 then
     end
     if earlier then
       codes[i] = string.upper(earlier)
-    elseif held[sid] == attempt then
-      held[sid] = nil
-      codes[i] = 'o'
-      acks[#acks + 1] = sid
-      letters[#letters + 1] = letter
-      local how = HOW[letter]
-      count(how)
-      if letter ~= 's' and letter ~= 'r' then
-        records[#records + 1] = {sid, attempt, how, extra and extra[1] or ''}
-        if letter == 'a' then count('dead') end
-      end
     else
-      codes[i] = 's'
-      count('stale')
+      local holds
+      if by_epoch then
+        -- Each entry once: a second resolve of it in one call is stale, as by the rows.
+        holds = not held[sid]
+        held[sid] = true
+      else
+        holds = held[sid] == attempt
+        if holds then held[sid] = nil end
+      end
+      if holds then
+        codes[i] = 'o'
+        acks[#acks + 1] = sid
+        letters[#letters + 1] = letter
+        local how = HOW[letter]
+        count(how)
+        if letter ~= 's' and letter ~= 'r' then
+          records[#records + 1] = {sid, attempt, how, extra and extra[1] or ''}
+          if letter == 'a' then count('dead') end
+        end
+      else
+        codes[i] = 's'
+        count('stale')
+      end
     end
   end
 end
@@ -217,6 +249,9 @@ if state == 'draining' and empty() then
   redis.call('HSET', META, 'state', 'closed')
   state = 'closed'
 end
+-- The epoch the entries handed out are under: the one now (a look may have moved it).
+local epoch = m[7] or ''
+if reclaiming then epoch = redis.call('HGET', META, 'fence') or '' end
 local status, after = 'ok', ''
 if max > 0 and items == 0 then
   if state == 'closed' then
@@ -229,4 +264,4 @@ if max > 0 and items == 0 then
     end
   end
 end
-return {status, after, table.concat(codes), out}
+return {status, after, table.concat(codes), out, epoch}
