@@ -607,21 +607,27 @@ impl<C: Codec> Engine<C> {
             _ => String::new(),
         };
         // The range of the fence's read: the lowest and the highest entry, as the server
-        // orders them.
-        let ids: Option<Vec<_>> = resolves
+        // orders them. A call fenced by the epoch sends each entry once.
+        let mut ids: Option<Vec<_>> = resolves
             .iter()
             .map(|resolve| entry_id(resolve.entry).map(|id| (id, resolve.entry)))
             .collect();
-        let (low, high) = match ids.as_deref() {
-            Some(ids) if !ids.is_empty() => (
-                ids.iter().min().map_or("-", |(_, entry)| entry),
-                ids.iter().max().map_or("+", |(_, entry)| entry),
+        if let Some(ids) = ids.as_mut() {
+            ids.sort_unstable();
+        }
+        let (low, high, distinct) = match ids.as_deref() {
+            Some([only]) => (only.1, only.1, true),
+            Some(all @ [first, .., last]) => (
+                first.1,
+                last.1,
+                all.windows(2).all(|pair| pair[0].0 != pair[1].0),
             ),
-            _ => ("-", "+"),
+            _ => ("-", "+", false),
         };
-        let epoch = self
-            .epoch_of(resolves)
-            .map_or(String::new(), |e| e.to_string());
+        let epoch = match self.epoch_of(resolves) {
+            Some(epoch) if distinct => epoch.to_string(),
+            _ => String::new(),
+        };
         let mut args = args![
             self.consumer,
             token,

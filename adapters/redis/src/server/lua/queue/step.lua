@@ -104,52 +104,60 @@ if nres > 0 then
   end
   local attempt = tonumber(every)
   -- Fenced by the epoch: the resolves were handed out under the current one, with one
-  -- attempt for all and nothing to look up in records.
-  local held = nil
+  -- attempt for all and nothing to look up in records (see above).
+  local by_epoch = false
   if nextra == 0 and attempt and ARGV[13] ~= '' and ARGV[13] == m[7] then
     local p = redis.call('XPENDING', S, G, low, high, 1, me)[1]
-    if p and p[1] == low and p[4] == attempt then held = {} end
+    by_epoch = p ~= nil and p[1] == low and p[4] == attempt
   end
-  local by_epoch = held ~= nil
-  if not by_epoch then
-    held = {}
+  if by_epoch then
+    -- Each resolve holds its entry (the handle sends an entry once per call).
+    acks = {unpack(ARGV, 14, 13 + nres)}
+    codes = {string.rep('o', nres)}
+    letters = {hows}
+    for letter, how in pairs(HOW) do
+      local _, n = string.gsub(hows, letter, '')
+      if n > 0 then
+        counts[how] = n
+        fields = fields + 1
+      end
+    end
+    local i = string.find(hows, '[uaf]')
+    while i do
+      local letter = string.sub(hows, i, i)
+      records[#records + 1] = {ARGV[13 + i], attempt, HOW[letter], ''}
+      if letter == 'a' then count('dead') end
+      i = string.find(hows, '[uaf]', i + 1)
+    end
+  else
+    local held = {}
     for _, p in ipairs(redis.call('XPENDING', S, G, low, high, 1000000, me)) do
       held[p[1]] = p[4]
     end
-  end
-  for i = 1, nres do
-    local at = 14 + per * (i - 1)
-    local sid = ARGV[at]
-    if per == 2 then attempt = tonumber(ARGV[at + 1]) end
-    local letter = string.sub(hows, i, i)
-    local extra = extras[i]
-    local earlier = nil
-    if extra and extra[2] ~= '' then
-      -- A repeat after lost replies: did one of those calls count it?
-      for lost_token in string.gmatch(extra[2], '[^,]+') do
-        local rec = redis.call('GET', TAG .. ':done:' .. me .. ':' .. lost_token)
-        local found = rec and string.find(rec, ' ' .. sid .. ' ', 1, true)
-        if found then
-          local _, n = string.gsub(string.sub(rec, 1, found), ' ', '')
-          local bar = string.find(rec, '|', 1, true)
-          earlier = string.sub(rec, bar + n, bar + n)
-          break
+    for i = 1, nres do
+      local at = 14 + per * (i - 1)
+      local sid = ARGV[at]
+      if per == 2 then attempt = tonumber(ARGV[at + 1]) end
+      local letter = string.sub(hows, i, i)
+      local extra = extras[i]
+      local earlier = nil
+      if extra and extra[2] ~= '' then
+        -- A repeat after lost replies: did one of those calls count it?
+        for lost_token in string.gmatch(extra[2], '[^,]+') do
+          local rec = redis.call('GET', TAG .. ':done:' .. me .. ':' .. lost_token)
+          local found = rec and string.find(rec, ' ' .. sid .. ' ', 1, true)
+          if found then
+            local _, n = string.gsub(string.sub(rec, 1, found), ' ', '')
+            local bar = string.find(rec, '|', 1, true)
+            earlier = string.sub(rec, bar + n, bar + n)
+            break
+          end
         end
       end
-    end
-    if earlier then
-      codes[i] = string.upper(earlier)
-    else
-      local holds
-      if by_epoch then
-        -- Each entry once: a second resolve of it in one call is stale, as by the rows.
-        holds = not held[sid]
-        held[sid] = true
-      else
-        holds = held[sid] == attempt
-        if holds then held[sid] = nil end
-      end
-      if holds then
+      if earlier then
+        codes[i] = string.upper(earlier)
+      elseif held[sid] == attempt then
+        held[sid] = nil
         codes[i] = 'o'
         acks[#acks + 1] = sid
         letters[#letters + 1] = letter
