@@ -18,15 +18,16 @@
 -- first, flat: entry, job id ('' for an entry something else wrote: resolve it as
 -- foreign), delivery count of the entry (its fence), payload, and the job's deliveries
 -- before this entry (0 unless it was retried) each (flat, not as XREADGROUP nests them:
--- the server spends a fifth less handing them out of Lua), and the fence epoch now (the
--- one the entries handed out are under; '' if the queue has none).
+-- the server spends a fifth less handing them out of Lua), and (max above 0) the fence
+-- epoch now, the one the entries handed out are under ('' if the queue has none).
 -- A record (KEYS[5]) is ' id id … |' and the initials of how each was counted.
 -- The fence epoch (meta `fence`) moves before any expired lease is taken (rare.lua's
 -- clock_ok). While it stands, no entry handed out under it has changed holder or delivery
--- count, so the resolves of entries handed out under the current epoch are fenced without
--- reading the pending list row by row (the lowest entry's row is still read: it checks
--- the stream, the group and that entry); any other resolve reads the rows of this
--- consumer's pending list from the lowest entry resolved to the highest.
+-- count, so a call's resolves of entries handed out under the current epoch are fenced
+-- without reading the pending list row by row (the lowest entry's row is still read: it
+-- checks the stream, the group and that entry); any other call (and a single resolve,
+-- which reads one row either way) reads the rows of this consumer's pending list from the
+-- lowest entry resolved to the highest.
 -- Before the first write every key a later write needs is known good: the stream by the
 -- read of this consumer's pending list, the meta by its read, the counters (when more
 -- than one moves) by a read, the record lists by their type; and the first write is the
@@ -34,8 +35,14 @@
 local me, token, max, mono = ARGV[2], ARGV[3], tonumber(ARGV[4]), ARGV[5]
 local look, nres, nextra = ARGV[6] == '1', tonumber(ARGV[7]), tonumber(ARGV[8])
 local ENDS, REC = KEYS[4], KEYS[5]
-local m = redis.call('HMGET', META, 'state', 'lease_ms', 'max_att', 'repeat_ms', 'reclaim_at',
-  'v:' .. me, 'fence')
+-- (A call that only resolves reads no more than it needs.)
+local m
+if max > 0 then
+  m = redis.call('HMGET', META, 'state', 'lease_ms', 'max_att', 'repeat_ms', 'reclaim_at',
+    'v:' .. me)
+else
+  m = redis.call('HMGET', META, 'state', 'lease_ms', 'max_att', 'repeat_ms')
+end
 local state = m[1]
 if not state or state == 'rewound' then return {'gone'} end
 -- A get whose reply was lost and that its handle voided: it must not hand anything out.
@@ -78,7 +85,7 @@ if nres == 0 and not reclaiming and max > 0 and state == 'open' then
     if #KEYS > 5 then redis.call('DEL', unpack(KEYS, 6)) end
     local out = {}
     for _, e in ipairs(got[1][2]) do hand(out, e[1], e[2], 1) end
-    return {'ok', '', '', out, m[7] or ''}
+    return {'ok', '', '', out, redis.call('HGET', META, 'fence') or ''}
   end
 end
 if reclaiming then
@@ -106,7 +113,8 @@ if nres > 0 then
   -- Fenced by the epoch: the resolves were handed out under the current one, with one
   -- attempt for all and nothing to look up in records (see above).
   local by_epoch = false
-  if nextra == 0 and attempt and ARGV[13] ~= '' and ARGV[13] == m[7] then
+  if nres > 1 and nextra == 0 and attempt and ARGV[13] ~= ''
+    and ARGV[13] == redis.call('HGET', META, 'fence') then
     local p = redis.call('XPENDING', S, G, low, high, 1, me)[1]
     by_epoch = p ~= nil and p[1] == low and p[4] == attempt
   end
@@ -115,11 +123,17 @@ if nres > 0 then
     acks = {unpack(ARGV, 14, 13 + nres)}
     codes = {string.rep('o', nres)}
     letters = {hows}
-    for letter, how in pairs(HOW) do
-      local _, n = string.gsub(hows, letter, '')
-      if n > 0 then
-        counts[how] = n
-        fields = fields + 1
+    local first = string.sub(hows, 1, 1)
+    if not string.find(hows, '[^' .. first .. ']') then
+      counts[HOW[first]] = nres
+      fields = 1
+    else
+      for letter, how in pairs(HOW) do
+        local _, n = string.gsub(hows, letter, '')
+        if n > 0 then
+          counts[how] = n
+          fields = fields + 1
+        end
       end
     end
     local i = string.find(hows, '[uaf]')
@@ -257,9 +271,6 @@ if state == 'draining' and empty() then
   redis.call('HSET', META, 'state', 'closed')
   state = 'closed'
 end
--- The epoch the entries handed out are under: the one now (a look may have moved it).
-local epoch = m[7] or ''
-if reclaiming then epoch = redis.call('HGET', META, 'fence') or '' end
 local status, after = 'ok', ''
 if max > 0 and items == 0 then
   if state == 'closed' then
@@ -272,4 +283,6 @@ if max > 0 and items == 0 then
     end
   end
 end
-return {status, after, table.concat(codes), out, epoch}
+if max == 0 then return {status, after, table.concat(codes), out} end
+-- The epoch the entries handed out are under: the one now (a look may have moved it).
+return {status, after, table.concat(codes), out, redis.call('HGET', META, 'fence') or ''}
