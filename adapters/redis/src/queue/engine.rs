@@ -894,7 +894,14 @@ impl<C: Codec> Engine<C> {
         {
             let mut local = self.local();
             for (entry, id, attempt, bytes, earlier) in raw {
-                local.held.insert(entry.clone(), epoch);
+                // An entry this handle holds already (it took its own expired lease):
+                // the earlier delivery was handed out under another epoch, so both are
+                // fenced by their rows.
+                local
+                    .held
+                    .entry(entry.clone())
+                    .and_modify(|known| *known = None)
+                    .or_insert(epoch);
                 let Some(id) = id else {
                     bad.push((entry, attempt, How::Foreign, String::new()));
                     continue;
