@@ -2883,6 +2883,56 @@ async fn resolve_many_after_a_lost_reply_counts_once(_rt: Rt) {
     assert!(status.ledger.is_balanced());
 }
 
+/// A batch resolve whose deliveries were handed out before another handle reclaimed one
+/// of them is fenced entry by entry: the reclaimed one is stale, the one still held counts
+/// (its lowest entry is still this handle's, at its attempt).
+async fn batch_resolve_after_a_reclaim_is_fenced_per_entry(_rt: Rt) {
+    let server = server!();
+    let lease = redeliver(3).lease(Duration::from_millis(500));
+    let a = open(&server, "fence-epoch", lease).await;
+    let b = open(&server, "fence-epoch", lease).await;
+    a.put_many([vec![0], vec![1]]).await.unwrap();
+    let jobs = a.get_many(2).await.unwrap();
+    let seen: Vec<_> = jobs.iter().map(|j| (j.id().get(), j.attempt())).collect();
+    assert_eq!(seen, [(0, 1), (1, 1)]);
+    let mut jobs = jobs.into_iter();
+    let (kept, lapsed) = (jobs.next().unwrap(), jobs.next().unwrap());
+    // The first is kept alive, the second's lease runs out.
+    for _ in 0..5 {
+        sleep(Duration::from_millis(150)).await;
+        kept.keep_alive().await.unwrap();
+    }
+    let taken = b.get_many(2).await.unwrap();
+    let seen: Vec<_> = taken.iter().map(|j| (j.id().get(), j.attempt())).collect();
+    assert_eq!(seen, [(1, 2)]);
+    let answers = a
+        .resolve_many(vec![
+            (kept, Outcome::Succeeded),
+            (lapsed, Outcome::Succeeded),
+        ])
+        .await
+        .unwrap();
+    assert!(matches!(answers[0], Ok(ref item) if *item == [0]));
+    assert!(matches!(answers[1], Err(ResolveError::Stale(_))));
+    let status = a.status().await.unwrap();
+    assert_eq!(
+        (
+            status.ledger.succeeded,
+            status.stale,
+            status.ledger.in_flight
+        ),
+        (1, 1, 1)
+    );
+    let done = b
+        .resolve_many(taken.into_iter().map(|j| (j, Outcome::Succeeded)).collect())
+        .await
+        .unwrap();
+    assert!(done.iter().all(Result::is_ok));
+    let ledger = a.ledger().await.unwrap();
+    assert_eq!(ledger.succeeded, 2);
+    assert!(ledger.is_balanced());
+}
+
 async fn retry_until_answered(
     queue: &Queue<Bytes>,
     mut resolves: Vec<(tally_redis::Delivery<Bytes>, Outcome)>,
@@ -2903,6 +2953,7 @@ async fn retry_until_answered(
 on_both!(
     put_many_is_one_contiguous_batch,
     get_many_and_resolve_many,
+    batch_resolve_after_a_reclaim_is_fenced_per_entry,
     resolve_many_after_a_lost_reply_counts_once,
     maintenance_backs_off_when_keys_are_gone,
     late_get_on_a_stalled_connection_loses_nothing,

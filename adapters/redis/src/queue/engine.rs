@@ -25,9 +25,19 @@
 //! the tokens of the calls whose replies came back, and the script deletes their records.
 //! What stays on the server per finished job is nothing; per handle, the record of its
 //! last call (and, after a lost reply, that call's for the repeat window).
+//!
+//! # The fence epoch
+//!
+//! A resolve counts only if this consumer still holds the entry at its attempt. The queue
+//! keeps a counter (the fence epoch) that moves before any expired lease is taken, and
+//! each delivery remembers the epoch it was handed out under (for a plain get, the one
+//! this handle last saw, which the server read before the get ran). Resolves whose
+//! deliveries were all handed out under the epoch that still stands are fenced by it: the
+//! script does not read their rows of the pending list one by one. Any other resolve (an
+//! older epoch, an unknown one, a repeat after a lost reply) reads the rows.
 
 use alloc::boxed::Box;
-use alloc::collections::BTreeSet;
+use alloc::collections::BTreeMap;
 use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec;
@@ -78,8 +88,14 @@ pub(crate) struct Dropped {
 #[derive(Debug, Default)]
 pub(crate) struct Local {
     /// Entries held by live `Delivery` values of this handle (or dropped and not yet
-    /// released): never handed out twice by the recovery of lost gets.
-    pub(crate) held: BTreeSet<String>,
+    /// released): never handed out twice by the recovery of lost gets. Each with the
+    /// fence epoch it was handed out under, if known (see `epoch`).
+    pub(crate) held: BTreeMap<String, Option<u64>>,
+    /// The queue's fence epoch as this handle last saw it, read by a script that ran on the
+    /// server before any get sent from now on: entries such a get hands out are under it
+    /// or a later one. While the epoch stands, none of them changed holder or delivery
+    /// count, so their resolves skip the pending list's rows (see `step.lua`).
+    epoch: Option<u64>,
     pub(crate) dropped: Vec<Dropped>,
     pub(crate) workers: Vec<String>,
     pub(crate) retired: Vec<String>,
@@ -115,6 +131,11 @@ pub(crate) struct Found<T> {
 /// An entry as a get hands it out: entry id, job id (`None` for an entry something else
 /// wrote), delivery count, payload, and the job's deliveries before this entry.
 pub(crate) type RawEntry = (String, Option<JobId>, u64, Vec<u8>, u64);
+
+/// A step script's reply: the answers to its resolves, the entries it handed out, what
+/// comes next, and the fence epoch the entries were handed out under (if the queue has
+/// one).
+type StepReply = (Vec<Resolved>, Vec<RawEntry>, Then, Option<u64>);
 
 /// What a get step found besides items.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -619,6 +640,38 @@ impl<C: Codec> Engine<C> {
             .enumerate()
             .filter(|(_, resolve)| !resolve.reason.is_empty() || !resolve.lost.is_empty())
             .collect();
+        let hows: String = resolves
+            .iter()
+            .map(|resolve| resolve.how.letter())
+            .collect();
+        let every = match resolves.first() {
+            Some(first) if resolves.iter().all(|r| r.attempt == first.attempt) => {
+                first.attempt.to_string()
+            }
+            _ => String::new(),
+        };
+        // The range of the fence's read: the lowest and the highest entry, as the server
+        // orders them. A call fenced by the epoch sends each entry once.
+        let mut ids: Option<Vec<_>> = resolves
+            .iter()
+            .map(|resolve| entry_id(resolve.entry).map(|id| (id, resolve.entry)))
+            .collect();
+        if let Some(ids) = ids.as_mut() {
+            ids.sort_unstable();
+        }
+        let (low, high, distinct) = match ids.as_deref() {
+            Some([only]) => (only.1, only.1, true),
+            Some(all @ [first, .., last]) => (
+                first.1,
+                last.1,
+                all.windows(2).all(|pair| pair[0].0 != pair[1].0),
+            ),
+            _ => ("-", "+", false),
+        };
+        let epoch = match self.epoch_of(resolves) {
+            Some(epoch) if distinct => epoch.to_string(),
+            _ => String::new(),
+        };
         let mut args = args![
             self.consumer,
             token,
@@ -626,13 +679,20 @@ impl<C: Codec> Engine<C> {
             self.mono_ms(),
             if look { "1" } else { "0" },
             resolves.len(),
-            extras.len()
+            extras.len(),
+            hows,
+            every,
+            low,
+            high,
+            epoch
         ];
-        args.reserve(3 * resolves.len() + 3 * extras.len());
+        let per = if every.is_empty() { 2 } else { 1 };
+        args.reserve(per * resolves.len() + 3 * extras.len());
         for resolve in resolves {
             args.push(resolve.entry.as_bytes().to_vec());
-            args.push(resolve.attempt.to_string().into_bytes());
-            args.push(resolve.how.letter().as_bytes().to_vec());
+            if every.is_empty() {
+                args.push(resolve.attempt.to_string().into_bytes());
+            }
         }
         for (at, resolve) in extras {
             let lost: Vec<String> = resolve.lost.iter().map(u64::to_string).collect();
@@ -643,6 +703,17 @@ impl<C: Codec> Engine<C> {
         extra.push(self.keys.record(token));
         extra.extend(forget.iter().map(|t| self.keys.record(*t)));
         (args, extra)
+    }
+
+    /// The fence epoch every one of `resolves` was handed out under, if it is one known
+    /// epoch.
+    fn epoch_of(&self, resolves: &[Resolve<'_>]) -> Option<u64> {
+        let local = self.local();
+        let mut epochs = resolves
+            .iter()
+            .map(|resolve| local.held.get(resolve.entry).copied().flatten());
+        let first = epochs.next()??;
+        epochs.all(|epoch| epoch == Some(first)).then_some(first)
     }
 
     /// A step entirely in the STEP script: it looks for expired leases, or it only
@@ -674,8 +745,11 @@ impl<C: Codec> Engine<C> {
             self.local().forget.push(token);
         }
         let parsed = self.parse_step(&mut reply, resolves);
-        let (resolved, raw, then) = parsed.map_err(|error| (error, token))?;
-        let found = self.take(raw).await.map_err(|(error, _)| (error, token))?;
+        let (resolved, raw, then, epoch) = parsed.map_err(|error| (error, token))?;
+        let found = self
+            .take(raw, epoch)
+            .await
+            .map_err(|(error, _)| (error, token))?;
         Ok((resolved, found, then))
     }
 
@@ -704,6 +778,8 @@ impl<C: Codec> Engine<C> {
             engine: self,
             token: Some(token),
         };
+        // Read on the server before this read runs there.
+        let epoch = self.local().epoch;
         let (script, got) = if resolves.is_empty() {
             // The records to forget go with the next script.
             self.local().forget.extend(forget.iter().copied());
@@ -736,7 +812,7 @@ impl<C: Codec> Engine<C> {
             }
             Some(Ok(mut reply)) => {
                 self.local().forget.push(token);
-                let (resolved, _, _) = self
+                let (resolved, _, _, _) = self
                     .parse_step(&mut reply, resolves)
                     .map_err(|error| (error, token))?;
                 resolved
@@ -763,17 +839,16 @@ impl<C: Codec> Engine<C> {
             let (_, found, then) = self.step_script(&[], max, token, forget, false).await?;
             return Ok((resolved, found, then));
         }
-        let found = self.take(raw).await.map_err(|(error, _)| (error, token))?;
+        let found = self
+            .take(raw, epoch)
+            .await
+            .map_err(|(error, _)| (error, token))?;
         Ok((resolved, found, Then::Items))
     }
 
     /// A step's reply: the answers to the resolves (each leaves `held`), the entries
-    /// handed out, and what comes next.
-    fn parse_step(
-        &self,
-        reply: &mut Reply,
-        resolves: &[Resolve<'_>],
-    ) -> Result<(Vec<Resolved>, Vec<RawEntry>, Then), Error> {
+    /// handed out, what comes next, and the fence epoch they were handed out under.
+    fn parse_step(&self, reply: &mut Reply, resolves: &[Resolve<'_>]) -> Result<StepReply, Error> {
         let after = reply.text()?;
         let then = match reply.status.as_str() {
             "ok" => Then::Items,
@@ -838,19 +913,39 @@ impl<C: Codec> Engine<C> {
             };
             raw.push((reply::text(entry)?, id, attempt, bytes, earlier));
         }
-        Ok((resolved, raw, then))
+        // '' when the queue has no epoch.
+        let epoch = if reply.left() > 0 {
+            reply.text()?.parse().ok()
+        } else {
+            None
+        };
+        if epoch.is_some() {
+            self.local().epoch = epoch;
+        }
+        Ok((resolved, raw, then, epoch))
     }
 
     /// Turns entries handed to this consumer into found items, marking them held. An
     /// entry the codec cannot decode is ended as abandoned (a dead letter with its bytes),
     /// and one something else wrote as foreign.
-    async fn take(&self, raw: Vec<RawEntry>) -> Result<Vec<Found<C::Item>>, (Error, u64)> {
+    async fn take(
+        &self,
+        raw: Vec<RawEntry>,
+        epoch: Option<u64>,
+    ) -> Result<Vec<Found<C::Item>>, (Error, u64)> {
         let mut found = Vec::with_capacity(raw.len());
         let mut bad = Vec::new();
         {
             let mut local = self.local();
             for (entry, id, attempt, bytes, earlier) in raw {
-                local.held.insert(entry.clone());
+                // An entry this handle holds already (it took its own expired lease):
+                // the earlier delivery was handed out under another epoch, so both are
+                // fenced by their rows.
+                local
+                    .held
+                    .entry(entry.clone())
+                    .and_modify(|known| *known = None)
+                    .or_insert(epoch);
                 let Some(id) = id else {
                     bad.push((entry, attempt, How::Foreign, String::new()));
                     continue;
@@ -919,7 +1014,7 @@ impl<C: Codec> Engine<C> {
         while reply.left() >= 2 {
             let entry = reply.text()?;
             let attempt = reply.int()?;
-            if !self.local().held.contains(&entry) {
+            if !self.local().held.contains_key(&entry) {
                 orphans.push((entry, attempt));
             }
         }
@@ -939,7 +1034,8 @@ impl<C: Codec> Engine<C> {
                 None => raw.push((entry, None, attempt, Vec::new(), 0)),
             }
         }
-        self.take(raw).await.map_err(|(error, _)| error)
+        // Under no known epoch: their resolves read the pending list's rows.
+        self.take(raw, None).await.map_err(|(error, _)| error)
     }
 
     /// Blocks until the stream may have an entry after `after`, for up to one poll
@@ -1281,4 +1377,10 @@ fn accepted<I>(reply: &Reply, items: I) -> Result<I, PutError<I>> {
             error: reply.unexpected(),
         }),
     }
+}
+
+/// A stream entry id as numbers, so that ids compare as the server orders them.
+fn entry_id(entry: &str) -> Option<(u64, u64)> {
+    let (ms, seq) = entry.split_once('-')?;
+    Some((ms.parse().ok()?, seq.parse().ok()?))
 }

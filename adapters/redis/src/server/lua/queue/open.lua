@@ -12,7 +12,7 @@ if redis.call('EXISTS', META) == 0 then
   redis.call('XGROUP', 'CREATE', S, G, '0', 'MKSTREAM')
   redis.call('HSET', META, 'state', 'open', 'cap', ARGV[2], 'lease_ms', ARGV[3],
     'max_att', ARGV[4], 'repeat_ms', ARGV[5], 'had_workers', '0', 'version', '2',
-    'run', ARGV[6], 'backoff', ARGV[9])
+    'run', ARGV[6], 'backoff', ARGV[9], 'fence', 0)
   local zero = {}
   for _, name in ipairs(r.COUNTERS) do
     zero[#zero + 1] = name
@@ -41,4 +41,6 @@ end
 local bad = r.check({r.CLK, 'hash'})
 if bad then return bad end
 redis.call('HSET', r.CLK, ARGV[7], sample)
+-- A queue made before the fence epoch existed starts one.
+redis.call('HSETNX', META, 'fence', 0)
 return {'ok'}

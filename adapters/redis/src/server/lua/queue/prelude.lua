@@ -4,8 +4,8 @@
 -- arguments follow from ARGV[2].
 -- meta: state (open, draining, closed, rewound), cap, lease_ms, max_att, repeat_ms,
 -- backoff (the redelivery backoff, see rare.lua; '' or absent for none), had_workers,
--- version, run (the epoch), reclaim_at, hold_until, and v:<consumer>: the
--- get tokens that consumer voided (' token@expiry' each).
+-- version, run (the epoch), reclaim_at, hold_until, fence (the fence epoch: see
+-- step.lua), and v:<consumer>: the get tokens that consumer voided (' token@expiry' each).
 local S, META, LED, TAG = KEYS[1], KEYS[2], KEYS[3], ARGV[1]
 local G = 'g'
 

@@ -282,6 +282,13 @@ local function rare()
     -- Held off (a hold set before a backward step, more than a lease ahead, is void).
     local held = tonumber(redis.call('HGET', META, 'hold_until') or '0')
     if t < held and held - t <= lease then ok = false end
+    -- Every take of an expired lease (a reclaim, an ending) follows a true answer here in
+    -- its script. If some lease is past half its length, the fence epoch (meta `fence`)
+    -- moves, so that resolves of entries handed out under an earlier epoch read their
+    -- rows of the pending list (step.lua).
+    if ok and #redis.call('XPENDING', S, G, 'IDLE', math.floor(lease / 2), '-', '+', 1) > 0 then
+      redis.call('HINCRBY', META, 'fence', 1)
+    end
     return ok
   end
   return R

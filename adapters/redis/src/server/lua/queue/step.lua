@@ -4,18 +4,30 @@
 -- KEYS: 4 the wake-up stream, 5 the record of this call's resolves (for a repeat after a
 -- lost reply), 6.. records of this consumer's earlier calls whose replies came back, to
 -- delete. ARGV: 2 consumer, 3 get token, 4 max, 5 the handle's monotonic clock (ms), 6 '1'
--- to look for expired leases, 7 number of resolves, 8 number of extras, then per resolve:
--- entry, attempt, how (s succeeded, r rejected, u uncertain, a abandoned, f foreign);
--- then per extra: the resolve's number (from 1), its reason (kept in its record), and
--- the tokens of earlier calls with it whose replies were lost (comma-separated).
+-- to look for expired leases, 7 number of resolves, 8 number of extras, 9 how each resolve
+-- ends, one letter each (s succeeded, r rejected, u uncertain, a abandoned, f foreign), 10
+-- the attempt of every resolve ('': each resolve's attempt follows its entry), 11 and 12
+-- the lowest and the highest entry resolved ('-' and '+' when unknown), 13 the fence epoch
+-- every resolved entry was handed out under ('': not known), then per resolve: entry (and
+-- attempt); then per extra: the resolve's number (from 1), its reason (kept in its
+-- record), and the tokens of earlier calls with it whose replies were lost
+-- (comma-separated).
 -- Reply: status ('ok', 'empty', 'shutdown', 'void', 'gone', 'foreign'), the id to block
 -- after ('empty' only), one letter per resolve ('o' counted, 's' stale, or the capital
--- initial of how an earlier call counted it), and the entries handed out, reclaimed ones
+-- initial of how an earlier call counted it), the entries handed out, reclaimed ones
 -- first, flat: entry, job id ('' for an entry something else wrote: resolve it as
 -- foreign), delivery count of the entry (its fence), payload, and the job's deliveries
--- before this entry (0 unless it was retried) each. (Flat, not as XREADGROUP nests them: the server spends
--- a fifth less handing them out of Lua.)
+-- before this entry (0 unless it was retried) each (flat, not as XREADGROUP nests them:
+-- the server spends a fifth less handing them out of Lua), and (max above 0) the fence
+-- epoch now, the one the entries handed out are under ('' if the queue has none).
 -- A record (KEYS[5]) is ' id id … |' and the initials of how each was counted.
+-- The fence epoch (meta `fence`) moves before any expired lease is taken (rare.lua's
+-- clock_ok). While it stands, no entry handed out under it has changed holder or delivery
+-- count, so a call's resolves of entries handed out under the current epoch are fenced
+-- without reading the pending list row by row (the lowest entry's row is still read: it
+-- checks the stream, the group and that entry); any other call (and a single resolve,
+-- which reads one row either way) reads the rows of this consumer's pending list from the
+-- lowest entry resolved to the highest.
 -- Before the first write every key a later write needs is known good: the stream by the
 -- read of this consumer's pending list, the meta by its read, the counters (when more
 -- than one moves) by a read, the record lists by their type; and the first write is the
@@ -23,8 +35,14 @@
 local me, token, max, mono = ARGV[2], ARGV[3], tonumber(ARGV[4]), ARGV[5]
 local look, nres, nextra = ARGV[6] == '1', tonumber(ARGV[7]), tonumber(ARGV[8])
 local ENDS, REC = KEYS[4], KEYS[5]
-local m = redis.call('HMGET', META, 'state', 'lease_ms', 'max_att', 'repeat_ms', 'reclaim_at',
-  'v:' .. me)
+-- (A call that only resolves reads no more than it needs.)
+local m
+if max > 0 then
+  m = redis.call('HMGET', META, 'state', 'lease_ms', 'max_att', 'repeat_ms', 'reclaim_at',
+    'v:' .. me)
+else
+  m = redis.call('HMGET', META, 'state', 'lease_ms', 'max_att', 'repeat_ms')
+end
 local state = m[1]
 if not state or state == 'rewound' then return {'gone'} end
 -- A get whose reply was lost and that its handle voided: it must not hand anything out.
@@ -68,7 +86,7 @@ if nres == 0 and not reclaiming and max > 0 and state == 'open' then
     if #KEYS > 5 then redis.call('DEL', unpack(KEYS, 6)) end
     local out = {}
     for _, e in ipairs(got[1][2]) do hand(out, e[1], e[2], 1) end
-    return {'ok', '', '', out}
+    return {'ok', '', '', out, redis.call('HGET', META, 'fence') or ''}
   end
 end
 if reclaiming then
@@ -86,53 +104,89 @@ local function count(name)
   counts[name] = (counts[name] or 0) + 1
 end
 if nres > 0 then
+  local hows, every, low, high = ARGV[9], ARGV[10], ARGV[11], ARGV[12]
+  local per = every == '' and 2 or 1
   local extras = {}
   for k = 0, nextra - 1 do
-    local at = 9 + 3 * nres + 3 * k
+    local at = 14 + per * nres + 3 * k
     extras[tonumber(ARGV[at])] = {ARGV[at + 1], ARGV[at + 2]}
   end
-  local held = {}
-  local rows
-  if nres == 1 then
-    rows = redis.call('XPENDING', S, G, ARGV[9], ARGV[9], 1, me)
-  else
-    rows = redis.call('XPENDING', S, G, '-', '+', 1000000, me)
+  local attempt = tonumber(every)
+  -- Fenced by the epoch: the resolves were handed out under the current one, with one
+  -- attempt for all and nothing to look up in records (see above).
+  local by_epoch = false
+  if nres > 1 and nextra == 0 and attempt and ARGV[13] ~= ''
+    and ARGV[13] == redis.call('HGET', META, 'fence') then
+    local p = redis.call('XPENDING', S, G, low, high, 1, me)[1]
+    by_epoch = p ~= nil and p[1] == low and p[4] == attempt
   end
-  for _, p in ipairs(rows) do held[p[1]] = p[4] end
-  for i = 1, nres do
-    local at = 6 + 3 * i
-    local sid, attempt, letter = ARGV[at], tonumber(ARGV[at + 1]), ARGV[at + 2]
-    local extra = extras[i]
-    local earlier = nil
-    if extra and extra[2] ~= '' then
-      -- A repeat after lost replies: did one of those calls count it?
-      for lost_token in string.gmatch(extra[2], '[^,]+') do
-        local rec = redis.call('GET', TAG .. ':done:' .. me .. ':' .. lost_token)
-        local found = rec and string.find(rec, ' ' .. sid .. ' ', 1, true)
-        if found then
-          local _, n = string.gsub(string.sub(rec, 1, found), ' ', '')
-          local bar = string.find(rec, '|', 1, true)
-          earlier = string.sub(rec, bar + n, bar + n)
-          break
+  if by_epoch then
+    -- Each resolve holds its entry (the handle sends an entry once per call).
+    acks = {unpack(ARGV, 14, 13 + nres)}
+    codes = {string.rep('o', nres)}
+    letters = {hows}
+    local first = string.sub(hows, 1, 1)
+    if not string.find(hows, '[^' .. first .. ']') then
+      counts[HOW[first]] = nres
+      fields = 1
+    else
+      for letter, how in pairs(HOW) do
+        local _, n = string.gsub(hows, letter, '')
+        if n > 0 then
+          counts[how] = n
+          fields = fields + 1
         end
       end
     end
-    if earlier then
-      codes[i] = string.upper(earlier)
-    elseif held[sid] == attempt then
-      held[sid] = nil
-      codes[i] = 'o'
-      acks[#acks + 1] = sid
-      letters[#letters + 1] = letter
-      local how = HOW[letter]
-      count(how)
-      if letter ~= 's' and letter ~= 'r' then
-        records[#records + 1] = {sid, attempt, how, extra and extra[1] or ''}
-        if letter == 'a' then count('dead') end
+    local i = string.find(hows, '[uaf]')
+    while i do
+      local letter = string.sub(hows, i, i)
+      records[#records + 1] = {ARGV[13 + i], attempt, HOW[letter], ''}
+      if letter == 'a' then count('dead') end
+      i = string.find(hows, '[uaf]', i + 1)
+    end
+  else
+    local held = {}
+    for _, p in ipairs(redis.call('XPENDING', S, G, low, high, 1000000, me)) do
+      held[p[1]] = p[4]
+    end
+    for i = 1, nres do
+      local at = 14 + per * (i - 1)
+      local sid = ARGV[at]
+      if per == 2 then attempt = tonumber(ARGV[at + 1]) end
+      local letter = string.sub(hows, i, i)
+      local extra = extras[i]
+      local earlier = nil
+      if extra and extra[2] ~= '' then
+        -- A repeat after lost replies: did one of those calls count it?
+        for lost_token in string.gmatch(extra[2], '[^,]+') do
+          local rec = redis.call('GET', TAG .. ':done:' .. me .. ':' .. lost_token)
+          local found = rec and string.find(rec, ' ' .. sid .. ' ', 1, true)
+          if found then
+            local _, n = string.gsub(string.sub(rec, 1, found), ' ', '')
+            local bar = string.find(rec, '|', 1, true)
+            earlier = string.sub(rec, bar + n, bar + n)
+            break
+          end
+        end
       end
-    else
-      codes[i] = 's'
-      count('stale')
+      if earlier then
+        codes[i] = string.upper(earlier)
+      elseif held[sid] == attempt then
+        held[sid] = nil
+        codes[i] = 'o'
+        acks[#acks + 1] = sid
+        letters[#letters + 1] = letter
+        local how = HOW[letter]
+        count(how)
+        if letter ~= 's' and letter ~= 'r' then
+          records[#records + 1] = {sid, attempt, how, extra and extra[1] or ''}
+          if letter == 'a' then count('dead') end
+        end
+      else
+        codes[i] = 's'
+        count('stale')
+      end
     end
   end
 end
@@ -235,4 +289,6 @@ if max > 0 and items == 0 then
     end
   end
 end
-return {status, after, table.concat(codes), out}
+if max == 0 then return {status, after, table.concat(codes), out} end
+-- The epoch the entries handed out are under: the one now (a look may have moved it).
+return {status, after, table.concat(codes), out, redis.call('HGET', META, 'fence') or ''}
