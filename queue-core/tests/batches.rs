@@ -701,3 +701,40 @@ fn a_batch_get_of_any_size_takes_what_is_there() {
         });
     }
 }
+
+/// A million items through a ring of 64 by one waiting `put_many`: each poll moves what
+/// it places and at most a ring's worth more, never the whole rest of the batch, so the
+/// call is linear in the items. (Speed itself is in the batch bench rows; the limit only
+/// catches work that grows with the rest of the batch at every poll.)
+#[test]
+#[cfg_attr(miri, ignore = "a million items")]
+fn a_large_batch_into_a_small_ring_is_linear() {
+    // An item of a cache line, as a job's payload may well be.
+    type Item = [u64; 8];
+    let items = 1_000_000;
+    within(60, move || {
+        let queue = Queue::<Item>::bounded(64).unwrap();
+        let mut ids = Vec::new();
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                let mut batch = Vec::new();
+                let mut next = 0;
+                while next < items {
+                    queue.get_many_blocking(&mut batch, 64).unwrap();
+                    for job in batch.drain(..) {
+                        assert_eq!(job.succeed(), [next; 8]);
+                        next += 1;
+                    }
+                }
+            });
+            let mut rest: Vec<Item> = (0..items).map(|n| [n; 8]).collect();
+            assert_eq!(
+                queue.put_many_blocking(&mut rest, &mut ids),
+                Ok(items as usize)
+            );
+            assert!(rest.is_empty());
+        });
+        assert_eq!(numbers(&ids), (0..items).collect::<Vec<_>>());
+        assert_eq!(queue.ledger().succeeded, items);
+    });
+}

@@ -26,6 +26,7 @@
 use alloc::vec::Vec;
 
 use super::buffer::ring::batch::NoRoom;
+use super::buffer::slots::Limit;
 use super::buffer::PutRefused;
 use super::{refused, Handout, RawQueue};
 use crate::error::{TryGetError, TryPutError};
@@ -74,6 +75,19 @@ impl Wakes {
 }
 
 impl<T> RawQueue<T> {
+    /// How many items a put batch may find room for now: a hint that sizes a batch's
+    /// step, read from counts that move meanwhile (`usize::MAX` if unbounded).
+    #[inline]
+    pub(crate) fn room_hint(&self) -> usize {
+        match self.limit() {
+            Limit::None => usize::MAX,
+            Limit::Buffered(bound) => bound.saturating_sub(self.len()),
+            Limit::Unfinished(bound) => {
+                bound.saturating_sub(usize::try_from(self.unfinished()).unwrap_or(usize::MAX))
+            }
+        }
+    }
+
     /// Puts the items of `items`, oldest first, until it is empty or one is refused,
     /// pushing each accepted id onto `ids`. `turn`: the caller is a woken put holding a
     /// turn, used by the first item (the rest leave the slots owed to woken puts alone,

@@ -32,6 +32,10 @@ use crate::job_id::JobId;
 use crate::queue::Queue;
 use crate::wait::registration::{Sleep, Wait};
 
+use self::rest::Rest;
+
+mod rest;
+
 impl<T> Queue<T> {
     /// Puts the items of `items` while there is room now, oldest first, pushing the id of
     /// each accepted item onto `ids`; stops at the first item refused.
@@ -41,7 +45,8 @@ impl<T> Queue<T> {
     /// which comes back in the error). Each item is accepted or refused as by
     /// [`try_put`](Queue::try_put) (the same checks, the same turn rule: the batch takes
     /// no slot kept for a woken put), and getters are woken in one pass once the batch is
-    /// placed, as many as items were accepted. Until that pass, the batch's items are as
+    /// placed, as many as items were accepted (a batch larger than the room the queue
+    /// reports moves in steps of that room, with a pass per step). Until that pass, the batch's items are as
     /// an item whose hand-off is not counted yet (see [`get`](Queue::get)'s fairness): a
     /// `try_get` may take them, and a get the pass then wakes for one of them waits for the
     /// next item.
@@ -76,7 +81,7 @@ impl<T> Queue<T> {
         ids: &mut Vec<JobId>,
     ) -> Result<usize, TryPutError<T>> {
         let before = ids.len();
-        self.steward.put_many(false, items, ids)?;
+        Rest::new(items).put(&self.steward, false, ids)?;
         Ok(ids.len() - before)
     }
 
@@ -85,7 +90,7 @@ impl<T> Queue<T> {
     /// accepted, once `items` is empty.
     ///
     /// Each poll places as many items as there is room for, with one pass of wake-ups for
-    /// the getters, and waits as [`put`](Queue::put) does for the rest (in the same order
+    /// the getters (per step, as for [`try_put_many`](Queue::try_put_many)), and waits as [`put`](Queue::put) does for the rest (in the same order
     /// as waiting puts, one freed slot at a time).
     ///
     /// # Errors
@@ -136,7 +141,7 @@ impl<T> Queue<T> {
     ) -> PutMany<'_, 'b, T> {
         PutMany {
             steward: &self.steward,
-            items,
+            rest: Rest::new(items),
             ids,
             accepted: 0,
             done: false,
@@ -402,7 +407,8 @@ impl<T> Queue<T> {
 #[must_use = "futures do nothing unless you `.await` or poll them"]
 pub struct PutMany<'a, 'b, T> {
     steward: &'a Steward<T>,
-    items: &'b mut Vec<T>,
+    /// The caller's vector, handed back in order when the future is dropped.
+    rest: Rest<'b, T>,
     ids: &'b mut Vec<JobId>,
     /// Items accepted so far.
     accepted: usize,
@@ -411,20 +417,20 @@ pub struct PutMany<'a, 'b, T> {
 }
 
 /// One try at placing the batch (`turn`: the putter holds a turn, see `turns.rs`); `None`
-/// means "no room for the next item now, wait" (with that item back at the front of
-/// `items`).
+/// means "no room for the next item now, wait" (with that item back in front of the
+/// rest).
 #[inline]
 fn put_attempt<T>(
     steward: &Steward<T>,
     turn: bool,
-    items: &mut Vec<T>,
+    rest: &mut Rest<'_, T>,
     ids: &mut Vec<JobId>,
 ) -> Option<Result<(), PutError<T>>> {
-    match steward.put_many(turn, items, ids) {
+    match rest.put(steward, turn, ids) {
         Ok(()) => Some(Ok(())),
         Err(TryPutError::Full(item)) => {
-            // Cold: a batch that found the queue full waits with its item in front.
-            items.insert(0, item);
+            // A batch that found the queue full waits with its item in front.
+            rest.put_back(item);
             None
         }
         Err(TryPutError::ShutDown(item)) => Some(Err(PutError::ShutDown(item))),
@@ -437,17 +443,17 @@ impl<T> PutMany<'_, '_, T> {
         assert!(!self.done, "`PutMany` polled after it completed");
         let steward = self.steward;
         let before = self.ids.len();
-        let (items, ids) = (&mut *self.items, &mut *self.ids);
+        let (rest, ids) = (&mut self.rest, &mut *self.ids);
         let mut ready = None;
         if self.wait.is_new() {
-            ready = put_attempt(steward, false, items, ids);
+            ready = put_attempt(steward, false, rest, ids);
         }
         let poll = match ready {
             Some(done) => Poll::Ready(done),
             None => self
                 .wait
                 .poll_registered(steward.raw().putters(), sleep, |turn| {
-                    put_attempt(steward, turn, items, ids)
+                    put_attempt(steward, turn, rest, ids)
                 }),
         };
         self.accepted += self.ids.len() - before;
@@ -480,7 +486,7 @@ impl<T> fmt::Debug for PutMany<'_, '_, T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("PutMany")
             .field("accepted", &self.accepted)
-            .field("left", &self.items.len())
+            .field("left", &self.rest.len())
             .finish_non_exhaustive()
     }
 }
