@@ -267,26 +267,35 @@ impl<T> RawQueue<T> {
                 };
             }
         }
-        let mut putters = Wakes::default();
-        let mut last = false;
-        let mut taken = 0;
         // The first take may use the turn; a failed one has redeemed it (see
         // `nothing_buffered`).
         let (handout, item, after) = self.take_item(turn)?;
+        // Sends the wake-ups the takes ask for when it is dropped: at the end of the batch,
+        // or as a panic in user code (a subscriber, a recorder, the journal) unwinds.
+        let mut pass = TakePass {
+            queue: self,
+            putters: Wakes::default(),
+            last: false,
+            turn,
+        };
+        let mut taken = 0;
         let mut next = Some((handout, item, after));
         while let Some((handout, item, after)) = next.take() {
-            crate::events::delivered(self.label, handout.id, handout.attempt);
+            // The take's wake-ups first go into the pass and the item into its delivery
+            // (whose wrapping records nothing before the delivery exists); only then does
+            // user code run, and a delivery unwound by it ends as abandoned.
+            pass.putters.add(after.putters);
+            pass.last |= after.last;
             out.push(wrap(handout, item));
             taken += 1;
-            if let Some(delivered) = &mut delivered {
-                delivered(handout);
-            }
-            putters.add(after.putters);
-            last |= after.last;
             if taken == 1 && turn {
                 // Redeemed before the next take, which would otherwise leave this turn's
-                // item to itself; a try refused meanwhile is told of below.
+                // item to itself; a try refused meanwhile is told of by the pass.
                 self.getters().turns().redeem();
+            }
+            crate::events::delivered(self.label, handout.id, handout.attempt);
+            if let Some(delivered) = &mut delivered {
+                delivered(handout);
             }
             if taken < max {
                 if RING_BATCHES && delivered.is_none() && !self.lane.may_hold() {
@@ -300,7 +309,7 @@ impl<T> RawQueue<T> {
                         let push = |id, item| out.push(wrap(Handout { id, attempt: 1 }, item));
                         if let Ok((more, notify)) = ring.try_get_many(rest as u64, owed, push) {
                             taken += more;
-                            putters.reserved += notify;
+                            pass.putters.reserved += notify;
                         }
                         break;
                     }
@@ -308,18 +317,36 @@ impl<T> RawQueue<T> {
                 next = self.take_item(false).ok();
             }
         }
-        // One pass: the putters for the slots freed, the getters if the end came or an
-        // item is left that the redeemed turn kept a try from taking.
-        let mut reached = putters.signal(self.putters());
-        if turn && self.len() > self.getters().turns().owed() {
-            reached |= self.getters().signal_additional(1);
+        drop(pass);
+        Ok(taken)
+    }
+}
+
+/// The wake-ups owed by the takes of a batch get so far, sent in one pass when dropped.
+struct TakePass<'q, T> {
+    queue: &'q RawQueue<T>,
+    /// For the putters, for the slots freed.
+    putters: Wakes,
+    /// The end came: every getter is told.
+    last: bool,
+    /// The batch used a woken get's turn (redeemed after its first item).
+    turn: bool,
+}
+
+impl<T> Drop for TakePass<'_, T> {
+    fn drop(&mut self) {
+        let queue = self.queue;
+        // The putters for the slots freed, the getters if the end came or an item is left
+        // that the redeemed turn kept a try from taking.
+        let mut reached = self.putters.signal(queue.putters());
+        if self.turn && queue.len() > queue.getters().turns().owed() {
+            reached |= queue.getters().signal_additional(1);
         }
-        if last {
-            reached |= self.getters().signal_all();
+        if self.last {
+            reached |= queue.getters().signal_all();
         }
         if reached {
-            self.wake_signalled();
+            queue.wake_signalled();
         }
-        Ok(taken)
     }
 }

@@ -226,7 +226,7 @@ impl<T> Steward<T> {
         #[cfg(feature = "metrics")]
         let wrap = {
             let keys = &self.keys;
-            move |handout, slot| wrap(handout, taken(keys, slot))
+            move |handout, slot| taken(keys, slot, |item| wrap(handout, item))
         };
         let Some(journal) = &self.journal else {
             return self.raw.take(turn, wrap, None::<fn(Handout)>);
