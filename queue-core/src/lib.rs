@@ -12,9 +12,10 @@
 //!   unresolved, it counts as abandoned. There is no free-standing `task_done`.
 //! - [`Queue::put_many`] and [`Queue::get_many`] move jobs in batches: a `Vec` of items
 //!   in, their ids out (what was not accepted stays in the `Vec`), and up to `max`
-//!   deliveries at once, each still a full [`Delivery`]; with `try_` and `_blocking`
-//!   forms and one pass of wake-ups per batch (see [`PutMany`](futures::PutMany) and
-//!   [`GetMany`](futures::GetMany)).
+//!   deliveries at once, each still a full [`Delivery`]; with `try_`, `_blocking` and
+//!   `_until` forms and one pass of wake-ups per batch (see [`PutMany`](futures::PutMany) and
+//!   [`GetMany`](futures::GetMany)). The no-heap [`FixedQueue`](fixed::FixedQueue) has
+//!   `try_put_many` and `try_get_many` over an iterator and a callback.
 //! - [`Queue::shutdown`] stops admission and lets consumers drain the buffer;
 //!   [`Queue::shutdown_now`] also drains the buffer and returns the items with their ids.
 //! - [`Queue::cancel_in_flight`] asks the work in flight to stop: every delivery then

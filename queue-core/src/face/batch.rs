@@ -1,5 +1,6 @@
-//! The batch verbs: [`Queue::put_many`], [`Queue::get_many`] and their forms, with the
-//! futures [`PutMany`] and [`GetMany`].
+//! The batch verbs: [`Queue::put_many`], [`Queue::get_many`] and their forms (`try_`,
+//! `_blocking`, `_until` a deadline, `_owned`), with the futures [`PutMany`] and
+//! [`GetMany`].
 //!
 //! The shape follows tokio's `recv_many`: the caller lends vectors, which a batch moves
 //! items out of or pushes onto, and which the caller can reuse from batch to batch.
@@ -23,13 +24,16 @@ use alloc::sync::Arc;
 use alloc::vec::Vec;
 
 use crate::engine::Handout;
-use crate::error::{GetError, PutError, TryGetError, TryPutError};
+use crate::error::{
+    GetError, GetTimeoutError, PutError, PutTimeoutError, TryGetError, TryPutError,
+};
 use crate::fate::Steward;
 use crate::handle::delivery::Delivery;
 #[cfg(target_has_atomic = "ptr")]
 use crate::handle::delivery::OwnedDelivery;
 use crate::job_id::JobId;
 use crate::queue::Queue;
+use crate::wait::deadline::{Operation, Until};
 use crate::wait::registration::{Sleep, Wait};
 
 use self::rest::Rest;
@@ -177,6 +181,44 @@ impl<T> Queue<T> {
         }
     }
 
+    /// As [`put_many`](Queue::put_many), giving up when `deadline` (any future) completes
+    /// first. After the deadline fires the batch is tried once more, so room that came in
+    /// time is used.
+    ///
+    /// # Errors
+    ///
+    /// As [`put_many`](Queue::put_many) ([`PutTimeoutError::ShutDown`],
+    /// [`PutTimeoutError::NoWorkers`]), plus [`PutTimeoutError::TimedOut`] with the first
+    /// item not accepted, taken out of `items`, if the deadline came before room for it.
+    /// In every case the items before it were accepted (their ids are in `ids`) and the
+    /// items after it are still in `items`.
+    ///
+    /// # Cancel safety
+    ///
+    /// As [`put_many`](Queue::put_many): dropped, it leaves every item not accepted in
+    /// `items`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use futures_lite::future::block_on;
+    /// use tally_queue::{PutTimeoutError, Queue};
+    ///
+    /// let queue = Queue::bounded(2).unwrap();
+    /// let (mut items, mut ids) = (vec![1, 2, 3, 4], Vec::new());
+    /// let late = block_on(queue.put_many_until(&mut items, &mut ids, async {}));
+    /// assert!(matches!(late, Err(PutTimeoutError::TimedOut(3))));
+    /// assert_eq!((ids.len(), items), (2, vec![4]));
+    /// ```
+    pub fn put_many_until<'b, D: Future>(
+        &self,
+        items: &'b mut Vec<T>,
+        ids: &'b mut Vec<JobId>,
+        deadline: D,
+    ) -> Until<PutMany<'_, 'b, T>, D> {
+        Until::new(self.put_many(items, ids), deadline)
+    }
+
     /// Delivers up to `max` buffered items now, pushing their deliveries onto `deliveries`;
     /// returns how many.
     ///
@@ -273,6 +315,45 @@ impl<T> Queue<T> {
             max,
             wait: Wait::default(),
         }
+    }
+
+    /// As [`get_many`](Queue::get_many), giving up when `deadline` (any future) completes
+    /// first. After the deadline fires the batch is tried once more, so items that came in
+    /// time are delivered.
+    ///
+    /// # Errors
+    ///
+    /// As [`get_many`](Queue::get_many) ([`GetTimeoutError::ShutDown`]), plus
+    /// [`GetTimeoutError::TimedOut`] if the deadline came before any item; a timed-out
+    /// batch took nothing.
+    ///
+    /// # Cancel safety
+    ///
+    /// As [`get_many`](Queue::get_many): a dropped `get_many_until` takes nothing.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use futures_lite::future::block_on;
+    /// use tally_queue::{GetTimeoutError, Queue};
+    ///
+    /// let queue = Queue::unbounded();
+    /// let mut batch = Vec::new();
+    /// let late = block_on(queue.get_many_until(&mut batch, 8, async {}));
+    /// assert_eq!(late, Err(GetTimeoutError::TimedOut));
+    /// queue.try_put_many(&mut vec![1, 2], &mut Vec::new()).unwrap();
+    /// assert_eq!(block_on(queue.get_many_until(&mut batch, 8, async {})), Ok(2));
+    /// for job in batch.drain(..) {
+    ///     job.succeed();
+    /// }
+    /// ```
+    pub fn get_many_until<'a, 'b, D: Future>(
+        &'a self,
+        deliveries: &'b mut Vec<Delivery<'a, T>>,
+        max: usize,
+        deadline: D,
+    ) -> Until<GetMany<'a, 'b, T>, D> {
+        Until::new(self.get_many(deliveries, max), deadline)
     }
 
     /// As [`get_many`](Queue::get_many), blocking the thread until an item is there.
@@ -467,6 +548,33 @@ impl<T> PutMany<'_, '_, T> {
     }
 }
 
+impl<T> Operation for PutMany<'_, '_, T> {
+    type Timed = Result<usize, PutTimeoutError<T>>;
+
+    fn in_time(output: Self::Output) -> Self::Timed {
+        output.map_err(PutTimeoutError::from)
+    }
+
+    fn timed_out(&mut self) -> Self::Timed {
+        let steward = self.steward;
+        let before = self.ids.len();
+        let (rest, ids) = (&mut self.rest, &mut *self.ids);
+        let last = self.wait.last_try(steward.raw().putters(), |turn| {
+            put_attempt(steward, turn, rest, ids)
+        });
+        self.accepted += self.ids.len() - before;
+        self.done = true;
+        match last {
+            Some(done) => done.map(|()| self.accepted).map_err(PutTimeoutError::from),
+            None => Err(PutTimeoutError::TimedOut(
+                self.rest
+                    .take_first()
+                    .expect("a batch that waits has an item in front"),
+            )),
+        }
+    }
+}
+
 impl<T> Future for PutMany<'_, '_, T> {
     type Output = Result<usize, PutError<T>>;
 
@@ -560,6 +668,28 @@ impl<'a, T> GetMany<'a, '_, T> {
         let (steward, max, out) = (self.steward, self.max, &mut *self.deliveries);
         let wrap = |handout, item| Delivery::new(steward, handout, item);
         poll_many(steward, &mut self.wait, sleep, max, wrap, out)
+    }
+}
+
+impl<'a, T> Operation for GetMany<'a, '_, T> {
+    type Timed = Result<usize, GetTimeoutError>;
+
+    fn in_time(output: Self::Output) -> Self::Timed {
+        output.map_err(GetTimeoutError::from)
+    }
+
+    fn timed_out(&mut self) -> Self::Timed {
+        if self.max == 0 {
+            return Ok(0);
+        }
+        let (steward, max, out) = (self.steward, self.max, &mut *self.deliveries);
+        let wrap = |handout, item| Delivery::new(steward, handout, item);
+        match self.wait.last_try(steward.raw().getters(), |turn| {
+            get_attempt(steward, turn, max, wrap, out)
+        }) {
+            Some(done) => Self::in_time(done),
+            None => Err(GetTimeoutError::TimedOut),
+        }
     }
 }
 

@@ -79,6 +79,17 @@ impl<'v, T> Rest<'v, T> {
         }
     }
 
+    /// Takes the item in front of the rest out (the item a batch that gives up hands back).
+    pub(super) fn take_first(&mut self) -> Option<T> {
+        if self.reversed {
+            self.items.pop()
+        } else if self.items.is_empty() {
+            None
+        } else {
+            Some(self.items.remove(0))
+        }
+    }
+
     /// Puts `item` back in front of the rest (a refused item the batch waits with).
     pub(super) fn put_back(&mut self, item: T) {
         if !self.reversed {
