@@ -346,6 +346,8 @@ pub use crate::fate::journal::{JobEvent, Journal};
 pub use crate::fate::policy::{AbandonPolicy, ZeroAttempts};
 #[cfg(feature = "std")]
 pub use crate::fate::record::{JobState, Record};
+#[cfg(all(feature = "alloc", target_has_atomic = "ptr"))]
+pub use crate::fate::redelay::Redelivery;
 #[cfg(feature = "alloc")]
 pub use crate::handle::delivery::Delivery;
 #[cfg(all(feature = "alloc", target_has_atomic = "ptr"))]
