@@ -5,7 +5,8 @@
 //! whatever is left behind it: a million items through a ring of 64 is linear, where
 //! taking each step off the front would move the whole rest every time.
 //!
-//! A batch that fits in the room is put straight from the vector as it is, in one step.
+//! A small batch, or one that fits in the room, is put straight from the vector as it is,
+//! in one step.
 //! The vector is back in order whenever the caller can see it again: when the call
 //! returns, and when the future completes or is dropped (also by a panic in a step).
 
@@ -14,6 +15,10 @@ use alloc::vec::Vec;
 use crate::error::TryPutError;
 use crate::fate::Steward;
 use crate::job_id::JobId;
+
+/// A batch of at most this many items is put straight from the caller's vector, without
+/// asking for the room: whatever a call or a poll moves of it is bounded by this anyway.
+const SMALL: usize = 64;
 
 /// The caller's vector and the step in hand.
 pub(super) struct Rest<'v, T> {
@@ -51,8 +56,10 @@ impl<'v, T> Rest<'v, T> {
         ids: &mut Vec<JobId>,
     ) -> Result<(), TryPutError<T>> {
         if !self.reversed {
-            if self.items.len() <= steward.raw().room_hint() {
-                // Fits, as far as the queue can tell: one step, from the vector as it is.
+            let len = self.items.len();
+            if len <= SMALL || len <= steward.raw().room_hint() {
+                // Small, or fits as far as the queue can tell: one step, from the vector as
+                // it is.
                 return steward.put_many(turn, self.items, ids);
             }
             self.items.reverse();
