@@ -27,6 +27,9 @@ const CAPACITIES: [(&str, Option<usize>); 2] =
 
 type Group<'a> = BenchmarkGroup<'a, WallTime>;
 
+/// One peer's run of a batch workload.
+type Run = Box<dyn FnMut()>;
+
 fn local<F: Flavor>(group: &mut Group<'_>, shape: (usize, usize), capacity: Option<usize>) {
     group.bench_function(F::NAME, |b| {
         b.iter(|| run_local::<F>(MESSAGES, shape.0, shape.1, capacity));
@@ -129,7 +132,7 @@ fn batch(c: &mut Criterion) {
     let batches = MESSAGES / BATCH as u64;
     let mut group = c.benchmark_group("queue/batch32");
     group.throughput(Throughput::Elements(batches * BATCH as u64));
-    let mut peers: Vec<(&str, Box<dyn FnMut()>)> = Vec::new();
+    let mut peers: Vec<(&str, Run)> = Vec::new();
     let queue = Queue::bounded(CAPACITY).expect("non-zero");
     peers.push(("ours", Box::new(move || ours(&queue, batches))));
     let queue = Queue::bounded(CAPACITY).expect("non-zero");

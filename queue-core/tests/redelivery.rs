@@ -621,7 +621,7 @@ fn a_held_redelivery_counts_buffered_keeps_its_attempt_and_join_waits_for_it() {
     let dead = queue.take_dead_letters();
     assert_eq!((dead[0].id, dead[0].attempts), (id, 3));
     assert_eq!(queue.redeliveries(), 2);
-    let ledger = join.run().expect("settled").clone();
+    let ledger = join.run().expect("settled");
     assert_eq!((ledger.accepted, ledger.abandoned), (1, 1), "{ledger}");
     assert!(ledger.is_balanced());
 }
