@@ -280,3 +280,35 @@ impl std::task::Wake for Count {
         self.0.fetch_add(1, Ordering::SeqCst);
     }
 }
+
+/// A subscriber that panics midway through a batch put: the item accepted before the
+/// panic still wakes the waiting get.
+#[test]
+fn a_subscriber_panicking_midway_through_a_batch_put_loses_no_wake_up() {
+    let subscriber = PanicAt {
+        message: "job accepted",
+        fired: false.into(),
+    };
+    tracing::subscriber::with_default(subscriber, || {
+        let queue = Queue::unbounded();
+        let woken = Arc::new(AtomicUsize::new(0));
+        let waker = Waker::from(Arc::new(Count(woken.clone())));
+        let mut get = pin!(queue.get());
+        assert!(get
+            .as_mut()
+            .poll(&mut Context::from_waker(&waker))
+            .is_pending());
+        let mut items = vec![1, 2, 3];
+        let unwound = catch_unwind(AssertUnwindSafe(|| {
+            queue.try_put_many(&mut items, &mut Vec::new())
+        }));
+        assert!(unwound.is_err(), "the subscriber panicked");
+        assert_eq!(queue.ledger().buffered, 1, "{}", queue.ledger());
+        assert_eq!(woken.load(Ordering::SeqCst), 1, "the get was woken");
+        let job = match get.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
+            std::task::Poll::Ready(job) => job.unwrap(),
+            std::task::Poll::Pending => panic!("the item is there"),
+        };
+        assert_eq!(job.succeed(), 1);
+    });
+}

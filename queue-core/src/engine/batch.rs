@@ -24,6 +24,7 @@
 //! for a single move.
 
 use alloc::vec::Vec;
+use core::marker::PhantomData;
 
 use super::buffer::ring::batch::NoRoom;
 use super::buffer::slots::Limit;
@@ -120,7 +121,14 @@ impl<T> RawQueue<T> {
         }
         let putters = self.putters();
         let mut turn = turn;
-        let mut getters = Wakes::default();
+        // Sends the wake-ups the puts ask for when it is dropped: after the batch, or as a
+        // panic in user code (a subscriber) unwinds.
+        let mut pass = PutPass {
+            queue: self,
+            getters: Wakes::default(),
+            late: Some(late),
+            _late: PhantomData,
+        };
         let mut refused_at = None;
         let mut drain = items.drain(..);
         for item in drain.by_ref() {
@@ -138,13 +146,13 @@ impl<T> RawQueue<T> {
             };
             match self.buffer.put(item, owed, &mut accepted) {
                 Ok((id, wake)) => {
-                    crate::events::accepted(self.label, id);
                     ids.push(id);
-                    getters.add(wake);
+                    pass.getters.add(wake);
                     if turn {
                         turn = false;
                         self.putter_turn_used();
                     }
+                    crate::events::accepted(self.label, id);
                 }
                 Err(PutRefused::Full(item)) => {
                     if turn {
@@ -170,16 +178,7 @@ impl<T> RawQueue<T> {
         };
         drop(drain);
         items.extend(rest);
-        // One pass: as many getters as items, then their wakers.
-        if getters.signal(self.getters()) {
-            self.wake_signalled();
-        }
-        // The growable buffer's puts look for a drain they landed after once their
-        // notification (a read-modify-write of the getters' word) is made: one look covers
-        // every item put before it.
-        if getters.check != 0 && self.buffer.after_put(late) {
-            self.wake_getters_at_end();
-        }
+        drop(pass);
         match refused_at {
             Some(refused) => Err(refused),
             None => Ok(()),
@@ -347,6 +346,36 @@ impl<T> Drop for TakePass<'_, T> {
         }
         if reached {
             queue.wake_signalled();
+        }
+    }
+}
+
+/// The wake-ups owed by the puts of a batch so far, sent in one pass when dropped.
+struct PutPass<'q, T, L: FnMut(JobId, T), F: FnOnce() -> L> {
+    queue: &'q RawQueue<T>,
+    /// For the getters, one per item placed.
+    getters: Wakes,
+    /// What buries the items that landed after an immediate shutdown's drain.
+    late: Option<F>,
+    _late: PhantomData<fn() -> L>,
+}
+
+impl<T, L: FnMut(JobId, T), F: FnOnce() -> L> Drop for PutPass<'_, T, L, F> {
+    fn drop(&mut self) {
+        let queue = self.queue;
+        // One pass: as many getters as items, then their wakers.
+        if self.getters.signal(queue.getters()) {
+            queue.wake_signalled();
+        }
+        // The growable buffer's puts look for a drain they landed after once their
+        // notification (a read-modify-write of the getters' word) is made: one look covers
+        // every item put before it.
+        if self.getters.check != 0 {
+            if let Some(late) = self.late.take() {
+                if queue.buffer.after_put(late) {
+                    queue.wake_getters_at_end();
+                }
+            }
         }
     }
 }
