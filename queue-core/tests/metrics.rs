@@ -231,3 +231,26 @@ fn a_recorder_panicking_midway_through_a_batch_get_loses_no_wake_up_nor_item() {
         assert_eq!((ledger.accepted, ledger.buffered), (3, 2), "{ledger}");
     });
 }
+
+/// A recorder that panics in a single get: the item is in its delivery, which the
+/// unwinding ends as abandoned, and the slot it freed wakes the waiting put.
+#[test]
+fn a_recorder_panicking_in_a_get_loses_no_wake_up_nor_item() {
+    let recorder = PanicAtFirstSample::default();
+    metrics::with_local_recorder(&recorder, || {
+        let queue = Queue::bounded(1).unwrap();
+        queue.try_put(0).unwrap();
+        let woken = Arc::new(AtomicUsize::new(0));
+        let waker = Waker::from(Arc::new(Count(woken.clone())));
+        let mut put = pin!(queue.put(9));
+        assert!(put
+            .as_mut()
+            .poll(&mut Context::from_waker(&waker))
+            .is_pending());
+        let unwound = catch_unwind(AssertUnwindSafe(|| drop(queue.try_get())));
+        assert!(unwound.is_err(), "the recorder panicked");
+        let ledger = queue.ledger();
+        assert_eq!((ledger.in_flight, ledger.abandoned), (0, 1), "{ledger}");
+        assert_eq!(woken.load(Ordering::SeqCst), 1, "the put was woken");
+    });
+}

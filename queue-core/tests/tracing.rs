@@ -312,3 +312,39 @@ fn a_subscriber_panicking_midway_through_a_batch_put_loses_no_wake_up() {
         assert_eq!(job.succeed(), 1);
     });
 }
+
+/// A subscriber that panics in a single get's `job delivered`: the item is in its
+/// delivery, which the unwinding ends as abandoned, and the slot it freed wakes the
+/// waiting put (on the fresh path and on the path that takes a turn or wakes a putter).
+#[test]
+fn a_subscriber_panicking_in_a_get_loses_no_wake_up_nor_item() {
+    for capacity in [1, 100_000] {
+        let subscriber = PanicAt {
+            message: "job delivered",
+            fired: false.into(),
+        };
+        tracing::subscriber::with_default(subscriber, || {
+            let queue = Queue::bounded(capacity).unwrap();
+            for n in 0..capacity.min(2) {
+                queue.try_put(n).unwrap();
+            }
+            let woken = Arc::new(AtomicUsize::new(0));
+            let waker = Waker::from(Arc::new(Count(woken.clone())));
+            let mut put = pin!(queue.put(9));
+            let waits = capacity == 1;
+            if waits {
+                assert!(put
+                    .as_mut()
+                    .poll(&mut Context::from_waker(&waker))
+                    .is_pending());
+            }
+            let unwound = catch_unwind(AssertUnwindSafe(|| drop(queue.try_get())));
+            assert!(unwound.is_err(), "the subscriber panicked");
+            let ledger = queue.ledger();
+            assert_eq!((ledger.in_flight, ledger.abandoned), (0, 1), "{ledger}");
+            if waits {
+                assert_eq!(woken.load(Ordering::SeqCst), 1, "the put was woken");
+            }
+        });
+    }
+}

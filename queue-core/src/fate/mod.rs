@@ -53,7 +53,7 @@ use self::holding::{Held, Holding, Released, Ticket};
 use self::journal::{JobEvent, Journaled};
 use self::policy::AbandonPolicy;
 #[cfg(feature = "metrics")]
-use self::stamp::{refused, taken};
+use self::stamp::{record_buffered, refused, split};
 use self::stamp::{stamp, unstamp, Keys, Slot};
 use crate::engine::buffer::slots::Limit;
 use crate::engine::{Handout, RawQueue};
@@ -239,11 +239,27 @@ impl<T> Steward<T> {
         wrap: impl FnOnce(Handout, T) -> D,
     ) -> Result<D, TryGetError> {
         // Without `metrics` the slot is the item, and `wrap` takes it as it is.
+        #[cfg(not(feature = "metrics"))]
+        return self.take_wrapped(turn, wrap);
+        // With it, the time buffered is recorded once the take is over (its wake-ups
+        // sent): a recorder that panics unwinds a delivery, and strands no one.
         #[cfg(feature = "metrics")]
-        let wrap = {
-            let keys = &self.keys;
-            move |handout, slot| taken(keys, slot, |item| wrap(handout, item))
-        };
+        {
+            let (delivery, since) = self.take_wrapped(turn, |handout, slot| {
+                split(slot, |item| wrap(handout, item))
+            })?;
+            record_buffered(&self.keys, since);
+            Ok(delivery)
+        }
+    }
+
+    /// [`take`](Steward::take) of the slot as the raw queue holds it.
+    #[inline(always)]
+    fn take_wrapped<D>(
+        &self,
+        turn: bool,
+        wrap: impl FnOnce(Handout, Slot<T>) -> D,
+    ) -> Result<D, TryGetError> {
         let Some(journal) = &self.journal else {
             return self.raw.take(turn, wrap, None::<fn(Handout)>);
         };

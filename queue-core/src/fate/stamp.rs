@@ -73,6 +73,23 @@ pub(crate) fn taken<T, D>(keys: &Keys, slot: Slot<T>, wrap: impl FnOnce(T) -> D)
     delivery
 }
 
+/// The item, taken for a delivery, wrapped in that delivery by `wrap`, with the instant it
+/// became buffered, for [`record_buffered`] once the take is over.
+#[cfg(feature = "metrics")]
+#[inline(always)]
+pub(crate) fn split<T, D>(slot: Slot<T>, wrap: impl FnOnce(T) -> D) -> (D, std::time::Instant) {
+    let Stamped { item, since } = slot;
+    (wrap(item), since)
+}
+
+/// Records the time buffered of an item taken for a delivery of the queue whose keys are
+/// `keys`.
+#[cfg(feature = "metrics")]
+#[inline(always)]
+pub(crate) fn record_buffered(keys: &Keys, since: std::time::Instant) {
+    crate::metrics::buffered_for(keys, since.elapsed());
+}
+
 /// A refused put's error, with the bare item. (Without the feature the error holds it.)
 #[cfg(feature = "metrics")]
 #[inline(always)]
