@@ -50,10 +50,10 @@ impl<T> Queue<T> {
     /// [`try_put`](Queue::try_put) (the same checks, the same turn rule: the batch takes
     /// no slot kept for a woken put), and getters are woken in one pass once the batch is
     /// placed, as many as items were accepted (a batch larger than the room the queue
-    /// reports moves in steps of that room, with a pass per step). Until that pass, the batch's items are as
-    /// an item whose hand-off is not counted yet (see [`get`](Queue::get)'s fairness): a
-    /// `try_get` may take them, and a get the pass then wakes for one of them waits for the
-    /// next item.
+    /// reports moves in steps of that room, with a pass per step). Until that pass, the
+    /// batch's items are as an item whose hand-off is not counted yet (see
+    /// [`get`](Queue::get)'s fairness): a `try_get` may take them, and a get the pass then
+    /// wakes for one of them waits for the next item.
     ///
     /// Returns how many items were accepted. `ids` is only extended, never cleared: clear
     /// it between batches to reuse it, as `items` can be refilled and reused.
@@ -94,8 +94,9 @@ impl<T> Queue<T> {
     /// accepted, once `items` is empty.
     ///
     /// Each poll places as many items as there is room for, with one pass of wake-ups for
-    /// the getters (per step, as for [`try_put_many`](Queue::try_put_many)), and waits as [`put`](Queue::put) does for the rest (in the same order
-    /// as waiting puts, one freed slot at a time).
+    /// the getters (per step, as for [`try_put_many`](Queue::try_put_many)), and waits as
+    /// [`put`](Queue::put) does for the rest (in the same order as waiting puts, one freed
+    /// slot at a time).
     ///
     /// # Errors
     ///
