@@ -33,7 +33,10 @@ impl<T: Send + 'static> Queue<T> {
     ///   items are.
     ///
     /// `schedule` runs on the thread that dropped the delivery, after the item is held and
-    /// counted, with no lock of the queue held; it may release the claim at once. Under
+    /// counted, with no lock of the queue held; it may release the claim at once. It runs
+    /// inside the delivery's drop, also when a worker's panic unwinds it, so it should not
+    /// panic: a panic there while another unwinds aborts the process, as any panic in a
+    /// drop does then (outside an unwinding, the claim it held lets the item go). Under
     /// any other policy it is never called. Set the policy first: this consumes the queue.
     ///
     /// # Examples
