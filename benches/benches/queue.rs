@@ -1,6 +1,7 @@
 //! Wall-clock queue benchmarks: `tally-queue` doing put + get + resolve against
 //! async-channel, flume, kanal, tokio mpsc (alone and with a `TaskTracker`) and crossbeam-channel
-//! doing send + recv, in one run.
+//! doing send + recv, in one run; and the batch verbs (`queue/batch32`) against flume's
+//! `drain` and tokio's `recv_many`.
 
 use std::time::Duration;
 
@@ -25,6 +26,9 @@ const CAPACITIES: [(&str, Option<usize>); 2] =
     [("bounded128", Some(CAPACITY)), ("unbounded", None)];
 
 type Group<'a> = BenchmarkGroup<'a, WallTime>;
+
+/// One peer's run of a batch workload.
+type Run = Box<dyn FnMut()>;
 
 fn local<F: Flavor>(group: &mut Group<'_>, shape: (usize, usize), capacity: Option<usize>) {
     group.bench_function(F::NAME, |b| {
@@ -119,6 +123,42 @@ fn floor(c: &mut Criterion) {
     group.finish();
 }
 
+/// Batches of 32 through a bounded(128) queue with nobody waiting (`src/batch.rs`): ours
+/// with the batch verbs and with the single verbs, flume `try_send` + `drain`, tokio
+/// `try_send` + `recv_many`. `BATCH_ORDER=reversed` registers the peers in the opposite
+/// order, so that a run can alternate them.
+fn batch(c: &mut Criterion) {
+    use benches::batch::{flume_drain, ours, ours_single, tokio_recv_many, BATCH};
+    let batches = MESSAGES / BATCH as u64;
+    let mut group = c.benchmark_group("queue/batch32");
+    group.throughput(Throughput::Elements(batches * BATCH as u64));
+    let mut peers: Vec<(&str, Run)> = Vec::new();
+    let queue = Queue::bounded(CAPACITY).expect("non-zero");
+    peers.push(("ours", Box::new(move || ours(&queue, batches))));
+    let queue = Queue::bounded(CAPACITY).expect("non-zero");
+    peers.push((
+        "ours-single",
+        Box::new(move || ours_single(&queue, batches)),
+    ));
+    let flume = flume::bounded(CAPACITY);
+    peers.push((
+        "flume-drain",
+        Box::new(move || flume_drain(&flume, batches)),
+    ));
+    let (tx, mut rx) = tokio::sync::mpsc::channel(CAPACITY);
+    peers.push((
+        "tokio-recv_many",
+        Box::new(move || tokio_recv_many(&tx, &mut rx, batches)),
+    ));
+    if std::env::var_os("BATCH_ORDER").is_some_and(|order| order == "reversed") {
+        peers.reverse();
+    }
+    for (name, mut run) in peers {
+        group.bench_function(name, |b| b.iter(&mut run));
+    }
+    group.finish();
+}
+
 fn config() -> Criterion {
     Criterion::default()
         .sample_size(20)
@@ -130,6 +170,6 @@ fn config() -> Criterion {
 criterion_group! {
     name = queue;
     config = config();
-    targets = floor, single_thread, two_threads, threads
+    targets = floor, batch, single_thread, two_threads, threads
 }
 criterion_main!(queue);

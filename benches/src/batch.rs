@@ -13,6 +13,11 @@
 //!
 //! Every channel is bounded at 128. `n` counts messages; a run of `n` messages is
 //! `n / 32` batches (`n` is rounded down to a multiple of 32).
+//!
+//! And one batch of `n` messages through a small ring, `queue/large-batch/ours`: a
+//! single `put_many` of all `n` into bounded(64), polled by hand between `try_get_many`s
+//! of up to 64 (each poll places what the consumer freed). Its cost per message stays
+//! flat as `n` grows only if a poll moves what it places, not the rest of the batch.
 
 use std::future::Future;
 use std::hint::black_box;
@@ -30,6 +35,7 @@ pub const NAMES: &[&str] = &[
     "queue/batch32/ours-single",
     "queue/batch32/flume-drain",
     "queue/batch32/tokio-recv_many",
+    "queue/large-batch/ours",
 ];
 
 /// Runs workload `name` with `n` messages; `false` if `name` is not one of [`NAMES`].
@@ -41,6 +47,7 @@ pub fn run(name: &str, n: u64) -> bool {
             ours_single(&Queue::bounded(128).expect("non-zero"), batches);
         }
         "queue/batch32/flume-drain" => flume_drain(&flume::bounded(128), batches),
+        "queue/large-batch/ours" => large_batch(&Queue::bounded(64).expect("non-zero"), n),
         "queue/batch32/tokio-recv_many" => {
             let (tx, mut rx) = tokio::sync::mpsc::channel(128);
             tokio_recv_many(&tx, &mut rx, batches);
@@ -69,6 +76,34 @@ pub fn ours(queue: &Queue<u64>, batches: u64) {
             black_box(delivery.succeed());
         }
     }
+}
+
+/// One `put_many` of `n` messages into `queue`, polled between `try_get_many`s.
+///
+/// # Panics
+///
+/// Never, unless the queue breaks.
+pub fn large_batch(queue: &Queue<u64>, n: u64) {
+    let mut items: Vec<u64> = (0..n).collect();
+    let mut ids = Vec::with_capacity(items.len());
+    let mut deliveries = Vec::with_capacity(64);
+    let mut context = Context::from_waker(Waker::noop());
+    let mut put = pin!(queue.put_many(&mut items, &mut ids));
+    let mut taken = 0;
+    loop {
+        let done = put.as_mut().poll(&mut context);
+        while let Ok(more) = queue.try_get_many(&mut deliveries, 64) {
+            taken += more as u64;
+            for delivery in deliveries.drain(..) {
+                black_box(delivery.succeed());
+            }
+        }
+        if let Poll::Ready(placed) = done {
+            assert_eq!(placed, Ok(n as usize));
+            break;
+        }
+    }
+    assert_eq!(taken, n);
 }
 
 /// Ours with the single verbs, in the same shape.

@@ -12,9 +12,10 @@
 //!   unresolved, it counts as abandoned. There is no free-standing `task_done`.
 //! - [`Queue::put_many`] and [`Queue::get_many`] move jobs in batches: a `Vec` of items
 //!   in, their ids out (what was not accepted stays in the `Vec`), and up to `max`
-//!   deliveries at once, each still a full [`Delivery`]; with `try_` and `_blocking`
-//!   forms and one pass of wake-ups per batch (see [`PutMany`](futures::PutMany) and
-//!   [`GetMany`](futures::GetMany)).
+//!   deliveries at once, each still a full [`Delivery`]; with `try_`, `_blocking` and
+//!   `_until` forms and one pass of wake-ups per batch (see [`PutMany`](futures::PutMany) and
+//!   [`GetMany`](futures::GetMany)). The no-heap [`FixedQueue`](fixed::FixedQueue) has
+//!   `try_put_many` and `try_get_many` over an iterator and a callback.
 //! - [`Queue::shutdown`] stops admission and lets consumers drain the buffer;
 //!   [`Queue::shutdown_now`] also drains the buffer and returns the items with their ids.
 //! - [`Queue::cancel_in_flight`] asks the work in flight to stop: every delivery then
@@ -41,6 +42,11 @@
 //! - [`Delivery::retry_at`] retries after a deadline future of the caller's choosing (the
 //!   runtime adapters' `retry_after` and `retry_backoff` use their timer, with a
 //!   [`Backoff`]): the item is held back, counted buffered, until the deadline passes.
+//! - [`Queue::with_redelivery_delay`] holds redeliveries back the same way: under
+//!   [`AbandonPolicy::Redeliver`], an abandoned delivery's item waits, counted buffered,
+//!   until its [`Redelivery`] claim is released by the caller's schedule (the runtime
+//!   adapters' `with_redelivery_backoff` release it on their timer after a [`Backoff`]'s
+//!   delay) or dropped.
 //! - [`Queue::deliveries`] is the consumer side as a `Stream` (`futures-core`):
 //!   `while let Some(job) = jobs.next().await`. Producers get no `Sink`: a sink's
 //!   `start_send` can hand back neither the accepted item's [`JobId`] nor a refused item
@@ -208,11 +214,11 @@
 //! |---|---|---|---|
 //! | `tally_queue_accepted_total` | counter | `queue` | [`Ledger::accepted`] |
 //! | `tally_queue_ended_total` | counter | `queue`, `outcome` (`succeeded`, `rejected`, `uncertain`, `abandoned`, `discarded`) | the ledger's count of that outcome |
-//! | `tally_queue_buffered` | gauge | `queue` | [`Ledger::buffered`] (fresh, returned, and held by [`Delivery::retry_at`]) |
+//! | `tally_queue_buffered` | gauge | `queue` | [`Ledger::buffered`] (fresh, returned, and held by [`Delivery::retry_at`] or a [`Redelivery`]) |
 //! | `tally_queue_in_flight` | gauge | `queue` | [`Ledger::in_flight`] |
 //! | `tally_queue_redelivered_total` | counter | `queue` | [`Queue::redeliveries`] |
 //! | `tally_queue_dead_letters` | gauge | `queue` | [`Queue::dead_letters`] (kept, not yet taken) |
-//! | `tally_queue_buffered_seconds` | histogram | `queue` | seconds from becoming buffered (accepted, returned, or held by [`Delivery::retry_at`]) to being taken; drained items are not recorded |
+//! | `tally_queue_buffered_seconds` | histogram | `queue` | seconds from becoming buffered (accepted, returned, or held by [`Delivery::retry_at`] or a [`Redelivery`]) to being taken; drained items are not recorded |
 //! | `tally_queue_in_flight_seconds` | histogram | `queue` | seconds from a delivery to its end (resolved, retried, or dropped) |
 //!
 //! # Memory and counters
@@ -345,6 +351,8 @@ pub use crate::fate::journal::{JobEvent, Journal};
 pub use crate::fate::policy::{AbandonPolicy, ZeroAttempts};
 #[cfg(feature = "std")]
 pub use crate::fate::record::{JobState, Record};
+#[cfg(all(feature = "alloc", target_has_atomic = "ptr"))]
+pub use crate::fate::redelay::Redelivery;
 #[cfg(feature = "alloc")]
 pub use crate::handle::delivery::Delivery;
 #[cfg(all(feature = "alloc", target_has_atomic = "ptr"))]

@@ -701,3 +701,166 @@ fn a_batch_get_of_any_size_takes_what_is_there() {
         });
     }
 }
+
+/// A million items through a ring of 64 by one waiting `put_many`: each poll moves what
+/// it places and at most a ring's worth more, never the whole rest of the batch, so the
+/// call is linear in the items. (Speed itself is in the batch bench rows; the limit only
+/// catches work that grows with the rest of the batch at every poll.)
+#[test]
+#[cfg_attr(miri, ignore = "a million items")]
+fn a_large_batch_into_a_small_ring_is_linear() {
+    // An item of a cache line, as a job's payload may well be.
+    type Item = [u64; 8];
+    let items = 1_000_000;
+    within(60, move || {
+        let queue = Queue::<Item>::bounded(64).unwrap();
+        let mut ids = Vec::new();
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                let mut batch = Vec::new();
+                let mut next = 0;
+                while next < items {
+                    queue.get_many_blocking(&mut batch, 64).unwrap();
+                    for job in batch.drain(..) {
+                        assert_eq!(job.succeed(), [next; 8]);
+                        next += 1;
+                    }
+                }
+            });
+            let mut rest: Vec<Item> = (0..items).map(|n| [n; 8]).collect();
+            assert_eq!(
+                queue.put_many_blocking(&mut rest, &mut ids),
+                Ok(items as usize)
+            );
+            assert!(rest.is_empty());
+        });
+        assert_eq!(numbers(&ids), (0..items).collect::<Vec<_>>());
+        assert_eq!(queue.ledger().succeeded, items);
+    });
+}
+
+/// A deadline future that runs `on_poll` at its first poll and is then ready.
+struct Deadline<F: FnMut()>(F);
+
+impl<F: FnMut() + Unpin> std::future::Future for Deadline<F> {
+    type Output = ();
+    fn poll(mut self: std::pin::Pin<&mut Self>, _: &mut std::task::Context<'_>) -> Poll<()> {
+        (self.0)();
+        Poll::Ready(())
+    }
+}
+
+#[test]
+fn put_many_until_hands_back_the_first_item_it_had_no_room_for_on_every_kind() {
+    for (kind, queue) in every_kind::<u32>(AbandonPolicy::Abandon) {
+        let room = queue.capacity().unwrap_or(usize::MAX);
+        if room > 4 {
+            continue;
+        }
+        let (mut items, mut ids) = ((0..7).collect::<Vec<_>>(), Vec::new());
+        let late = block_on(queue.put_many_until(&mut items, &mut ids, async {}));
+        assert!(
+            matches!(late, Err(tally_queue::PutTimeoutError::TimedOut(4))),
+            "{kind}: {late:?}"
+        );
+        assert_eq!(
+            (numbers(&ids), items),
+            (vec![0, 1, 2, 3], vec![5, 6]),
+            "{kind}"
+        );
+        assert_eq!(queue.ledger().accepted, 4, "{kind}");
+    }
+}
+
+#[test]
+fn a_batch_until_is_tried_once_more_after_its_deadline() {
+    let queue = Queue::bounded(2).unwrap();
+    let (mut items, mut ids) = (vec![0, 1, 2, 3], Vec::new());
+    let mut held = Vec::new();
+    // The deadline frees both slots as it fires: the last try places the rest.
+    let got = block_on(queue.put_many_until(
+        &mut items,
+        &mut ids,
+        Deadline(|| {
+            while let Ok(job) = queue.try_get() {
+                held.push(job);
+            }
+        }),
+    ));
+    assert_eq!(got, Ok(4));
+    assert!(items.is_empty());
+    for job in held {
+        job.succeed();
+    }
+    let mut batch = Vec::new();
+    let empty = Queue::<u8>::unbounded();
+    let mut late = Vec::new();
+    assert_eq!(
+        block_on(empty.get_many_until(&mut late, 4, async {})),
+        Err(tally_queue::GetTimeoutError::TimedOut)
+    );
+    // Items there at once come before any deadline.
+    assert_eq!(
+        block_on(queue.get_many_until(&mut batch, 8, Deadline(|| ()))),
+        Ok(2)
+    );
+    // The deadline puts an item as it fires: the last try takes it.
+    let source = Queue::unbounded();
+    let mut from_deadline = Vec::new();
+    assert_eq!(
+        block_on(source.get_many_until(
+            &mut from_deadline,
+            8,
+            Deadline(|| {
+                source.try_put(9).unwrap();
+            })
+        )),
+        Ok(1)
+    );
+    assert_eq!(from_deadline.pop().unwrap().succeed(), 9);
+    for job in batch.drain(..) {
+        job.succeed();
+    }
+    queue.shutdown();
+    assert_eq!(
+        block_on(queue.get_many_until(&mut batch, 8, std::future::pending::<()>())),
+        Err(tally_queue::GetTimeoutError::ShutDown)
+    );
+    assert!(queue.ledger().is_balanced());
+}
+
+#[test]
+fn a_batch_until_dropped_after_its_wake_up_passes_it_on() {
+    // A put batch woken for a slot and dropped before it ran: the slot goes to the next
+    // waiting put.
+    let queue = Queue::bounded(1).unwrap();
+    queue.try_put(0).unwrap();
+    let (mut items, mut ids) = (vec![1, 2], Vec::new());
+    let mut batch_put = Task::new(Box::pin(queue.put_many_until(
+        &mut items,
+        &mut ids,
+        std::future::pending::<()>(),
+    )));
+    assert!(batch_put.run().is_none());
+    let mut next = Task::new(queue.put(3));
+    assert!(next.run().is_none());
+    queue.try_get().unwrap().succeed();
+    drop(batch_put);
+    assert_eq!(items, [1, 2], "the dropped batch placed nothing");
+    assert!(next.run().unwrap().is_ok(), "the slot went to the next put");
+    // A get batch woken for an item and dropped before it ran: the item goes to the next
+    // waiting get.
+    let queue = Queue::unbounded();
+    let mut first = Vec::new();
+    let mut batch_get = Task::new(Box::pin(queue.get_many_until(
+        &mut first,
+        4,
+        std::future::pending::<()>(),
+    )));
+    assert!(batch_get.run().is_none());
+    let mut second = Task::new(queue.get());
+    assert!(second.run().is_none());
+    queue.try_put(7).unwrap();
+    drop(batch_get);
+    assert_eq!(second.run().unwrap().unwrap().succeed(), 7);
+}

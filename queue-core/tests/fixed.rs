@@ -711,3 +711,87 @@ fn the_debug_output_names_the_bounds() {
     assert_eq!(format!("{get:?}"), "FixedGet { .. }");
     assert_eq!(format!("{:?}", queue.shutdown_now()), "FixedDrain { .. }");
 }
+
+#[test]
+fn a_put_batch_pulls_only_what_it_places_and_refuses() {
+    let queue = FixedQueue::<u32, 4>::new();
+    let mut ids = Vec::new();
+    assert_eq!(
+        queue.try_put_many(&mut (0..3), |id| ids.push(id.get())),
+        Ok(3)
+    );
+    let mut rest = 3..10;
+    let refused = queue.try_put_many(&mut rest, |id| ids.push(id.get()));
+    assert!(matches!(refused, Err(TryPutError::Full(4))));
+    assert_eq!(ids, [0, 1, 2, 3]);
+    assert_eq!(rest.next(), Some(5), "the items after the refused one stay");
+    assert_eq!(queue.try_put_many(&mut std::iter::empty(), |_| {}), Ok(0));
+    queue.shutdown();
+    assert!(matches!(
+        queue.try_put_many(&mut (7..9), |_| panic!("nothing is accepted")),
+        Err(TryPutError::ShutDown(7))
+    ));
+    assert_eq!(queue.ledger(), ledger(4, 4, 0, [0; 5]));
+}
+
+#[test]
+fn a_put_batch_takes_no_slot_kept_for_a_woken_put() {
+    let queue = FixedQueue::<u8, 2>::new();
+    queue.try_put_many(&mut [1, 2].into_iter(), |_| {}).unwrap();
+    let mut put = Task::new(Box::pin(queue.put(3)));
+    assert!(put.run().is_none());
+    queue.try_get().unwrap().succeed();
+    assert!(matches!(
+        queue.try_put_many(&mut [8, 9].into_iter(), |_| {}),
+        Err(TryPutError::Full(8))
+    ));
+    assert_eq!(put.run().unwrap().unwrap().get(), 2);
+}
+
+#[test]
+fn a_get_batch_takes_up_to_max_in_order_and_no_item_kept_for_a_woken_get() {
+    let queue = FixedQueue::<u32, 8>::new();
+    assert_eq!(
+        queue.try_get_many(4, |_| panic!("empty")),
+        Err(TryGetError::Empty)
+    );
+    queue.try_put_many(&mut (0..5), |_| {}).unwrap();
+    assert_eq!(queue.try_get_many(0, |_| panic!("max 0")), Ok(0));
+    let mut seen = Vec::new();
+    assert_eq!(queue.try_get_many(3, |job| seen.push(job.succeed())), Ok(3));
+    assert_eq!(queue.try_get_many(8, |job| seen.push(job.succeed())), Ok(2));
+    assert_eq!(seen, [0, 1, 2, 3, 4]);
+    let mut get = Task::new(Box::pin(queue.get()));
+    assert!(get.run().is_none());
+    queue.try_put(5).unwrap();
+    assert_eq!(
+        queue.try_get_many(8, |_| panic!("kept for the woken get")),
+        Err(TryGetError::Empty)
+    );
+    queue.try_put_many(&mut (6..8), |_| {}).unwrap();
+    // Two items past the kept one: the batch takes them (the oldest first: a turn keeps
+    // a count of items), and the woken get the last.
+    assert_eq!(queue.try_get_many(8, |job| seen.push(job.succeed())), Ok(2));
+    assert_eq!(get.run().unwrap().unwrap().succeed(), 7);
+    assert_eq!(seen, [0, 1, 2, 3, 4, 5, 6]);
+    queue.shutdown();
+    assert_eq!(queue.try_get_many(8, |_| {}), Err(TryGetError::ShutDown));
+    assert!(queue.ledger().is_balanced());
+}
+
+#[test]
+fn a_get_batch_whose_callback_panics_abandons_that_delivery_and_keeps_the_rest() {
+    let queue = FixedQueue::<u8, 4>::new();
+    queue.try_put_many(&mut (0..4), |_| {}).unwrap();
+    let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        queue.try_get_many(4, |job| {
+            if *job == 1 {
+                panic!("the caller's callback panics");
+            }
+            job.succeed();
+        })
+    }));
+    assert!(unwound.is_err());
+    assert_eq!(queue.ledger(), ledger(4, 2, 0, [1, 0, 0, 1, 0]));
+    assert_eq!(queue.try_get_many(4, |job| _ = job.succeed()), Ok(2));
+}

@@ -1225,6 +1225,46 @@ fn held_retry_let_go_vs_shutdown_now() {
     });
 }
 
+/// An abandoned delivery held for its redelivery (its claim released on a timer thread)
+/// vs `shutdown_now`: the item is handed back by the drain (still held, or already in the
+/// lane) or, abandoned after the drain, is a dead letter counted discarded; never lost,
+/// never counted twice.
+#[test]
+fn abandoned_redelivery_held_and_released_vs_shutdown_now() {
+    loom::model(|| {
+        let claims = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let keep = Arc::clone(&claims);
+        let queue = Queue::<u8>::unbounded()
+            .with_abandon_policy(AbandonPolicy::redeliver(3).unwrap())
+            .with_redelivery_delay(move |claim| keep.lock().unwrap().push(claim));
+        queue.try_put(5).unwrap();
+        let job = queue.try_get_owned().unwrap();
+        let worker = {
+            let claims = Arc::clone(&claims);
+            thread::spawn(move || {
+                drop(job);
+                let claim = claims.lock().unwrap().pop();
+                drop(claim);
+            })
+        };
+        let drained = queue.shutdown_now();
+        worker.join().unwrap();
+        let dead = queue.take_dead_letters();
+        let back: Vec<u8> = drained
+            .iter()
+            .map(|(_, n)| *n)
+            .chain(dead.iter().map(|d| d.item))
+            .collect();
+        assert_eq!(back, [5]);
+        let ledger = queue.ledger();
+        assert_eq!(
+            (ledger.discarded, ledger.buffered, ledger.in_flight),
+            (1, 0, 0),
+            "{ledger:?}"
+        );
+    });
+}
+
 /// A held retry let go vs a waiting getter vs a ledger snapshot: the getter gets the
 /// item's next attempt, and no snapshot counts the item twice (held and returned). The
 /// item was retried once before the race, so the lane has carried an item (its first

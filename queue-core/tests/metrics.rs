@@ -4,6 +4,14 @@
 #![cfg(feature = "metrics")]
 
 use std::collections::HashMap;
+use std::future::Future;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::pin::pin;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::task::{Context, Waker};
+
+use metrics::{Key, KeyName, Metadata, SharedString, Unit};
 
 use metrics_util::debugging::{DebugValue, DebuggingRecorder, Snapshotter};
 use tally_queue::{AbandonPolicy, Outcome, Queue};
@@ -150,5 +158,99 @@ fn record_metrics_matches_the_ledger_for_every_outcome_per_label() {
             ledger.discarded
         );
         assert_eq!(gauge(&seen, "tally_queue_buffered"), 0.0);
+    });
+}
+
+/// A recorder whose histograms panic at their first sample (every other figure is dropped).
+#[derive(Default)]
+struct PanicAtFirstSample(Arc<AtomicBool>);
+
+struct Sample(Arc<AtomicBool>);
+
+impl metrics::HistogramFn for Sample {
+    fn record(&self, _: f64) {
+        if !self.0.swap(true, Ordering::SeqCst) {
+            panic!("a recorder panics at its first sample");
+        }
+    }
+}
+
+impl metrics::Recorder for PanicAtFirstSample {
+    fn describe_counter(&self, _: KeyName, _: Option<Unit>, _: SharedString) {}
+    fn describe_gauge(&self, _: KeyName, _: Option<Unit>, _: SharedString) {}
+    fn describe_histogram(&self, _: KeyName, _: Option<Unit>, _: SharedString) {}
+    fn register_counter(&self, _: &Key, _: &Metadata<'_>) -> metrics::Counter {
+        metrics::Counter::noop()
+    }
+    fn register_gauge(&self, _: &Key, _: &Metadata<'_>) -> metrics::Gauge {
+        metrics::Gauge::noop()
+    }
+    fn register_histogram(&self, _: &Key, _: &Metadata<'_>) -> metrics::Histogram {
+        metrics::Histogram::from_arc(Arc::new(Sample(self.0.clone())))
+    }
+}
+
+struct Count(Arc<AtomicUsize>);
+
+impl std::task::Wake for Count {
+    fn wake(self: Arc<Self>) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+/// A recorder that panics midway through a batch get: the slot the batch freed still
+/// wakes the waiting put, and the item whose time buffered was being recorded is in a
+/// delivery, which the unwinding ends as abandoned (the ledger stays exact).
+#[test]
+fn a_recorder_panicking_midway_through_a_batch_get_loses_no_wake_up_nor_item() {
+    let recorder = PanicAtFirstSample::default();
+    metrics::with_local_recorder(&recorder, || {
+        let queue = Queue::bounded(2).unwrap();
+        queue
+            .try_put_many(&mut vec![0, 1], &mut Vec::new())
+            .unwrap();
+        let woken = Arc::new(AtomicUsize::new(0));
+        let waker = Waker::from(Arc::new(Count(woken.clone())));
+        let mut put = pin!(queue.put(2));
+        assert!(put
+            .as_mut()
+            .poll(&mut Context::from_waker(&waker))
+            .is_pending());
+        let mut batch = Vec::new();
+        let unwound = catch_unwind(AssertUnwindSafe(|| queue.try_get_many(&mut batch, 2)));
+        assert!(unwound.is_err(), "the recorder panicked");
+        drop(batch);
+        assert_eq!(woken.load(Ordering::SeqCst), 1, "the put was woken");
+        let ledger = queue.ledger();
+        assert_eq!((ledger.in_flight, ledger.abandoned), (0, 1), "{ledger}");
+        assert!(put
+            .as_mut()
+            .poll(&mut Context::from_waker(Waker::noop()))
+            .is_ready());
+        let ledger = queue.ledger();
+        assert_eq!((ledger.accepted, ledger.buffered), (3, 2), "{ledger}");
+    });
+}
+
+/// A recorder that panics in a single get: the item is in its delivery, which the
+/// unwinding ends as abandoned, and the slot it freed wakes the waiting put.
+#[test]
+fn a_recorder_panicking_in_a_get_loses_no_wake_up_nor_item() {
+    let recorder = PanicAtFirstSample::default();
+    metrics::with_local_recorder(&recorder, || {
+        let queue = Queue::bounded(1).unwrap();
+        queue.try_put(0).unwrap();
+        let woken = Arc::new(AtomicUsize::new(0));
+        let waker = Waker::from(Arc::new(Count(woken.clone())));
+        let mut put = pin!(queue.put(9));
+        assert!(put
+            .as_mut()
+            .poll(&mut Context::from_waker(&waker))
+            .is_pending());
+        let unwound = catch_unwind(AssertUnwindSafe(|| drop(queue.try_get())));
+        assert!(unwound.is_err(), "the recorder panicked");
+        let ledger = queue.ledger();
+        assert_eq!((ledger.in_flight, ledger.abandoned), (0, 1), "{ledger}");
+        assert_eq!(woken.load(Ordering::SeqCst), 1, "the put was woken");
     });
 }

@@ -572,3 +572,183 @@ fn a_returned_item_waits_only_behind_the_items_buffered_when_it_came_back() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+// ------------------------------------------------------- redeliveries that wait
+
+/// A queue whose redelivery schedule keeps every claim for the test to release.
+fn scheduled<T: Send + 'static>(
+    max_attempts: u32,
+) -> (
+    Arc<Queue<T>>,
+    Arc<std::sync::Mutex<Vec<tally_queue::Redelivery>>>,
+) {
+    let claims = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let keep = Arc::clone(&claims);
+    let queue = redelivering(max_attempts)
+        .with_redelivery_delay(move |claim| keep.lock().unwrap().push(claim));
+    (queue, claims)
+}
+
+#[test]
+fn a_held_redelivery_counts_buffered_keeps_its_attempt_and_join_waits_for_it() {
+    let (queue, claims) = scheduled::<u32>(3);
+    let id = queue.try_put(7).unwrap();
+    drop(queue.try_get().unwrap());
+    let ledger = queue.ledger();
+    assert_eq!(
+        (ledger.buffered, ledger.in_flight, ledger.abandoned),
+        (1, 0, 0),
+        "{ledger}"
+    );
+    assert_eq!(queue.len(), 1);
+    assert_eq!(
+        queue.try_get().unwrap_err(),
+        TryGetError::Empty,
+        "held back"
+    );
+    let mut join = Task::new(Box::pin(queue.join()));
+    assert!(join.run().is_none(), "join waits for the held item");
+    let claim = claims.lock().unwrap().pop().unwrap();
+    assert_eq!((claim.id(), claim.attempt()), (id, 2));
+    claim.release();
+    let again = queue.try_get().unwrap();
+    assert_eq!((again.id(), again.attempt()), (id, 2));
+    drop(again);
+    // The last allowed delivery, abandoned, is a dead letter at once: no claim.
+    claims.lock().unwrap().pop().unwrap().release();
+    drop(queue.try_get().unwrap());
+    assert!(claims.lock().unwrap().is_empty());
+    let dead = queue.take_dead_letters();
+    assert_eq!((dead[0].id, dead[0].attempts), (id, 3));
+    assert_eq!(queue.redeliveries(), 2);
+    let ledger = join.run().expect("settled");
+    assert_eq!((ledger.accepted, ledger.abandoned), (1, 1), "{ledger}");
+    assert!(ledger.is_balanced());
+}
+
+#[test]
+fn shutdown_now_hands_back_a_held_redelivery_and_its_claim_then_does_nothing() {
+    let (queue, claims) = scheduled::<u32>(3);
+    let id = queue.try_put(7).unwrap();
+    queue.try_put(8).unwrap();
+    drop(queue.try_get().unwrap());
+    let drained = queue.shutdown_now();
+    assert_eq!(drained.iter().map(|(_, n)| *n).collect::<Vec<_>>(), [8, 7]);
+    assert_eq!(drained[1].0, id);
+    claims.lock().unwrap().pop().unwrap().release();
+    assert_eq!(queue.try_get().unwrap_err(), TryGetError::ShutDown);
+    let ledger = queue.ledger();
+    assert_eq!((ledger.discarded, ledger.buffered), (2, 0), "{ledger}");
+    assert!(ledger.is_balanced());
+    // A delivery abandoned after the drain finds the store closed: a dead letter, counted
+    // discarded, never lost.
+    let (queue, claims) = scheduled::<u32>(3);
+    queue.try_put(9).unwrap();
+    let late = queue.try_get().unwrap();
+    assert!(queue.shutdown_now().is_empty());
+    drop(late);
+    assert!(claims.lock().unwrap().is_empty());
+    let dead = queue.take_dead_letters();
+    assert_eq!((dead[0].item, dead[0].reason), (9, DeadReason::ShutDownNow));
+    assert_eq!(queue.ledger().discarded, 1);
+}
+
+#[test]
+fn a_graceful_shutdown_keeps_a_redelivery_held_until_released_then_drains_it() {
+    let (queue, claims) = scheduled::<u32>(3);
+    queue.try_put(7).unwrap();
+    drop(queue.try_get().unwrap());
+    queue.shutdown();
+    assert_eq!(
+        queue.try_get().unwrap_err(),
+        TryGetError::Empty,
+        "still held"
+    );
+    claims.lock().unwrap().pop().unwrap().release();
+    assert_eq!(queue.try_get().unwrap().succeed(), 7);
+    assert_eq!(queue.try_get().unwrap_err(), TryGetError::ShutDown);
+    assert!(queue.ledger().is_balanced());
+}
+
+#[test]
+fn a_claim_dropped_or_a_schedule_that_panics_lets_the_item_go_at_once() {
+    let queue = redelivering::<u32>(3).with_redelivery_delay(drop);
+    queue.try_put(1).unwrap();
+    drop(queue.try_get().unwrap());
+    assert_eq!(
+        queue.try_get().unwrap().attempt(),
+        2,
+        "dropped claim: due at once"
+    );
+    let queue = redelivering::<u32>(3).with_redelivery_delay(|_| panic!("a schedule that panics"));
+    queue.try_put(1).unwrap();
+    let job = queue.try_get().unwrap();
+    let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| drop(job)));
+    assert!(unwound.is_err());
+    let again = queue.try_get().unwrap();
+    assert_eq!((again.attempt(), again.succeed()), (2, 1));
+    assert!(queue.ledger().is_balanced());
+}
+
+#[test]
+fn a_claim_that_outlives_its_queue_releases_nothing_and_the_item_is_dropped_with_it() {
+    struct Counted(Arc<AtomicUsize>);
+    impl Drop for Counted {
+        fn drop(&mut self) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+    let dropped = Arc::new(AtomicUsize::new(0));
+    let (queue, claims) = scheduled::<Counted>(3);
+    queue.try_put(Counted(Arc::clone(&dropped))).unwrap();
+    drop(queue.try_get().unwrap());
+    assert_eq!(dropped.load(Ordering::SeqCst), 0, "held, not dropped");
+    drop(queue);
+    assert_eq!(dropped.load(Ordering::SeqCst), 1, "dropped with the queue");
+    claims.lock().unwrap().pop().unwrap().release();
+}
+
+#[test]
+fn held_redeliveries_from_many_workers_all_come_back_and_the_ledger_balances() {
+    let queue = redelivering::<u32>(3).with_redelivery_delay(|claim| {
+        thread::spawn(move || {
+            thread::sleep(Duration::from_millis(1));
+            claim.release();
+        });
+    });
+    let jobs = common::scaled(200, 10) as u32;
+    for n in 0..jobs {
+        queue.try_put(n).unwrap();
+    }
+    let succeeded = within(30, {
+        let queue = Arc::clone(&queue);
+        move || {
+            let workers: Vec<_> = (0..2)
+                .map(|_| {
+                    let queue = Arc::clone(&queue);
+                    thread::spawn(move || {
+                        let mut done = 0;
+                        while let Ok(job) = queue.get_blocking() {
+                            // Every job fails its first delivery.
+                            if job.attempt() == 1 {
+                                drop(job);
+                            } else {
+                                job.succeed();
+                                done += 1;
+                            }
+                        }
+                        done
+                    })
+                })
+                .collect();
+            let ledger = queue.join_blocking();
+            queue.shutdown();
+            let done: u32 = workers.into_iter().map(|w| w.join().unwrap()).sum();
+            (done, ledger)
+        }
+    });
+    assert_eq!(succeeded.0, jobs);
+    assert_eq!(succeeded.1.succeeded, u64::from(jobs));
+    assert!(succeeded.1.is_balanced());
+    assert_eq!(queue.redeliveries(), u64::from(jobs));
+}

@@ -3,7 +3,12 @@
 #![cfg(feature = "tracing")]
 
 use std::fmt::Write as _;
+use std::future::Future;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::pin::pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use std::task::{Context, Waker};
 
 use tally_queue::{AbandonPolicy, Outcome, Queue};
 use tracing::field::{Field, Visit};
@@ -189,4 +194,157 @@ fn each_queue_s_events_carry_its_own_label_and_an_unlabelled_one_an_empty_one() 
             "DEBUG queue shut down label=\"mail\" unfinished=1",
         ]
     );
+}
+
+/// Panics in the first event whose message is `message`, and records nothing.
+struct PanicAt {
+    message: &'static str,
+    fired: std::sync::atomic::AtomicBool,
+}
+
+struct Message(String);
+
+impl Visit for Message {
+    fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
+        if field.name() == "message" {
+            self.0 = format!("{value:?}");
+        }
+    }
+}
+
+impl Subscriber for PanicAt {
+    fn enabled(&self, metadata: &Metadata<'_>) -> bool {
+        metadata.target() == "tally_queue"
+    }
+    fn new_span(&self, _: &Attributes<'_>) -> Id {
+        Id::from_u64(1)
+    }
+    fn record(&self, _: &Id, _: &Record<'_>) {}
+    fn record_follows_from(&self, _: &Id, _: &Id) {}
+    fn event(&self, event: &Event<'_>) {
+        let mut message = Message(String::new());
+        event.record(&mut message);
+        if message.0 == self.message && !self.fired.swap(true, Ordering::SeqCst) {
+            panic!("a subscriber panics at {:?}", self.message);
+        }
+    }
+    fn enter(&self, _: &Id) {}
+    fn exit(&self, _: &Id) {}
+    fn max_level_hint(&self) -> Option<tracing::level_filters::LevelFilter> {
+        Some(Level::TRACE.into())
+    }
+}
+
+/// A subscriber that panics midway through a batch get: the slot the batch freed still
+/// wakes the waiting put, and the item taken when the panic came is in a delivery, which
+/// the unwinding ends as abandoned (the ledger stays exact).
+#[test]
+fn a_subscriber_panicking_midway_through_a_batch_get_loses_no_wake_up_nor_item() {
+    let subscriber = PanicAt {
+        message: "job delivered",
+        fired: false.into(),
+    };
+    tracing::subscriber::with_default(subscriber, || {
+        let queue = Queue::bounded(2).unwrap();
+        queue
+            .try_put_many(&mut vec![0, 1], &mut Vec::new())
+            .unwrap();
+        let woken = Arc::new(AtomicUsize::new(0));
+        let waker = Waker::from(Arc::new(Count(woken.clone())));
+        let mut put = pin!(queue.put(2));
+        assert!(put
+            .as_mut()
+            .poll(&mut Context::from_waker(&waker))
+            .is_pending());
+        let mut batch = Vec::new();
+        let unwound = catch_unwind(AssertUnwindSafe(|| queue.try_get_many(&mut batch, 2)));
+        assert!(unwound.is_err(), "the subscriber panicked");
+        drop(batch);
+        assert_eq!(woken.load(Ordering::SeqCst), 1, "the put was woken");
+        let ledger = queue.ledger();
+        assert_eq!((ledger.in_flight, ledger.abandoned), (0, 1), "{ledger}");
+        let waker = Waker::noop();
+        assert!(put
+            .as_mut()
+            .poll(&mut Context::from_waker(waker))
+            .is_ready());
+        let ledger = queue.ledger();
+        assert_eq!((ledger.accepted, ledger.buffered), (3, 2), "{ledger}");
+    });
+}
+
+struct Count(Arc<AtomicUsize>);
+
+impl std::task::Wake for Count {
+    fn wake(self: Arc<Self>) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+/// A subscriber that panics midway through a batch put: the item accepted before the
+/// panic still wakes the waiting get.
+#[test]
+fn a_subscriber_panicking_midway_through_a_batch_put_loses_no_wake_up() {
+    let subscriber = PanicAt {
+        message: "job accepted",
+        fired: false.into(),
+    };
+    tracing::subscriber::with_default(subscriber, || {
+        let queue = Queue::unbounded();
+        let woken = Arc::new(AtomicUsize::new(0));
+        let waker = Waker::from(Arc::new(Count(woken.clone())));
+        let mut get = pin!(queue.get());
+        assert!(get
+            .as_mut()
+            .poll(&mut Context::from_waker(&waker))
+            .is_pending());
+        let mut items = vec![1, 2, 3];
+        let unwound = catch_unwind(AssertUnwindSafe(|| {
+            queue.try_put_many(&mut items, &mut Vec::new())
+        }));
+        assert!(unwound.is_err(), "the subscriber panicked");
+        assert_eq!(queue.ledger().buffered, 1, "{}", queue.ledger());
+        assert_eq!(woken.load(Ordering::SeqCst), 1, "the get was woken");
+        let job = match get.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
+            std::task::Poll::Ready(job) => job.unwrap(),
+            std::task::Poll::Pending => panic!("the item is there"),
+        };
+        assert_eq!(job.succeed(), 1);
+    });
+}
+
+/// A subscriber that panics in a single get's `job delivered`: the item is in its
+/// delivery, which the unwinding ends as abandoned, and the slot it freed wakes the
+/// waiting put (on the fresh path and on the path that takes a turn or wakes a putter).
+#[test]
+fn a_subscriber_panicking_in_a_get_loses_no_wake_up_nor_item() {
+    for capacity in [1, 100_000] {
+        let subscriber = PanicAt {
+            message: "job delivered",
+            fired: false.into(),
+        };
+        tracing::subscriber::with_default(subscriber, || {
+            let queue = Queue::bounded(capacity).unwrap();
+            for n in 0..capacity.min(2) {
+                queue.try_put(n).unwrap();
+            }
+            let woken = Arc::new(AtomicUsize::new(0));
+            let waker = Waker::from(Arc::new(Count(woken.clone())));
+            let mut put = pin!(queue.put(9));
+            let waits = capacity == 1;
+            if waits {
+                assert!(put
+                    .as_mut()
+                    .poll(&mut Context::from_waker(&waker))
+                    .is_pending());
+            }
+            let unwound = catch_unwind(AssertUnwindSafe(|| drop(queue.try_get())));
+            assert!(unwound.is_err(), "the subscriber panicked");
+            let ledger = queue.ledger();
+            assert_eq!((ledger.in_flight, ledger.abandoned), (0, 1), "{ledger}");
+            if waits {
+                assert_eq!(woken.load(Ordering::SeqCst), 1, "the put was woken");
+            }
+        });
+    }
 }

@@ -22,6 +22,11 @@
 //!   `retry_backoff` (with a [`Backoff`]), a retry held back on the timer: the item counts
 //!   as buffered until the delay is over, and the returned future, spawned or awaited,
 //!   lets it go then (or at once if dropped, so nothing is lost).
+//! - [`RedeliveryExt`], for a [`Queue`]: `with_redelivery_backoff`, redeliveries held back
+//!   on the timer: a delivery dropped unresolved under
+//!   [`AbandonPolicy::Redeliver`](tally_queue::AbandonPolicy) comes back after the
+//!   [`Backoff`]'s delay, counted buffered meanwhile, on a sleep spawned on async-std's
+//!   global executor.
 //!
 //! async-std does not name its sleep future, so the deadline in the return types is an
 //! `impl Future<Output = ()> + Send + Sync`; the futures are otherwise the cores' own
@@ -538,3 +543,67 @@ impl<T> RetryExt for OwnedDelivery<T> {
 /// assert_eq!(queue.try_get().unwrap().attempt(), 2);
 /// ```
 pub type Sleep = core::pin::Pin<alloc::boxed::Box<dyn Future<Output = ()> + Send + Sync>>;
+
+/// Redeliveries on async-std's timer, for a [`Queue`] under
+/// [`AbandonPolicy::Redeliver`](tally_queue::AbandonPolicy).
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+///
+/// use tally_async_std::RedeliveryExt;
+/// use tally_queue::{AbandonPolicy, Backoff, Queue};
+///
+/// async_std::task::block_on(async {
+///     let queue = Queue::unbounded()
+///         .with_abandon_policy(AbandonPolicy::redeliver(3).unwrap())
+///         .with_redelivery_backoff(Backoff::fixed(Duration::from_millis(5)));
+///     queue.try_put("flaky").unwrap();
+///     drop(queue.get().await.unwrap()); // a worker gave up on it: back in 5 ms
+///     assert_eq!(queue.ledger().buffered, 1);
+///     let again = queue.get().await.unwrap();
+///     assert_eq!(again.attempt(), 2);
+///     again.succeed();
+/// });
+/// ```
+pub trait RedeliveryExt<T> {
+    /// Makes each redelivery wait the delay `backoff` gives after the abandoned delivery
+    /// (with the job's id as the jitter key, as [`RetryExt::retry_backoff`] does), on a
+    /// sleep spawned with `async_std::task::spawn`; returns the queue in an `Arc`. What
+    /// the held item counts as, and what shutdowns do with it, is
+    /// [`Queue::with_redelivery_delay`](tally_queue::Queue::with_redelivery_delay)'s
+    /// contract.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// use tally_async_std::RedeliveryExt;
+    /// use tally_queue::{AbandonPolicy, Backoff, Queue};
+    ///
+    /// let queue = Queue::unbounded()
+    ///     .with_abandon_policy(AbandonPolicy::redeliver(2).unwrap())
+    ///     .with_redelivery_backoff(Backoff::fixed(Duration::from_millis(5)));
+    /// queue.try_put(1).unwrap();
+    /// drop(queue.try_get().unwrap());
+    /// let again = queue.get_blocking().unwrap();
+    /// assert_eq!(again.attempt(), 2);
+    /// again.succeed();
+    /// ```
+    fn with_redelivery_backoff(self, backoff: Backoff) -> Arc<Queue<T>>;
+}
+
+impl<T: Send + 'static> RedeliveryExt<T> for Queue<T> {
+    fn with_redelivery_backoff(self, backoff: Backoff) -> Arc<Queue<T>> {
+        self.with_redelivery_delay(move |redelivery| {
+            let delay = redelivery.delay(&backoff);
+            // A sleep dropped unfinished drops its claim, which lets the item go at once.
+            drop(async_std::task::spawn(async move {
+                sleep(delay).await;
+                redelivery.release();
+            }));
+        })
+    }
+}

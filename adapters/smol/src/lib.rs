@@ -17,6 +17,11 @@
 //!   `retry_backoff` (with a [`Backoff`]), a retry held back on the timer: the item counts
 //!   as buffered until the delay is over, and the returned future, spawned or awaited,
 //!   lets it go then (or at once if dropped, so nothing is lost).
+//! - [`RedeliveryExt`], for a [`Queue`]: `with_redelivery_backoff`, redeliveries held back
+//!   on the timer: a delivery dropped unresolved under
+//!   [`AbandonPolicy::Redeliver`](tally_queue::AbandonPolicy) comes back after the
+//!   [`Backoff`]'s delay, counted buffered meanwhile, on a [`HeldRedelivery`] task the
+//!   caller's executor runs.
 //!
 //! The only runtime dependency is async-io, whose timers run on its own driver thread (or
 //! on the thread blocked in `async_io::block_on`): the futures work under any executor,
@@ -66,7 +71,7 @@ use async_io::Timer;
 use tally_latch::futures::WaitUntil;
 use tally_latch::Latch;
 use tally_queue::futures::{Get, GetOwned, Join, Put, RetryAt, RetryAtOwned, ShutdownUntil, Until};
-use tally_queue::{Backoff, Delivery, OwnedDelivery, Queue};
+use tally_queue::{Backoff, Delivery, OwnedDelivery, Queue, Redelivery};
 
 /// A `Duration` timeout on any latch ([`CountDownLatch`](tally_latch::CountDownLatch),
 /// [`FailableLatch`](tally_latch::FailableLatch), [`TrackingLatch`](tally_latch::TrackingLatch)).
@@ -463,5 +468,140 @@ impl<T> RetryExt for OwnedDelivery<T> {
     fn retry_backoff(self, backoff: &Backoff) -> Result<Self::Held, Self> {
         let delay = backoff.delay_for(self.attempt(), self.id().get());
         self.retry_after(delay)
+    }
+}
+
+/// Redeliveries on async-io's timer, for a [`Queue`] under
+/// [`AbandonPolicy::Redeliver`](tally_queue::AbandonPolicy).
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+///
+/// use tally_queue::{AbandonPolicy, Backoff, Queue};
+/// use tally_smol::RedeliveryExt;
+///
+/// smol::block_on(async {
+///     let queue = Queue::unbounded()
+///         .with_abandon_policy(AbandonPolicy::redeliver(3).unwrap())
+///         .with_redelivery_backoff(Backoff::fixed(Duration::from_millis(5)), |held| {
+///             smol::spawn(held).detach();
+///         });
+///     queue.try_put("flaky").unwrap();
+///     drop(queue.get().await.unwrap()); // a worker gave up on it: back in 5 ms
+///     assert_eq!(queue.ledger().buffered, 1);
+///     let again = queue.get().await.unwrap();
+///     assert_eq!(again.attempt(), 2);
+///     again.succeed();
+/// });
+/// ```
+pub trait RedeliveryExt<T> {
+    /// Makes each redelivery wait the delay `backoff` gives after the abandoned delivery
+    /// (with the job's id as the jitter key, as [`RetryExt::retry_backoff`] does): each
+    /// is a [`HeldRedelivery`] that `spawn` hands to an executor (smol's
+    /// `smol::spawn(held).detach()`, an `Executor`'s). Returns the queue in an `Arc`. What
+    /// the held item counts as, and what shutdowns do with it, is
+    /// [`Queue::with_redelivery_delay`]'s contract.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// use tally_queue::{AbandonPolicy, Backoff, Queue};
+    /// use tally_smol::RedeliveryExt;
+    ///
+    /// let executor = std::sync::Arc::new(smol::Executor::new());
+    /// let spawner = std::sync::Arc::clone(&executor);
+    /// let queue = Queue::unbounded()
+    ///     .with_abandon_policy(AbandonPolicy::redeliver(2).unwrap())
+    ///     .with_redelivery_backoff(Backoff::fixed(Duration::from_millis(5)), move |held| {
+    ///         spawner.spawn(held).detach();
+    ///     });
+    /// queue.try_put(1).unwrap();
+    /// drop(queue.try_get().unwrap());
+    /// let again = smol::block_on(executor.run(queue.get())).unwrap();
+    /// assert_eq!(again.attempt(), 2);
+    /// again.succeed();
+    /// ```
+    fn with_redelivery_backoff(
+        self,
+        backoff: Backoff,
+        spawn: impl Fn(HeldRedelivery) + Send + Sync + 'static,
+    ) -> Arc<Queue<T>>;
+}
+
+impl<T: Send + 'static> RedeliveryExt<T> for Queue<T> {
+    fn with_redelivery_backoff(
+        self,
+        backoff: Backoff,
+        spawn: impl Fn(HeldRedelivery) + Send + Sync + 'static,
+    ) -> Arc<Queue<T>> {
+        self.with_redelivery_delay(move |redelivery| {
+            let timer = Timer::after(redelivery.delay(&backoff));
+            spawn(HeldRedelivery {
+                timer,
+                claim: Some(redelivery),
+            });
+        })
+    }
+}
+
+/// A redelivery held back on an async-io [`Timer`]: polled to the end of the delay, it lets
+/// the item go for its next delivery; dropped before, it lets it go at once (a cancelled
+/// task loses nothing). Made by [`RedeliveryExt::with_redelivery_backoff`] for the
+/// caller's executor.
+///
+/// # Examples
+///
+/// ```
+/// use std::sync::Mutex;
+/// use std::time::Duration;
+///
+/// use tally_queue::{AbandonPolicy, Backoff, Queue};
+/// use tally_smol::{HeldRedelivery, RedeliveryExt};
+///
+/// static HELD: Mutex<Vec<HeldRedelivery>> = Mutex::new(Vec::new());
+/// let queue = Queue::unbounded()
+///     .with_abandon_policy(AbandonPolicy::redeliver(2).unwrap())
+///     .with_redelivery_backoff(Backoff::fixed(Duration::from_secs(60)), |held| {
+///         HELD.lock().unwrap().push(held);
+///     });
+/// queue.try_put(1).unwrap();
+/// drop(queue.try_get().unwrap());
+/// assert!(queue.try_get().is_err(), "held for a minute");
+/// HELD.lock().unwrap().clear(); // a task cancelled: the item comes back at once
+/// assert_eq!(queue.try_get().unwrap().attempt(), 2);
+/// ```
+#[must_use = "futures do nothing unless polled; dropped, the item comes back at once"]
+pub struct HeldRedelivery {
+    timer: Timer,
+    /// `None` once released.
+    claim: Option<Redelivery>,
+}
+
+impl core::future::Future for HeldRedelivery {
+    type Output = ();
+
+    fn poll(
+        mut self: core::pin::Pin<&mut Self>,
+        cx: &mut core::task::Context<'_>,
+    ) -> core::task::Poll<()> {
+        if core::pin::Pin::new(&mut self.timer).poll(cx).is_pending() {
+            return core::task::Poll::Pending;
+        }
+        if let Some(claim) = self.claim.take() {
+            claim.release();
+        }
+        core::task::Poll::Ready(())
+    }
+}
+
+impl core::fmt::Debug for HeldRedelivery {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("HeldRedelivery")
+            .field("claim", &self.claim)
+            .finish_non_exhaustive()
     }
 }

@@ -17,9 +17,15 @@
 //!   counts as buffered until the delay is over, and the returned future, spawned or
 //!   awaited, lets it go then (or at once if dropped, so a runtime shutting down loses
 //!   nothing).
+//! - [`RedeliveryExt`], for a [`Queue`]: `with_redelivery_backoff`, redeliveries held back
+//!   on tokio's timer: a delivery dropped unresolved under
+//!   [`AbandonPolicy::Redeliver`](tally_queue::AbandonPolicy) comes back after the
+//!   [`Backoff`]'s delay, counted buffered meanwhile (see
+//!   [`Queue::with_redelivery_delay`]).
 //!
-//! The only dependency on tokio is its `time` feature. The timer belongs to the runtime, so
-//! these methods must be called from inside a tokio runtime with the time driver enabled
+//! The dependencies on tokio are its `time` feature and, for the sleeps of
+//! [`RedeliveryExt`], which are spawned, its `rt` feature. The timer belongs to the
+//! runtime, so these methods must be called from inside a tokio runtime with the time driver enabled
 //! (`#[tokio::main]`, or a `Builder` with `enable_time`), or they panic, as
 //! [`tokio::time::sleep`] does. Under a paused clock (`start_paused`) the timeouts follow
 //! tokio's virtual time.
@@ -52,6 +58,7 @@
 //! [`Delivery`]: tally_queue::Delivery
 //! [`OwnedDelivery`]: tally_queue::OwnedDelivery
 //! [`Backoff`]: tally_queue::Backoff
+//! [`Queue::with_redelivery_delay`]: tally_queue::Queue::with_redelivery_delay
 #![forbid(unsafe_code)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
@@ -472,5 +479,83 @@ impl<T> RetryExt for OwnedDelivery<T> {
     fn retry_backoff(self, backoff: &Backoff) -> Result<Self::Held, Self> {
         let delay = backoff.delay_for(self.attempt(), self.id().get());
         self.retry_after(delay)
+    }
+}
+
+/// Redeliveries on tokio's timer, for a [`Queue`] under
+/// [`AbandonPolicy::Redeliver`](tally_queue::AbandonPolicy).
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+///
+/// use tally_queue::{AbandonPolicy, Backoff, Queue};
+/// use tally_tokio::RedeliveryExt;
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_time().start_paused(true).build().unwrap().block_on(async {
+/// let backoff = Backoff::exponential(Duration::from_secs(1), Duration::from_secs(30));
+/// let queue = Queue::unbounded()
+///     .with_abandon_policy(AbandonPolicy::redeliver(3).unwrap())
+///     .with_redelivery_backoff(backoff);
+/// queue.try_put("flaky").unwrap();
+/// drop(queue.get().await.unwrap()); // a worker gave up on it: back in 1 s
+/// assert_eq!(queue.ledger().buffered, 1);
+/// assert!(queue.try_get().is_err());
+/// let again = queue.get().await.unwrap(); // the paused clock runs ahead to the delay
+/// assert_eq!(again.attempt(), 2);
+/// again.succeed();
+/// # });
+/// ```
+pub trait RedeliveryExt<T> {
+    /// Makes each redelivery wait the delay `backoff` gives after the abandoned delivery
+    /// (with the job's id as the jitter key, as [`RetryExt::retry_backoff`] does), on a
+    /// sleep spawned on the current tokio runtime; returns the queue in an `Arc`. What
+    /// the held item counts as, and what shutdowns do with it, is
+    /// [`Queue::with_redelivery_delay`]'s contract.
+    ///
+    /// Each sleep is a task on the runtime this is called in, whatever thread later drops
+    /// a delivery. If that runtime shuts down, its pending sleeps are dropped and their
+    /// items come back at once (as they do for a sleep spawned after the shutdown): nothing
+    /// waits for a timer that will never fire.
+    ///
+    /// # Panics
+    ///
+    /// Outside a tokio runtime, as [`tokio::runtime::Handle::current`] does; the runtime
+    /// needs its time driver for the sleeps, as [`tokio::time::sleep`] does.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// use tally_queue::{AbandonPolicy, Backoff, Queue};
+    /// use tally_tokio::RedeliveryExt;
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_time().start_paused(true).build().unwrap().block_on(async {
+    /// let queue = Queue::unbounded()
+    ///     .with_abandon_policy(AbandonPolicy::redeliver(2).unwrap())
+    ///     .with_redelivery_backoff(Backoff::fixed(Duration::from_millis(100)));
+    /// queue.try_put(1).unwrap();
+    /// let start = tokio::time::Instant::now();
+    /// drop(queue.get().await.unwrap());
+    /// queue.get().await.unwrap().succeed();
+    /// assert_eq!(start.elapsed(), Duration::from_millis(100));
+    /// # });
+    /// ```
+    fn with_redelivery_backoff(self, backoff: Backoff) -> Arc<Queue<T>>;
+}
+
+impl<T: Send + 'static> RedeliveryExt<T> for Queue<T> {
+    fn with_redelivery_backoff(self, backoff: Backoff) -> Arc<Queue<T>> {
+        let runtime = tokio::runtime::Handle::current();
+        self.with_redelivery_delay(move |redelivery| {
+            let delay = redelivery.delay(&backoff);
+            // A sleep dropped unfinished drops its claim, which lets the item go at once.
+            drop(runtime.spawn(async move {
+                sleep(delay).await;
+                redelivery.release();
+            }));
+        })
     }
 }

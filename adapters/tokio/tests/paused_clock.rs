@@ -49,3 +49,59 @@ async fn a_queue_timeout_fires_on_virtual_time() {
     assert_eq!(start.elapsed(), 2 * HOUR);
     assert_eq!(closed.returned.len(), 1);
 }
+
+/// Redeliveries wait the backoff's delays on virtual time, counted buffered meanwhile, and
+/// the attempts run out into a dead letter.
+#[tokio::test(start_paused = true)]
+async fn redeliveries_wait_the_backoff_on_virtual_time() {
+    use tally_queue::{AbandonPolicy, Backoff};
+    use tally_tokio::RedeliveryExt;
+
+    let backoff = Backoff::exponential(Duration::from_secs(1), HOUR);
+    let queue = Queue::unbounded()
+        .with_abandon_policy(AbandonPolicy::redeliver(3).unwrap())
+        .with_redelivery_backoff(backoff);
+    queue.try_put("poison").unwrap();
+    let start = Instant::now();
+    let mut seen = Vec::new();
+    for _ in 0..3 {
+        let job = queue.get().await.unwrap();
+        seen.push((job.attempt(), start.elapsed()));
+        drop(job);
+    }
+    let s = Duration::from_secs;
+    assert_eq!(seen, [(1, s(0)), (2, s(1)), (3, s(3))]);
+    let ledger = queue.ledger();
+    assert_eq!((ledger.abandoned, ledger.buffered), (1, 0), "{ledger}");
+    assert_eq!(queue.take_dead_letters().len(), 1);
+}
+
+/// A runtime shut down while a redelivery sleeps, or before one is spawned, loses nothing:
+/// the item comes back at once.
+#[test]
+fn a_runtime_shut_down_lets_its_held_redeliveries_go_at_once() {
+    use tally_queue::{AbandonPolicy, Backoff};
+    use tally_tokio::RedeliveryExt;
+
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap();
+    let queue = runtime.block_on(async {
+        Queue::unbounded()
+            .with_abandon_policy(AbandonPolicy::redeliver(5).unwrap())
+            .with_redelivery_backoff(Backoff::fixed(HOUR))
+    });
+    queue.try_put(1).unwrap();
+    runtime.block_on(async { drop(queue.try_get().unwrap()) });
+    assert_eq!(queue.ledger().buffered, 1);
+    assert!(queue.try_get().is_err(), "held for an hour");
+    drop(runtime);
+    let again = queue.try_get().expect("let go when the runtime shut down");
+    assert_eq!(again.attempt(), 2);
+    // Abandoned after the shutdown: the sleep spawned on the dead runtime is dropped.
+    drop(again);
+    let third = queue.try_get().expect("let go at once");
+    assert_eq!((third.attempt(), third.succeed()), (3, 1));
+    assert!(queue.ledger().is_balanced());
+}

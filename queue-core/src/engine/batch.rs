@@ -24,8 +24,10 @@
 //! for a single move.
 
 use alloc::vec::Vec;
+use core::marker::PhantomData;
 
 use super::buffer::ring::batch::NoRoom;
+use super::buffer::slots::Limit;
 use super::buffer::PutRefused;
 use super::{refused, Handout, RawQueue};
 use crate::error::{TryGetError, TryPutError};
@@ -74,6 +76,19 @@ impl Wakes {
 }
 
 impl<T> RawQueue<T> {
+    /// How many items a put batch may find room for now: a hint that sizes a batch's
+    /// step, read from counts that move meanwhile (`usize::MAX` if unbounded).
+    #[inline]
+    pub(crate) fn room_hint(&self) -> usize {
+        match self.limit() {
+            Limit::None => usize::MAX,
+            Limit::Buffered(bound) => bound.saturating_sub(self.len()),
+            Limit::Unfinished(bound) => {
+                bound.saturating_sub(usize::try_from(self.unfinished()).unwrap_or(usize::MAX))
+            }
+        }
+    }
+
     /// Puts the items of `items`, oldest first, until it is empty or one is refused,
     /// pushing each accepted id onto `ids`. `turn`: the caller is a woken put holding a
     /// turn, used by the first item (the rest leave the slots owed to woken puts alone,
@@ -106,7 +121,14 @@ impl<T> RawQueue<T> {
         }
         let putters = self.putters();
         let mut turn = turn;
-        let mut getters = Wakes::default();
+        // Sends the wake-ups the puts ask for when it is dropped: after the batch, or as a
+        // panic in user code (a subscriber) unwinds.
+        let mut pass = PutPass {
+            queue: self,
+            getters: Wakes::default(),
+            late: Some(late),
+            _late: PhantomData,
+        };
         let mut refused_at = None;
         let mut drain = items.drain(..);
         for item in drain.by_ref() {
@@ -124,13 +146,13 @@ impl<T> RawQueue<T> {
             };
             match self.buffer.put(item, owed, &mut accepted) {
                 Ok((id, wake)) => {
-                    crate::events::accepted(self.label, id);
                     ids.push(id);
-                    getters.add(wake);
+                    pass.getters.add(wake);
                     if turn {
                         turn = false;
                         self.putter_turn_used();
                     }
+                    crate::events::accepted(self.label, id);
                 }
                 Err(PutRefused::Full(item)) => {
                     if turn {
@@ -156,16 +178,7 @@ impl<T> RawQueue<T> {
         };
         drop(drain);
         items.extend(rest);
-        // One pass: as many getters as items, then their wakers.
-        if getters.signal(self.getters()) {
-            self.wake_signalled();
-        }
-        // The growable buffer's puts look for a drain they landed after once their
-        // notification (a read-modify-write of the getters' word) is made: one look covers
-        // every item put before it.
-        if getters.check != 0 && self.buffer.after_put(late) {
-            self.wake_getters_at_end();
-        }
+        drop(pass);
         match refused_at {
             Some(refused) => Err(refused),
             None => Ok(()),
@@ -253,26 +266,35 @@ impl<T> RawQueue<T> {
                 };
             }
         }
-        let mut putters = Wakes::default();
-        let mut last = false;
-        let mut taken = 0;
         // The first take may use the turn; a failed one has redeemed it (see
         // `nothing_buffered`).
         let (handout, item, after) = self.take_item(turn)?;
+        // Sends the wake-ups the takes ask for when it is dropped: at the end of the batch,
+        // or as a panic in user code (a subscriber, a recorder, the journal) unwinds.
+        let mut pass = TakePass {
+            queue: self,
+            putters: Wakes::default(),
+            last: false,
+            turn,
+        };
+        let mut taken = 0;
         let mut next = Some((handout, item, after));
         while let Some((handout, item, after)) = next.take() {
-            crate::events::delivered(self.label, handout.id, handout.attempt);
+            // The take's wake-ups first go into the pass and the item into its delivery
+            // (whose wrapping records nothing before the delivery exists); only then does
+            // user code run, and a delivery unwound by it ends as abandoned.
+            pass.putters.add(after.putters);
+            pass.last |= after.last;
             out.push(wrap(handout, item));
             taken += 1;
-            if let Some(delivered) = &mut delivered {
-                delivered(handout);
-            }
-            putters.add(after.putters);
-            last |= after.last;
             if taken == 1 && turn {
                 // Redeemed before the next take, which would otherwise leave this turn's
-                // item to itself; a try refused meanwhile is told of below.
+                // item to itself; a try refused meanwhile is told of by the pass.
                 self.getters().turns().redeem();
+            }
+            crate::events::delivered(self.label, handout.id, handout.attempt);
+            if let Some(delivered) = &mut delivered {
+                delivered(handout);
             }
             if taken < max {
                 if RING_BATCHES && delivered.is_none() && !self.lane.may_hold() {
@@ -286,7 +308,7 @@ impl<T> RawQueue<T> {
                         let push = |id, item| out.push(wrap(Handout { id, attempt: 1 }, item));
                         if let Ok((more, notify)) = ring.try_get_many(rest as u64, owed, push) {
                             taken += more;
-                            putters.reserved += notify;
+                            pass.putters.reserved += notify;
                         }
                         break;
                     }
@@ -294,18 +316,66 @@ impl<T> RawQueue<T> {
                 next = self.take_item(false).ok();
             }
         }
-        // One pass: the putters for the slots freed, the getters if the end came or an
-        // item is left that the redeemed turn kept a try from taking.
-        let mut reached = putters.signal(self.putters());
-        if turn && self.len() > self.getters().turns().owed() {
-            reached |= self.getters().signal_additional(1);
+        drop(pass);
+        Ok(taken)
+    }
+}
+
+/// The wake-ups owed by the takes of a batch get so far, sent in one pass when dropped.
+struct TakePass<'q, T> {
+    queue: &'q RawQueue<T>,
+    /// For the putters, for the slots freed.
+    putters: Wakes,
+    /// The end came: every getter is told.
+    last: bool,
+    /// The batch used a woken get's turn (redeemed after its first item).
+    turn: bool,
+}
+
+impl<T> Drop for TakePass<'_, T> {
+    fn drop(&mut self) {
+        let queue = self.queue;
+        // The putters for the slots freed, the getters if the end came or an item is left
+        // that the redeemed turn kept a try from taking.
+        let mut reached = self.putters.signal(queue.putters());
+        if self.turn && queue.len() > queue.getters().turns().owed() {
+            reached |= queue.getters().signal_additional(1);
         }
-        if last {
-            reached |= self.getters().signal_all();
+        if self.last {
+            reached |= queue.getters().signal_all();
         }
         if reached {
-            self.wake_signalled();
+            queue.wake_signalled();
         }
-        Ok(taken)
+    }
+}
+
+/// The wake-ups owed by the puts of a batch so far, sent in one pass when dropped.
+struct PutPass<'q, T, L: FnMut(JobId, T), F: FnOnce() -> L> {
+    queue: &'q RawQueue<T>,
+    /// For the getters, one per item placed.
+    getters: Wakes,
+    /// What buries the items that landed after an immediate shutdown's drain.
+    late: Option<F>,
+    _late: PhantomData<fn() -> L>,
+}
+
+impl<T, L: FnMut(JobId, T), F: FnOnce() -> L> Drop for PutPass<'_, T, L, F> {
+    fn drop(&mut self) {
+        let queue = self.queue;
+        // One pass: as many getters as items, then their wakers.
+        if self.getters.signal(queue.getters()) {
+            queue.wake_signalled();
+        }
+        // The growable buffer's puts look for a drain they landed after once their
+        // notification (a read-modify-write of the getters' word) is made: one look covers
+        // every item put before it.
+        if self.getters.check != 0 {
+            if let Some(late) = self.late.take() {
+                if queue.buffer.after_put(late) {
+                    queue.wake_getters_at_end();
+                }
+            }
+        }
     }
 }

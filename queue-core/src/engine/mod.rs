@@ -316,14 +316,15 @@ impl<T> RawQueue<T> {
         wrap: impl FnOnce(Handout, T) -> D,
     ) -> Result<D, TryGetError> {
         if taken.putters == Wake::No && !taken.last {
-            crate::events::delivered(self.label, taken.id, 1);
             let handout = Handout {
                 id: taken.id,
                 attempt: 1,
             };
-            // Nothing runs before the caller has the delivery: built where the caller
-            // returns it.
-            return Ok(wrap(handout, taken.item));
+            // The item goes into its delivery before the event (user code) runs: a
+            // delivery unwound by it ends as abandoned.
+            let delivery = wrap(handout, taken.item);
+            crate::events::delivered(self.label, taken.id, 1);
+            return Ok(delivery);
         }
         self.took_fresh(taken, wrap)
     }
@@ -340,13 +341,14 @@ impl<T> RawQueue<T> {
             id: taken.id,
             attempt: 1,
         };
-        crate::events::delivered(self.label, handout.id, 1);
         let after = After {
             putters: taken.putters,
             last: taken.last,
         };
         let delivery = wrap(handout, taken.item);
         self.after_take(handout, after, false, None::<fn(Handout)>);
+        // Last: a subscriber that panics unwinds a delivery whose wake-ups are sent.
+        crate::events::delivered(self.label, handout.id, 1);
         Ok(delivery)
     }
 
@@ -359,9 +361,9 @@ impl<T> RawQueue<T> {
         wrap: impl FnOnce(Handout, T) -> D,
     ) -> Result<D, TryGetError> {
         let (handout, item, after) = self.nothing_buffered(nothing, false)?;
-        crate::events::delivered(self.label, handout.id, handout.attempt);
         let delivery = wrap(handout, item);
         debug_assert_eq!(after, After::NOTHING, "a returned item frees no slot");
+        crate::events::delivered(self.label, handout.id, handout.attempt);
         Ok(delivery)
     }
 
@@ -376,13 +378,13 @@ impl<T> RawQueue<T> {
     ) -> Result<D, TryGetError> {
         let (handout, item, after) = self.take_item(turn)?;
         // The item first goes into its delivery; only then does anything run that could
-        // panic or call back (wakers, the journal), and a delivery unwound by it ends as
-        // abandoned.
-        crate::events::delivered(self.label, handout.id, handout.attempt);
+        // panic or call back (wakers, the journal, a subscriber), and a delivery unwound by
+        // it ends as abandoned. The event comes last, once the wake-ups are sent.
         let delivery = wrap(handout, item);
         if !(after == After::NOTHING && delivered.is_none() && !turn) {
             self.after_take(handout, after, turn, delivered);
         }
+        crate::events::delivered(self.label, handout.id, handout.attempt);
         Ok(delivery)
     }
 

@@ -1,5 +1,6 @@
-//! The batch verbs: [`Queue::put_many`], [`Queue::get_many`] and their forms, with the
-//! futures [`PutMany`] and [`GetMany`].
+//! The batch verbs: [`Queue::put_many`], [`Queue::get_many`] and their forms (`try_`,
+//! `_blocking`, `_until` a deadline, `_owned`), with the futures [`PutMany`] and
+//! [`GetMany`].
 //!
 //! The shape follows tokio's `recv_many`: the caller lends vectors, which a batch moves
 //! items out of or pushes onto, and which the caller can reuse from batch to batch.
@@ -23,14 +24,21 @@ use alloc::sync::Arc;
 use alloc::vec::Vec;
 
 use crate::engine::Handout;
-use crate::error::{GetError, PutError, TryGetError, TryPutError};
+use crate::error::{
+    GetError, GetTimeoutError, PutError, PutTimeoutError, TryGetError, TryPutError,
+};
 use crate::fate::Steward;
 use crate::handle::delivery::Delivery;
 #[cfg(target_has_atomic = "ptr")]
 use crate::handle::delivery::OwnedDelivery;
 use crate::job_id::JobId;
 use crate::queue::Queue;
+use crate::wait::deadline::{Operation, Until};
 use crate::wait::registration::{Sleep, Wait};
+
+use self::rest::Rest;
+
+mod rest;
 
 impl<T> Queue<T> {
     /// Puts the items of `items` while there is room now, oldest first, pushing the id of
@@ -41,10 +49,11 @@ impl<T> Queue<T> {
     /// which comes back in the error). Each item is accepted or refused as by
     /// [`try_put`](Queue::try_put) (the same checks, the same turn rule: the batch takes
     /// no slot kept for a woken put), and getters are woken in one pass once the batch is
-    /// placed, as many as items were accepted. Until that pass, the batch's items are as
-    /// an item whose hand-off is not counted yet (see [`get`](Queue::get)'s fairness): a
-    /// `try_get` may take them, and a get the pass then wakes for one of them waits for the
-    /// next item.
+    /// placed, as many as items were accepted (a batch larger than the room the queue
+    /// reports moves in steps of that room, with a pass per step). Until that pass, the
+    /// batch's items are as an item whose hand-off is not counted yet (see
+    /// [`get`](Queue::get)'s fairness): a `try_get` may take them, and a get the pass then
+    /// wakes for one of them waits for the next item.
     ///
     /// Returns how many items were accepted. `ids` is only extended, never cleared: clear
     /// it between batches to reuse it, as `items` can be refilled and reused.
@@ -76,7 +85,7 @@ impl<T> Queue<T> {
         ids: &mut Vec<JobId>,
     ) -> Result<usize, TryPutError<T>> {
         let before = ids.len();
-        self.steward.put_many(false, items, ids)?;
+        Rest::new(items).put(&self.steward, false, ids)?;
         Ok(ids.len() - before)
     }
 
@@ -85,8 +94,9 @@ impl<T> Queue<T> {
     /// accepted, once `items` is empty.
     ///
     /// Each poll places as many items as there is room for, with one pass of wake-ups for
-    /// the getters, and waits as [`put`](Queue::put) does for the rest (in the same order
-    /// as waiting puts, one freed slot at a time).
+    /// the getters (per step, as for [`try_put_many`](Queue::try_put_many)), and waits as
+    /// [`put`](Queue::put) does for the rest (in the same order as waiting puts, one freed
+    /// slot at a time).
     ///
     /// # Errors
     ///
@@ -136,7 +146,7 @@ impl<T> Queue<T> {
     ) -> PutMany<'_, 'b, T> {
         PutMany {
             steward: &self.steward,
-            items,
+            rest: Rest::new(items),
             ids,
             accepted: 0,
             done: false,
@@ -170,6 +180,44 @@ impl<T> Queue<T> {
                 return done;
             }
         }
+    }
+
+    /// As [`put_many`](Queue::put_many), giving up when `deadline` (any future) completes
+    /// first. After the deadline fires the batch is tried once more, so room that came in
+    /// time is used.
+    ///
+    /// # Errors
+    ///
+    /// As [`put_many`](Queue::put_many) ([`PutTimeoutError::ShutDown`],
+    /// [`PutTimeoutError::NoWorkers`]), plus [`PutTimeoutError::TimedOut`] with the first
+    /// item not accepted, taken out of `items`, if the deadline came before room for it.
+    /// In every case the items before it were accepted (their ids are in `ids`) and the
+    /// items after it are still in `items`.
+    ///
+    /// # Cancel safety
+    ///
+    /// As [`put_many`](Queue::put_many): dropped, it leaves every item not accepted in
+    /// `items`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use futures_lite::future::block_on;
+    /// use tally_queue::{PutTimeoutError, Queue};
+    ///
+    /// let queue = Queue::bounded(2).unwrap();
+    /// let (mut items, mut ids) = (vec![1, 2, 3, 4], Vec::new());
+    /// let late = block_on(queue.put_many_until(&mut items, &mut ids, async {}));
+    /// assert!(matches!(late, Err(PutTimeoutError::TimedOut(3))));
+    /// assert_eq!((ids.len(), items), (2, vec![4]));
+    /// ```
+    pub fn put_many_until<'b, D: Future>(
+        &self,
+        items: &'b mut Vec<T>,
+        ids: &'b mut Vec<JobId>,
+        deadline: D,
+    ) -> Until<PutMany<'_, 'b, T>, D> {
+        Until::new(self.put_many(items, ids), deadline)
     }
 
     /// Delivers up to `max` buffered items now, pushing their deliveries onto `deliveries`;
@@ -268,6 +316,45 @@ impl<T> Queue<T> {
             max,
             wait: Wait::default(),
         }
+    }
+
+    /// As [`get_many`](Queue::get_many), giving up when `deadline` (any future) completes
+    /// first. After the deadline fires the batch is tried once more, so items that came in
+    /// time are delivered.
+    ///
+    /// # Errors
+    ///
+    /// As [`get_many`](Queue::get_many) ([`GetTimeoutError::ShutDown`]), plus
+    /// [`GetTimeoutError::TimedOut`] if the deadline came before any item; a timed-out
+    /// batch took nothing.
+    ///
+    /// # Cancel safety
+    ///
+    /// As [`get_many`](Queue::get_many): a dropped `get_many_until` takes nothing.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use futures_lite::future::block_on;
+    /// use tally_queue::{GetTimeoutError, Queue};
+    ///
+    /// let queue = Queue::unbounded();
+    /// let mut batch = Vec::new();
+    /// let late = block_on(queue.get_many_until(&mut batch, 8, async {}));
+    /// assert_eq!(late, Err(GetTimeoutError::TimedOut));
+    /// queue.try_put_many(&mut vec![1, 2], &mut Vec::new()).unwrap();
+    /// assert_eq!(block_on(queue.get_many_until(&mut batch, 8, async {})), Ok(2));
+    /// for job in batch.drain(..) {
+    ///     job.succeed();
+    /// }
+    /// ```
+    pub fn get_many_until<'a, 'b, D: Future>(
+        &'a self,
+        deliveries: &'b mut Vec<Delivery<'a, T>>,
+        max: usize,
+        deadline: D,
+    ) -> Until<GetMany<'a, 'b, T>, D> {
+        Until::new(self.get_many(deliveries, max), deadline)
     }
 
     /// As [`get_many`](Queue::get_many), blocking the thread until an item is there.
@@ -402,7 +489,8 @@ impl<T> Queue<T> {
 #[must_use = "futures do nothing unless you `.await` or poll them"]
 pub struct PutMany<'a, 'b, T> {
     steward: &'a Steward<T>,
-    items: &'b mut Vec<T>,
+    /// The caller's vector, handed back in order when the future is dropped.
+    rest: Rest<'b, T>,
     ids: &'b mut Vec<JobId>,
     /// Items accepted so far.
     accepted: usize,
@@ -411,20 +499,20 @@ pub struct PutMany<'a, 'b, T> {
 }
 
 /// One try at placing the batch (`turn`: the putter holds a turn, see `turns.rs`); `None`
-/// means "no room for the next item now, wait" (with that item back at the front of
-/// `items`).
+/// means "no room for the next item now, wait" (with that item back in front of the
+/// rest).
 #[inline]
 fn put_attempt<T>(
     steward: &Steward<T>,
     turn: bool,
-    items: &mut Vec<T>,
+    rest: &mut Rest<'_, T>,
     ids: &mut Vec<JobId>,
 ) -> Option<Result<(), PutError<T>>> {
-    match steward.put_many(turn, items, ids) {
+    match rest.put(steward, turn, ids) {
         Ok(()) => Some(Ok(())),
         Err(TryPutError::Full(item)) => {
-            // Cold: a batch that found the queue full waits with its item in front.
-            items.insert(0, item);
+            // A batch that found the queue full waits with its item in front.
+            rest.put_back(item);
             None
         }
         Err(TryPutError::ShutDown(item)) => Some(Err(PutError::ShutDown(item))),
@@ -437,17 +525,17 @@ impl<T> PutMany<'_, '_, T> {
         assert!(!self.done, "`PutMany` polled after it completed");
         let steward = self.steward;
         let before = self.ids.len();
-        let (items, ids) = (&mut *self.items, &mut *self.ids);
+        let (rest, ids) = (&mut self.rest, &mut *self.ids);
         let mut ready = None;
         if self.wait.is_new() {
-            ready = put_attempt(steward, false, items, ids);
+            ready = put_attempt(steward, false, rest, ids);
         }
         let poll = match ready {
             Some(done) => Poll::Ready(done),
             None => self
                 .wait
                 .poll_registered(steward.raw().putters(), sleep, |turn| {
-                    put_attempt(steward, turn, items, ids)
+                    put_attempt(steward, turn, rest, ids)
                 }),
         };
         self.accepted += self.ids.len() - before;
@@ -457,6 +545,33 @@ impl<T> PutMany<'_, '_, T> {
                 Poll::Ready(done.map(|()| self.accepted))
             }
             Poll::Pending => Poll::Pending,
+        }
+    }
+}
+
+impl<T> Operation for PutMany<'_, '_, T> {
+    type Timed = Result<usize, PutTimeoutError<T>>;
+
+    fn in_time(output: Self::Output) -> Self::Timed {
+        output.map_err(PutTimeoutError::from)
+    }
+
+    fn timed_out(&mut self) -> Self::Timed {
+        let steward = self.steward;
+        let before = self.ids.len();
+        let (rest, ids) = (&mut self.rest, &mut *self.ids);
+        let last = self.wait.last_try(steward.raw().putters(), |turn| {
+            put_attempt(steward, turn, rest, ids)
+        });
+        self.accepted += self.ids.len() - before;
+        self.done = true;
+        match last {
+            Some(done) => done.map(|()| self.accepted).map_err(PutTimeoutError::from),
+            None => Err(PutTimeoutError::TimedOut(
+                self.rest
+                    .take_first()
+                    .expect("a batch that waits has an item in front"),
+            )),
         }
     }
 }
@@ -480,7 +595,7 @@ impl<T> fmt::Debug for PutMany<'_, '_, T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("PutMany")
             .field("accepted", &self.accepted)
-            .field("left", &self.items.len())
+            .field("left", &self.rest.len())
             .finish_non_exhaustive()
     }
 }
@@ -554,6 +669,28 @@ impl<'a, T> GetMany<'a, '_, T> {
         let (steward, max, out) = (self.steward, self.max, &mut *self.deliveries);
         let wrap = |handout, item| Delivery::new(steward, handout, item);
         poll_many(steward, &mut self.wait, sleep, max, wrap, out)
+    }
+}
+
+impl<'a, T> Operation for GetMany<'a, '_, T> {
+    type Timed = Result<usize, GetTimeoutError>;
+
+    fn in_time(output: Self::Output) -> Self::Timed {
+        output.map_err(GetTimeoutError::from)
+    }
+
+    fn timed_out(&mut self) -> Self::Timed {
+        if self.max == 0 {
+            return Ok(0);
+        }
+        let (steward, max, out) = (self.steward, self.max, &mut *self.deliveries);
+        let wrap = |handout, item| Delivery::new(steward, handout, item);
+        match self.wait.last_try(steward.raw().getters(), |turn| {
+            get_attempt(steward, turn, max, wrap, out)
+        }) {
+            Some(done) => Self::in_time(done),
+            None => Err(GetTimeoutError::TimedOut),
+        }
     }
 }
 

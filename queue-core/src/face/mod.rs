@@ -13,6 +13,7 @@
 //! - `shutdown_until.rs`: the drain-or-abort policy [`ShutdownUntil`](shutdown_until::ShutdownUntil);
 //! - `dead_letters.rs`: `take_dead_letters` and the redelivery count;
 //! - `metrics.rs` (the `metrics` feature): `record_metrics`;
+//! - `redelivery.rs`: `with_redelivery_delay`, redeliveries that wait for a schedule;
 //! - `retry_at.rs`: `retry_at` on deliveries (a retry after a deadline) and
 //!   [`RetryAt`](retry_at::RetryAt), [`RetryAtOwned`](retry_at::RetryAtOwned).
 
@@ -23,6 +24,8 @@ pub(crate) mod join;
 #[cfg(feature = "metrics")]
 pub(crate) mod metrics;
 pub(crate) mod put;
+#[cfg(target_has_atomic = "ptr")]
+pub(crate) mod redelivery;
 pub(crate) mod retry_at;
 pub(crate) mod shutdown;
 pub(crate) mod shutdown_until;

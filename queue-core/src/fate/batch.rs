@@ -57,7 +57,7 @@ impl<T> Steward<T> {
         #[cfg(feature = "metrics")]
         let wrap = {
             let keys = &self.keys;
-            move |handout, slot| wrap(handout, taken(keys, slot))
+            move |handout, slot| taken(keys, slot, |item| wrap(handout, item))
         };
         #[cfg(not(feature = "metrics"))]
         let wrap = move |handout, item| wrap(handout, item);

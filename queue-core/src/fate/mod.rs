@@ -16,6 +16,8 @@
 //! - `record.rs` (std): [`Record`](crate::Record), a ready journal;
 //! - `cancel.rs`: the cancellation request and its waiters;
 //! - `holding.rs`: the items retried with a delay, held back until they are due;
+//! - `redelay.rs`: [`Redelivery`](crate::Redelivery), an abandoned delivery's item held
+//!   back the same way by the queue's redelivery schedule;
 //! - `stamp.rs`: what the raw queue holds for an item (with the `metrics` feature, the
 //!   instant it became buffered).
 //!
@@ -38,6 +40,8 @@ pub(crate) mod journal;
 pub(crate) mod policy;
 #[cfg(feature = "std")]
 pub(crate) mod record;
+#[cfg(target_has_atomic = "ptr")]
+pub(crate) mod redelay;
 pub(crate) mod stamp;
 
 use alloc::vec::Vec;
@@ -49,7 +53,7 @@ use self::holding::{Held, Holding, Released, Ticket};
 use self::journal::{JobEvent, Journaled};
 use self::policy::AbandonPolicy;
 #[cfg(feature = "metrics")]
-use self::stamp::{refused, taken};
+use self::stamp::{record_buffered, refused, split};
 use self::stamp::{stamp, unstamp, Keys, Slot};
 use crate::engine::buffer::slots::Limit;
 use crate::engine::{Handout, RawQueue};
@@ -90,6 +94,9 @@ pub(crate) struct Steward<T> {
     gate: ReportGate,
     /// The keys of the queue's histograms (`metrics`; nothing without it).
     keys: Keys,
+    /// Where abandoned deliveries wait before their redelivery, if anywhere.
+    #[cfg(target_has_atomic = "ptr")]
+    redelay: Option<redelay::Redelay>,
 }
 
 impl<T> Steward<T> {
@@ -106,6 +113,8 @@ impl<T> Steward<T> {
             cancellation,
             gate: ReportGate::new(),
             keys: stamp::keys(""),
+            #[cfg(target_has_atomic = "ptr")]
+            redelay: None,
         }
     }
 
@@ -129,6 +138,13 @@ impl<T> Steward<T> {
         self.policy = policy;
         self.raw
             .set_returns_after_shutdown(matches!(policy, AbandonPolicy::Redeliver { .. }));
+    }
+
+    /// Installs the redelivery schedule. Only for a queue not shared yet; every item stays
+    /// where it is.
+    #[cfg(target_has_atomic = "ptr")]
+    pub(crate) fn set_redelay(&mut self, redelay: redelay::Redelay) {
+        self.redelay = Some(redelay);
     }
 
     /// Names the queue in its events. Only for a queue not shared yet.
@@ -223,11 +239,27 @@ impl<T> Steward<T> {
         wrap: impl FnOnce(Handout, T) -> D,
     ) -> Result<D, TryGetError> {
         // Without `metrics` the slot is the item, and `wrap` takes it as it is.
+        #[cfg(not(feature = "metrics"))]
+        return self.take_wrapped(turn, wrap);
+        // With it, the time buffered is recorded once the take is over (its wake-ups
+        // sent): a recorder that panics unwinds a delivery, and strands no one.
         #[cfg(feature = "metrics")]
-        let wrap = {
-            let keys = &self.keys;
-            move |handout, slot| wrap(handout, taken(keys, slot))
-        };
+        {
+            let (delivery, since) = self.take_wrapped(turn, |handout, slot| {
+                split(slot, |item| wrap(handout, item))
+            })?;
+            record_buffered(&self.keys, since);
+            Ok(delivery)
+        }
+    }
+
+    /// [`take`](Steward::take) of the slot as the raw queue holds it.
+    #[inline(always)]
+    fn take_wrapped<D>(
+        &self,
+        turn: bool,
+        wrap: impl FnOnce(Handout, Slot<T>) -> D,
+    ) -> Result<D, TryGetError> {
         let Some(journal) = &self.journal else {
             return self.raw.take(turn, wrap, None::<fn(Handout)>);
         };
@@ -305,6 +337,17 @@ impl<T> Steward<T> {
                 // Before the return: once in the lane, another getter may record its
                 // delivery.
                 self.note(|| JobEvent::Redelivered { id, attempt: next });
+                #[cfg(target_has_atomic = "ptr")]
+                if let Some(redelay) = &self.redelay {
+                    let held = self.hold_redelivery(id, attempt, item);
+                    // The schedule is user code: it runs once the move is over.
+                    drop(_motion);
+                    if let Some(ticket) = held {
+                        let release = alloc::sync::Arc::clone(&redelay.release);
+                        (redelay.schedule)(redelay::Redelivery::new(release, ticket, id, next));
+                    }
+                    return None;
+                }
                 match self.raw.give_back(id, next, stamp(item)).map_err(unstamp) {
                     Ok(()) => {
                         crate::events::redelivered(self.raw.label(), id, next);
@@ -314,6 +357,31 @@ impl<T> Steward<T> {
                     // The lane was closed by an immediate shutdown.
                     Err(item) => self.discarded_late(id, attempt, item),
                 }
+                None
+            }
+        }
+    }
+
+    /// Holds back delivery number `attempt` of `id`, abandoned, for the redelivery
+    /// schedule; `None` if an immediate shutdown closed the store (the item is then a
+    /// dead letter, counted discarded, as a return refused by the lane is).
+    #[cfg(target_has_atomic = "ptr")]
+    fn hold_redelivery(&self, id: JobId, attempt: u32, item: T) -> Option<Ticket> {
+        let next = attempt.saturating_add(1);
+        let held = Held {
+            id,
+            attempt: next,
+            item: stamp(item),
+        };
+        match self.holding.hold(held) {
+            Ok(ticket) => {
+                crate::events::redelivered(self.raw.label(), id, next);
+                // Relaxed: a statistic.
+                self.redelivered.fetch_add(1, Ordering::Relaxed);
+                Some(ticket)
+            }
+            Err(held) => {
+                self.discarded_late(id, attempt, unstamp(held.item));
                 None
             }
         }

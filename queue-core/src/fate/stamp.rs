@@ -60,13 +60,34 @@ pub(crate) fn unstamp<T>(slot: Slot<T>) -> T {
     slot
 }
 
-/// The item, taken for a delivery of the queue whose keys are `keys`: its time buffered
-/// is recorded. (Without the feature the raw queue hands out the item itself.)
+/// The item, taken for a delivery of the queue whose keys are `keys`, wrapped in that
+/// delivery by `wrap`; its time buffered is recorded once the delivery exists, so that a
+/// panicking recorder unwinds a delivery (which ends as abandoned), not a bare item.
+/// (Without the feature the raw queue hands out the item itself.)
 #[cfg(feature = "metrics")]
 #[inline(always)]
-pub(crate) fn taken<T>(keys: &Keys, slot: Slot<T>) -> T {
-    crate::metrics::buffered_for(keys, slot.since.elapsed());
-    slot.item
+pub(crate) fn taken<T, D>(keys: &Keys, slot: Slot<T>, wrap: impl FnOnce(T) -> D) -> D {
+    let Stamped { item, since } = slot;
+    let delivery = wrap(item);
+    crate::metrics::buffered_for(keys, since.elapsed());
+    delivery
+}
+
+/// The item, taken for a delivery, wrapped in that delivery by `wrap`, with the instant it
+/// became buffered, for [`record_buffered`] once the take is over.
+#[cfg(feature = "metrics")]
+#[inline(always)]
+pub(crate) fn split<T, D>(slot: Slot<T>, wrap: impl FnOnce(T) -> D) -> (D, std::time::Instant) {
+    let Stamped { item, since } = slot;
+    (wrap(item), since)
+}
+
+/// Records the time buffered of an item taken for a delivery of the queue whose keys are
+/// `keys`.
+#[cfg(feature = "metrics")]
+#[inline(always)]
+pub(crate) fn record_buffered(keys: &Keys, since: std::time::Instant) {
+    crate::metrics::buffered_for(keys, since.elapsed());
 }
 
 /// A refused put's error, with the bare item. (Without the feature the error holds it.)

@@ -15,8 +15,14 @@
 //! | put | [`try_put`](FixedQueue::try_put) | [`put`](FixedQueue::put) | [`put_until`](FixedQueue::put_until) |
 //! | get | [`try_get`](FixedQueue::try_get) | [`get`](FixedQueue::get) | [`get_until`](FixedQueue::get_until) |
 //! | join | [`ledger`](FixedQueue::ledger) | [`join`](FixedQueue::join) | [`join_until`](FixedQueue::join_until) |
+//! | put a batch | [`try_put_many`](FixedQueue::try_put_many) | | |
+//! | get a batch | [`try_get_many`](FixedQueue::try_get_many) | | |
 //!
 //! A deadline is any future: under embassy, `embassy_time::Timer::after_millis(50)`.
+//!
+//! A batch pulls its items from an iterator the caller keeps and hands each delivery to a
+//! callback (there is no vector to lend), one item after another as the single verbs move
+//! them.
 //!
 //! # One engine
 //!
@@ -115,6 +121,7 @@
 //! assert!(ledger.is_balanced());
 //! ```
 
+mod batch;
 mod delivery;
 mod drain;
 mod error;

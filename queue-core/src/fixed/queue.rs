@@ -110,7 +110,7 @@ impl<T, const N: usize, const W: usize> FixedQueue<T, N, W> {
     }
 
     #[inline(always)]
-    fn raw(&self) -> Raw<'_, T> {
+    pub(super) fn raw(&self) -> Raw<'_, T> {
         Raw::new(&self.ring, &self.state)
     }
 
