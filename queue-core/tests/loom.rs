@@ -1466,8 +1466,7 @@ fn reused_relay_vs_put_on_another_thread() {
         {
             use std::future::Future;
             use std::task::Context;
-            let poll =
-                std::pin::Pin::new(&mut first).poll(&mut Context::from_waker(&first_waker));
+            let poll = std::pin::Pin::new(&mut first).poll(&mut Context::from_waker(&first_waker));
             assert!(poll.is_pending(), "nothing was put yet");
         }
         queue.try_put(1).unwrap();

@@ -359,9 +359,10 @@ impl<'a> Class<'a> {
     }
 }
 
-// A relay signalled but never drained (its notifier unwound between the two steps) would
-// keep the shared list alive through its own reference to it. No wait can be left by then:
-// every wait borrows the queue or holds it.
+// Without `std`, a relay signalled but never drained (its notifier unwound between the two
+// steps) would keep the shared list alive through its own reference to it (with `std` a
+// relay holds no list, and `discard` does nothing). No wait can be left by then: every wait
+// borrows the queue or holds it.
 #[cfg(target_has_atomic = "ptr")]
 impl Drop for Waiters {
     fn drop(&mut self) {
