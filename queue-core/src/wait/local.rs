@@ -1,8 +1,8 @@
 //! What a thread keeps for its async waits (std): the relays woken on it whose tasks it has
 //! not woken yet, and one spare relay for its next wait.
 //!
-//! With `std`, event-listener notifies under a lock taken by the notifying thread (a mutex,
-//! or a critical section), so a relay it wakes is woken on the thread that called into it,
+//! With `std`, event-listener (5.x) notifies under a lock taken by the notifying thread (a
+//! mutex, or a critical section), so a relay it wakes is woken on the thread that called into it,
 //! and that thread runs the user wakers once event-listener has returned (see `relay.rs`).
 //! A list of its own, touched by nobody else, then does what a shared list would, with no
 //! atomic: a push and a pop are a borrow of a thread-local cell.
@@ -53,8 +53,8 @@ pub(super) fn push(relay: Arc<Relay>) -> Result<(), Arc<Relay>> {
 /// queue and notifies again drains the same list from inside; each relay is taken once. A
 /// panicking waker does not stop the others; the first panic then reaches the caller.
 ///
-/// Out of line: it runs only after a notification reached someone, and the thread-local
-/// access inlined into every notifying path made the paths that notify nobody slower.
+/// Out of line: it is called only after a notification reached someone; inlined, its
+/// thread-local access would sit in every notifying path, those that notify nobody too.
 #[inline(never)]
 pub(super) fn wake_all() {
     // Empty unless a relay was woken since the last drain.
