@@ -2,10 +2,10 @@
 //! not woken yet, and one spare relay for its next wait.
 //!
 //! With `std`, event-listener (5.x) notifies under a lock taken by the notifying thread (a
-//! mutex, or a critical section), so a relay it wakes is woken on the thread that called into it,
-//! and that thread runs the user wakers once event-listener has returned (see `relay.rs`).
-//! A list of its own, touched by nobody else, then does what a shared list would, with no
-//! atomic: a push and a pop are a borrow of a thread-local cell.
+//! mutex, or a critical section), so a relay it wakes is woken on the thread that called
+//! into it, and that thread runs the user wakers once event-listener has returned (see
+//! `relay.rs`). A list of its own, touched by nobody else, then does what a shared list
+//! would, with no atomic: a push and a pop are a borrow of a thread-local cell.
 //!
 //! The spare relay is one a finished wait held alone: the next wait on the thread takes it
 //! instead of allocating one.
