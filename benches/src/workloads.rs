@@ -56,6 +56,10 @@ pub const NAMES: &[&str] = &[
     "queue/local/mpmc4x4-bounded128/async-channel",
     "queue/local/mpmc4x4-bounded128/flume",
     "queue/local/mpmc4x4-bounded128/kanal",
+    "queue/local/mpmc64x64-bounded128/ours",
+    "queue/local/mpmc64x64-bounded128/async-channel",
+    "queue/local/mpmc64x64-bounded128/flume",
+    "queue/local/mpmc64x64-bounded128/kanal",
     "queue/floor/ours",
     "queue/floor/ours+journal",
     "queue/floor/ours+record",
@@ -91,6 +95,12 @@ fn spsc<F: Flavor>(n: u64) {
 
 fn mpmc<F: Flavor>(n: u64) {
     run_local::<F>(n, 4, 4, Some(128));
+}
+
+/// As [`mpmc`], with many more tasks than the buffer holds items: the shape where waits and
+/// wake-ups dominate.
+fn mpmc64<F: Flavor>(n: u64) {
+    run_local::<F>(n, 64, 64, Some(128));
 }
 
 /// Runs workload `name` with `n` operations (messages, for the queues). Setup that does
@@ -183,6 +193,10 @@ pub fn run(name: &str, n: u64) {
         "queue/local/mpmc4x4-bounded128/async-channel" => mpmc::<AsyncChannel>(n),
         "queue/local/mpmc4x4-bounded128/flume" => mpmc::<Flume>(n),
         "queue/local/mpmc4x4-bounded128/kanal" => mpmc::<Kanal>(n),
+        "queue/local/mpmc64x64-bounded128/ours" => mpmc64::<Ours>(n),
+        "queue/local/mpmc64x64-bounded128/async-channel" => mpmc64::<AsyncChannel>(n),
+        "queue/local/mpmc64x64-bounded128/flume" => mpmc64::<Flume>(n),
+        "queue/local/mpmc64x64-bounded128/kanal" => mpmc64::<Kanal>(n),
         "queue/floor/ours" => {
             let queue = Queue::bounded(128).expect("non-zero");
             floor_ours(&queue, n);

@@ -1490,3 +1490,65 @@ fn endings_vs_join_on_the_growable_buffer() {
         assert_eq!(items, [1, 2]);
     });
 }
+
+/// A relay reused: the main thread's first get is served (its relay, held by nothing else
+/// once the get is done, becomes the thread's spare), and its second get waits on that same
+/// relay while another thread puts. The put's notification queues the relay on the
+/// putting thread's own list, and that thread runs the waker before its put returns: the
+/// second get is woken whatever the interleaving (a lost wake-up leaves `drive` blocked,
+/// which loom reports as a deadlock), and a reused relay never wakes the first get's task.
+#[test]
+fn reused_relay_vs_put_on_another_thread() {
+    loom::model(|| {
+        let queue = Arc::new(Queue::<u8>::bounded(1).unwrap());
+        let (first_flag, first_waker) = flag();
+        let mut first = queue.get();
+        {
+            use std::future::Future;
+            use std::task::Context;
+            let poll = std::pin::Pin::new(&mut first).poll(&mut Context::from_waker(&first_waker));
+            assert!(poll.is_pending(), "nothing was put yet");
+        }
+        queue.try_put(1).unwrap();
+        assert_eq!(drive(&mut first).unwrap().succeed(), 1);
+        drop(first);
+        let woken_before = first_flag.0.load(loom::sync::atomic::Ordering::SeqCst);
+
+        let producer = {
+            let queue = Arc::clone(&queue);
+            thread::spawn(move || queue.try_put(2).unwrap())
+        };
+        let mut second = queue.get();
+        assert_eq!(drive(&mut second).unwrap().succeed(), 2);
+        producer.join().unwrap();
+        assert_eq!(
+            first_flag.0.load(loom::sync::atomic::Ordering::SeqCst),
+            woken_before,
+            "a relay reused by a later wait woke the task of the wait before it"
+        );
+        assert!(queue.ledger().is_balanced());
+    });
+}
+
+/// A woken get dropped without being polled again, vs a second get waiting on another
+/// thread and a put: the dropped get's turn passes to the second get (its relay queued on
+/// the dropping thread's list and drained there, or the put's notification reaches it
+/// directly), so the second get is always served.
+#[test]
+fn woken_get_dropped_vs_waiting_get_on_another_thread() {
+    loom::model(|| {
+        let queue = Arc::new(Queue::<u8>::unbounded());
+        let first = waiting(queue.get());
+        let waiter = {
+            let queue = Arc::clone(&queue);
+            thread::spawn(move || {
+                let mut second = queue.get();
+                drive(&mut second).unwrap().succeed()
+            })
+        };
+        queue.try_put(1).unwrap();
+        drop(first);
+        assert_eq!(waiter.join().unwrap(), 1);
+        assert!(queue.ledger().is_balanced());
+    });
+}

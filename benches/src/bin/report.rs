@@ -446,14 +446,14 @@ fn targets(
         t("latch/release/tokio-notify/1000"),
     ) {
         rows.push(Target {
-            what: "release of 1000 waiters no slower than tokio Notify",
+            what: "release of 1000 waiters ≤ 0.9× tokio Notify",
             measured: format!(
                 "{:.2}× ({} vs {} ns per waiter)",
                 ours / notify,
                 ns(ours),
                 ns(notify)
             ),
-            met: Some(ours <= notify),
+            met: Some(ours <= 0.9 * notify),
         });
     }
     // Allocations.

@@ -127,7 +127,8 @@ pub(crate) struct RawQueue<T> {
     /// open until an immediate one, and gets on a shut-down, empty queue wait while
     /// anything is unfinished (it could come back). Otherwise a shutdown closes the lane.
     returns_after_shutdown: bool,
-    /// The list of woken relays that every class of this queue shares.
+    /// The list of woken relays that every class of this queue shares (with `std`, each
+    /// notifying thread's own list stands in for it, see `relay.rs`).
     #[cfg(target_has_atomic = "ptr")]
     deferred: Arc<Deferred>,
     /// The user's name for the queue, carried by every event; empty if unset.

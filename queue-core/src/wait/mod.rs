@@ -7,6 +7,7 @@
 //! - `turns.rs`: the hand-offs a class is owed, so that a woken waiter keeps its item;
 //! - `wake.rs`: what a change reports about the waiters it must wake;
 //! - `relay.rs`: the relays that run user wakers outside every lock;
+//! - `local.rs` (std): a thread's list of woken relays and its spare relay;
 //! - `registration.rs`: the poll loop every wait runs ([`Wait`](registration::Wait));
 //! - `deadline.rs`: [`Until`](deadline::Until), an operation raced against any deadline
 //!   future, and the trait the faces implement for it;
@@ -18,6 +19,8 @@ pub(crate) mod counted;
 #[cfg(all(test, feature = "std", not(loom)))]
 pub(crate) mod counting_waker;
 pub(crate) mod deadline;
+#[cfg(all(feature = "std", target_has_atomic = "ptr"))]
+mod local;
 #[cfg(feature = "std")]
 pub(crate) mod park;
 pub(crate) mod registration;

@@ -122,9 +122,15 @@ impl Drop for Wait {
 }
 
 /// Drops a registration that was never released (its future's drop gives it up first).
+///
+/// Its listener, dropped rather than discarded, passes a notification it holds on to the
+/// next listener, whose relay then waits on this thread's list (with `std`): it is drained
+/// here, as every notifier drains after notifying.
 #[inline(never)]
 fn discard(registration: Registration) {
     drop(registration);
+    #[cfg(all(feature = "std", target_has_atomic = "ptr"))]
+    super::local::wake_all();
 }
 
 /// A wait's registration with a class of [`Waiters`]: the listener, if one is registered,

@@ -359,9 +359,10 @@ impl<'a> Class<'a> {
     }
 }
 
-// A relay signalled but never drained (its notifier unwound between the two steps) would
-// keep the shared list alive through its own reference to it. No wait can be left by then:
-// every wait borrows the queue or holds it.
+// Without `std`, a relay signalled but never drained (its notifier unwound between the two
+// steps) would keep the shared list alive through its own reference to it (with `std` a
+// relay holds no list, and `discard` does nothing). No wait can be left by then: every wait
+// borrows the queue or holds it.
 #[cfg(target_has_atomic = "ptr")]
 impl Drop for Waiters {
     fn drop(&mut self) {
@@ -613,33 +614,41 @@ mod tests {
         assert_eq!(queue.try_get().map(|taken| taken.succeed()).ok(), Some(3));
     }
 
-    /// A queue dropped with relays signalled but not yet drained frees them, and with
-    /// them its task wakers: a queued relay holds the list it sits on, so nothing else
-    /// would.
+    /// A queue dropped with relays signalled but not yet drained is freed, and so are they
+    /// and their task wakers: a relay holds no queue, and the thread's next drain wakes
+    /// and drops it.
     #[test]
     fn a_queue_dropped_before_its_relays_are_drained_frees_them() {
+        use crate::wait::counting_waker::CountingWaker;
         use alloc::sync::Arc;
-        use alloc::task::Wake;
 
-        struct Task;
-        impl Wake for Task {
-            fn wake(self: Arc<Self>) {}
-        }
-
-        let task = Arc::new(Task);
-        let waker = Waker::from(Arc::clone(&task));
+        let (count, waker) = CountingWaker::new();
         let mut context = Context::from_waker(&waker);
+        let queue = Arc::new(Queue::<u8>::unbounded());
         {
-            let queue = Queue::<u8>::unbounded();
-            {
-                let mut get = pin!(queue.get());
-                assert!(get.as_mut().poll(&mut context).is_pending());
-                // Signalled, never drained: the relay now sits on the deferred list.
-                assert!(queue.steward.raw().getters().signal_all());
-            }
+            let mut get = pin!(queue.get());
+            assert!(get.as_mut().poll(&mut context).is_pending());
+            // Signalled, never drained: the relay now sits on this thread's list.
+            assert!(queue.steward.raw().getters().signal_all());
         }
         drop(waker);
-        assert_eq!(Arc::strong_count(&task), 1, "the task waker leaked");
+        assert_eq!(Arc::strong_count(&queue), 1, "a relay holds the queue");
+        drop(queue);
+        assert_eq!(count.wakes(), 0);
+        // Any notifier's drain on this thread wakes it.
+        let queue = Queue::<u8>::unbounded();
+        let mut get = pin!(queue.get());
+        assert!(get
+            .as_mut()
+            .poll(&mut Context::from_waker(Waker::noop()))
+            .is_pending());
+        queue.try_put(1).unwrap();
+        assert_eq!(
+            count.wakes(),
+            1,
+            "the next drain woke the relay left behind"
+        );
+        assert_eq!(Arc::strong_count(&count), 1, "the task waker leaked");
     }
 
     /// Every deadline form that has returned `Ready` holds no listener, while the future
