@@ -14,8 +14,15 @@
 //!   [`Backoff`](tally_queue::Backoff)) on a delivery, a retry held back on an embassy
 //!   timer: the item counts as buffered until the delay is over, and the returned future
 //!   lets it go then (or at once if dropped, so nothing is lost).
+//! - [`RedeliveryExt`] and [`Redeliveries`] (on targets with pointer-sized atomics):
+//!   `with_redelivery_backoff`, redeliveries held back on an embassy timer. A delivery
+//!   dropped unresolved under [`AbandonPolicy::Redeliver`](tally_queue::AbandonPolicy)
+//!   waits, counted buffered, in a `static` table of `N` places that one task of the
+//!   application serves with [`Redeliveries::run`]; embassy tasks are static, so there is
+//!   no sleep to spawn per item.
 //!
-//! The names are those of every other adapter (`tally-tokio`, `tally-smol`, ...). For
+//! The names are those of every other adapter (`tally-tokio`, `tally-smol`, ...);
+//! `with_redelivery_backoff` takes the table as well as the backoff. For
 //! an absolute deadline, give the core's `_until` method an embassy timer:
 //! `latch.wait_until(Timer::at(deadline))`, `queue.get_until(Timer::at(deadline))`.
 //!
@@ -32,7 +39,10 @@
 //!   ["critical-section"]`.
 //!
 //! The application links an embassy-time driver (a HAL's, `embassy-time/std` on a host, or
-//! its own) and picks the tick rate with embassy-time's `tick-hz-*` features.
+//! its own) and picks the tick rate with embassy-time's `tick-hz-*` features. A
+//! [`Redeliveries`] table locks with a critical section whatever the features, so an
+//! application using it links a critical-section implementation too (a HAL's, or
+//! `critical-section/std` on a host).
 #![no_std]
 // A `no_std` crate: name `core` and `alloc` items by their own paths, so the crate builds
 // without `std` (the workspace's std-only crates need no such rule).
@@ -54,8 +64,12 @@ extern crate alloc;
 
 mod latch;
 mod queue;
+#[cfg(target_has_atomic = "ptr")]
+mod redelivery;
 mod retry;
 
 pub use crate::latch::LatchExt;
 pub use crate::queue::QueueExt;
+#[cfg(target_has_atomic = "ptr")]
+pub use crate::redelivery::{Redeliveries, RedeliveryExt};
 pub use crate::retry::RetryExt;

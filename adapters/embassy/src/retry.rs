@@ -89,7 +89,7 @@ pub trait RetryExt: Sized {
 }
 
 /// A `core` duration as an embassy one, rounded up to the next microsecond, and saturated.
-fn embassy_duration(delay: core::time::Duration) -> Duration {
+pub(crate) fn embassy_duration(delay: core::time::Duration) -> Duration {
     let micros = delay.as_nanos().div_ceil(1_000);
     Duration::from_micros(u64::try_from(micros).unwrap_or(u64::MAX))
 }
