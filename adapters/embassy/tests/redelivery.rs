@@ -128,13 +128,11 @@ fn a_runner_dropped_mid_sleep_leaves_its_claims_held_for_the_next() {
     static TABLE: Redeliveries<4> = Redeliveries::new();
     let queue = Queue::unbounded()
         .with_abandon_policy(AbandonPolicy::redeliver(3).unwrap())
-        .with_redelivery_backoff(fixed(SHORT), &TABLE);
+        .with_redelivery_backoff(fixed(Duration::from_millis(100)), &TABLE);
     queue.try_put(1).unwrap();
     drop(queue.try_get().unwrap());
-    let cut = block_on(with_timeout(Duration::from_millis(2), async {
-        TABLE.run().await
-    }));
-    assert!(cut.is_err());
+    // Polled once, the runner goes to sleep on the claim's timer, and is dropped there.
+    assert!(block_on(future::poll_once(TABLE.run())).is_none());
     assert_eq!((TABLE.len(), queue.ledger().buffered), (1, 1));
     assert_eq!(served(&TABLE, queue.get()).unwrap().attempt(), 2);
 }
