@@ -2,14 +2,15 @@
 //!
 //! Embassy tasks are static, so there is no task to spawn per held item: the claims
 //! ([`Redelivery`]) wait in a fixed table of `N` places, and one task, the application's,
-//! runs [`Redeliveries::run`], which sleeps on an [`embassy_time::Timer`] until the earliest
-//! claim is due and releases it. A claim that comes due earlier than the one slept on wakes
-//! the task, which sleeps again on the new earliest.
+//! runs [`Redeliveries::run`], which sleeps on an [`embassy_time::Timer`] until the
+//! earliest claim is due and releases it. A claim that comes due earlier than the one
+//! slept on wakes the task, which sleeps again on the new earliest.
 //!
 //! The table sits behind a [`critical_section::Mutex`]: the queue's schedule pushes into it
-//! from whatever task drops a delivery (on a host, from any thread), and a critical section is the lock every embassy target already links. The
-//! waker of the task sleeping on it lives in the same table, under the same lock, so a
-//! claim and the wake it may need cannot pass each other. Claims are released, and wakers
+//! from whatever task drops a delivery (on a host, from any thread), and a critical section
+//! is the lock every embassy target already links. The waker of the task sleeping on it
+//! lives in the same table, under the same lock, so a claim and the wake it may need cannot
+//! pass each other. Claims are released, and wakers
 //! woken or dropped, outside the critical section: releasing one takes the queue's own
 //! locks and wakes its getters. A hold and each pass of the runner scan the `N` places:
 //! the table is meant for the handful of redeliveries firmware has pending at once.
