@@ -137,6 +137,39 @@ fn a_runner_dropped_mid_sleep_leaves_its_claims_held_for_the_next() {
     assert_eq!(served(&TABLE, queue.get()).unwrap().attempt(), 2);
 }
 
+// Holds race the runner from another thread, for Miri and ThreadSanitizer. The runner's
+// thread is polled every millisecond, so the wake-ups are the executor test's to check.
+#[test]
+fn claims_held_on_another_thread_than_the_runner_all_come_back() {
+    static TABLE: Redeliveries<8> = Redeliveries::new();
+    const JOBS: u32 = 40;
+    let stop = AtomicBool::new(false);
+    let queue = Queue::unbounded()
+        .with_abandon_policy(AbandonPolicy::redeliver(2).unwrap())
+        .with_redelivery_backoff(fixed(Duration::from_millis(1)), &TABLE);
+    std::thread::scope(|scope| {
+        scope.spawn(|| {
+            let stopped = async {
+                while !stop.load(Ordering::Acquire) {
+                    Timer::after(Duration::from_millis(1)).await;
+                }
+            };
+            served(&TABLE, stopped);
+        });
+        for job in 0..JOBS {
+            queue.try_put(job).unwrap();
+            drop(queue.try_get().unwrap());
+            let again = block_on(with_timeout(LIMIT, queue.get())).expect("timed out");
+            let again = again.unwrap();
+            assert_eq!((*again, again.attempt()), (job, 2));
+            again.succeed();
+        }
+        stop.store(true, Ordering::Release);
+    });
+    assert_eq!(queue.ledger().succeeded, u64::from(JOBS));
+    assert_eq!((TABLE.len(), TABLE.released_at_once()), (0, 0));
+}
+
 // The executor polls a task only when it is woken, so these tests see a runner that a
 // claim failed to wake (`block_on` with `or` polls the runner whenever the body wakes).
 static REDELIVERIES: Redeliveries<4> = Redeliveries::new();
