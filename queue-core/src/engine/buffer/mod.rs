@@ -1,23 +1,26 @@
 //! Which buffer holds a queue's fresh items, behind one interface: the ring of `ring.rs`,
-//! or the growable buffer of `growable.rs`.
+//! the block list of `list.rs`, or the growable buffer of `growable.rs`.
 //!
 //! The ring serves every limit it can hold (buffered or unfinished items, up to
 //! [`MAX_SLOTS`](ring::MAX_SLOTS)). Its three words carry the ids, the closed flag, the
 //! bound and the ledger's in-flight and unfinished counts, so a put, a get and an ending
-//! each cost one locked instruction. Unbounded queues and larger bounds use the growable
-//! buffer (see the ring's module docs for why).
+//! each cost one locked instruction. The list serves unbounded queues with words laid out
+//! the same way, at the same cost. Bounds above `MAX_SLOTS` use the growable buffer.
 //!
 //! So does a journaled queue, whatever its bound: its journal hears of an acceptance
 //! before any get can take the item, which needs the id before the item is published. The
 //! ring draws the id and claims the slot in one step and publishes a few instructions
 //! later; running the journal (user code, which may call back into the queue) inside that
-//! window would leave gets spinning on it. [`Buffer::for_journal`] moves a queue onto the
-//! growable buffer when a journal is installed, before the queue is shared.
+//! window would leave gets spinning on it, and so would the list's. [`Buffer::for_journal`]
+//! moves a queue onto the growable buffer when a journal is installed, before the queue is
+//! shared.
 //!
 //! Both count ids drawn (every one an accepted item), items taken out and endings: the
 //! ledger's counts ([`Counts`]).
 
 pub(crate) mod growable;
+#[allow(unsafe_code)]
+pub(crate) mod list;
 pub(crate) mod moves;
 #[allow(unsafe_code)]
 pub(crate) mod ring;
@@ -26,6 +29,7 @@ pub(crate) mod slots;
 use alloc::vec::Vec;
 
 use self::growable::Growable;
+use self::list::List;
 use self::ring::{BoxedRing, Kind, Ring};
 use self::slots::Limit;
 use crate::job_id::JobId;
@@ -45,11 +49,12 @@ pub(crate) struct Counts {
     pub(crate) accepted: u64,
 }
 
-/// Tagged apart from its variants (`repr(u8)`), so that telling the ring from the growable
-/// buffer is one compare, never merged into the growable buffer's own branches.
+/// Tagged apart from its variants (`repr(u8)`), so that telling the ring from the other
+/// buffers is one compare, never merged into their own branches.
 #[repr(u8)]
 enum Store<T> {
     Ring(BoxedRing<T>),
+    List(List<T>),
     Growable(Growable<T>),
 }
 
@@ -65,9 +70,10 @@ pub(crate) struct Buffer<T> {
 
 impl<T> Buffer<T> {
     pub(crate) fn new(limit: Limit) -> Self {
-        let store = match limit.ring_bound() {
-            Some(bound) => Store::Ring(Ring::new(bound)),
-            None => Store::Growable(Growable::new(limit)),
+        let store = match (limit.ring_bound(), limit) {
+            (Some(bound), _) => Store::Ring(Ring::new(bound)),
+            (None, Limit::None) => Store::List(List::new()),
+            (None, _) => Store::Growable(Growable::new(limit)),
         };
         Buffer {
             store,
@@ -85,17 +91,25 @@ impl<T> Buffer<T> {
     /// Moves the items onto the growable buffer, under the same ids, for a queue whose
     /// journal is being installed (see the module docs). Only for a queue not shared yet.
     pub(crate) fn for_journal(&mut self) {
-        let Store::Ring(ring) = &self.store else {
-            return;
+        let (closed, drained, ended, (taken, accepted)) = match &self.store {
+            Store::Ring(ring) => (
+                ring.is_closed(),
+                ring.drain(),
+                ring.ended(),
+                ring.progress(),
+            ),
+            Store::List(list) => (
+                list.is_closed(),
+                list.drain(),
+                list.ended(),
+                list.progress(),
+            ),
+            Store::Growable(_) => return,
         };
-        let closed = ring.is_closed();
-        let items = ring
-            .drain()
+        let items = drained
             .into_iter()
             .map(|(id, item)| (JobId::new(id), item))
             .collect();
-        let ended = ring.ended();
-        let (taken, accepted) = ring.progress();
         let growable = Growable::resume(self.limit, accepted, taken, ended, items);
         if closed {
             // A queue shut down before its journal was installed stays shut down.
@@ -117,7 +131,9 @@ impl<T> Buffer<T> {
         match (&self.store, kind, self.limit) {
             (Store::Ring(_), Kind::Putters, Limit::Unfinished(_)) => None,
             (Store::Ring(ring), _, _) => Some(ring.counted(kind)),
-            (Store::Growable(_), _, _) => None,
+            // Puts never wait on an unbounded list.
+            (Store::List(list), Kind::Getters, _) => Some(list.counted(kind)),
+            (Store::List(_), _, _) | (Store::Growable(_), _, _) => None,
         }
     }
 
@@ -126,6 +142,7 @@ impl<T> Buffer<T> {
     pub(crate) fn joiners(&self) -> Counted<'_> {
         match &self.store {
             Store::Ring(ring) => ring.counted(Kind::Joiners),
+            Store::List(list) => list.counted(Kind::Joiners),
             Store::Growable(growable) => growable.joiners(),
         }
     }
@@ -143,8 +160,10 @@ impl<T> Buffer<T> {
         accepted: impl FnOnce(JobId),
     ) -> Result<(JobId, Wake), PutRefused<T>> {
         match &self.store {
-            // A ring's queue has no journal (see the module docs): nobody to tell.
+            // A ring's or a list's queue has no journal (see the module docs): nobody to
+            // tell. An unbounded list owes no slot.
             Store::Ring(ring) => ring.try_put(item, owed),
+            Store::List(list) => list.try_put(item),
             Store::Growable(growable) => growable
                 .put(item, owed, accepted)
                 .map(|id| (id, Wake::Check)),
@@ -157,7 +176,7 @@ impl<T> Buffer<T> {
     #[inline]
     pub(crate) fn after_put<L: FnMut(JobId, T)>(&self, late: impl FnOnce() -> L) -> bool {
         match &self.store {
-            Store::Ring(_) => false,
+            Store::Ring(_) | Store::List(_) => false,
             Store::Growable(growable) => {
                 if !growable.drained() {
                     return false;
@@ -173,7 +192,7 @@ impl<T> Buffer<T> {
     pub(crate) fn ring(&self) -> Option<&BoxedRing<T>> {
         match &self.store {
             Store::Ring(ring) => Some(ring),
-            Store::Growable(_) => None,
+            Store::List(_) | Store::Growable(_) => None,
         }
     }
 
@@ -183,6 +202,7 @@ impl<T> Buffer<T> {
     pub(crate) fn take(&self, owed: impl Fn() -> i64) -> Result<Taken<T>, Nothing> {
         match &self.store {
             Store::Ring(ring) => ring.try_get(owed),
+            Store::List(list) => list.try_get(owed),
             Store::Growable(growable) => growable.take(owed),
         }
     }
@@ -191,21 +211,20 @@ impl<T> Buffer<T> {
     /// nobody, which a ring decides from the ending's own read-modify-write and one flag.
     #[inline]
     pub(crate) fn end(&self, n: u64) -> Option<Ended> {
-        match &self.store {
-            Store::Ring(ring) => {
-                let watch = self.watch_endings;
-                let (settled, joiners) = ring.end(n, watch);
-                if !(watch || joiners) {
-                    return None;
-                }
-                Some(Ended {
-                    settled,
-                    joiners: Wake::counted_if(settled && joiners),
-                    putters: Wake::check_if(matches!(self.limit, Limit::Unfinished(_))),
-                })
-            }
-            Store::Growable(growable) => growable.end(n, self.watch_endings),
+        let watch = self.watch_endings;
+        let (settled, joiners) = match &self.store {
+            Store::Ring(ring) => ring.end(n, watch),
+            Store::List(list) => list.end(n, watch),
+            Store::Growable(growable) => return growable.end(n, watch),
+        };
+        if !(watch || joiners) {
+            return None;
         }
+        Some(Ended {
+            settled,
+            joiners: Wake::counted_if(settled && joiners),
+            putters: Wake::check_if(matches!(self.limit, Limit::Unfinished(_))),
+        })
     }
 
     /// Items buffered or in flight.
@@ -213,6 +232,7 @@ impl<T> Buffer<T> {
     pub(crate) fn unfinished(&self) -> u64 {
         match &self.store {
             Store::Ring(ring) => ring.unfinished(),
+            Store::List(list) => list.unfinished(),
             Store::Growable(growable) => growable.unfinished(),
         }
     }
@@ -225,6 +245,11 @@ impl<T> Buffer<T> {
                 let ended = ring.ended();
                 let x = between(ended);
                 (ended, x, ring.progress())
+            }
+            Store::List(list) => {
+                let ended = list.ended();
+                let x = between(ended);
+                (ended, x, list.progress())
             }
             Store::Growable(growable) => {
                 let ended = growable.ended();
@@ -245,6 +270,7 @@ impl<T> Buffer<T> {
     pub(crate) fn len(&self) -> usize {
         match &self.store {
             Store::Ring(ring) => ring.len() as usize,
+            Store::List(list) => list.len() as usize,
             Store::Growable(growable) => growable.len(),
         }
     }
@@ -254,6 +280,9 @@ impl<T> Buffer<T> {
         match &self.store {
             Store::Ring(ring) => {
                 ring.close();
+            }
+            Store::List(list) => {
+                list.close();
             }
             Store::Growable(growable) => growable.close(),
         }
@@ -266,6 +295,11 @@ impl<T> Buffer<T> {
     pub(crate) fn drain(&self, fence: impl FnOnce()) -> Vec<(JobId, T)> {
         match &self.store {
             Store::Ring(ring) => ring
+                .drain()
+                .into_iter()
+                .map(|(id, item)| (JobId::new(id), item))
+                .collect(),
+            Store::List(list) => list
                 .drain()
                 .into_iter()
                 .map(|(id, item)| (JobId::new(id), item))
