@@ -50,10 +50,17 @@ pub(crate) struct Counts {
 }
 
 /// Tagged apart from its variants (`repr(u8)`), so that telling the ring from the other
-/// buffers is one compare, never merged into their own branches.
+/// buffers is one compare, never merged into their own branches; and two-way, so that
+/// the code after a ring's put, get or ending is not merged with two other buffers'.
 #[repr(u8)]
 enum Store<T> {
     Ring(BoxedRing<T>),
+    Other(Other<T>),
+}
+
+/// The buffers other than the ring.
+#[repr(u8)]
+enum Other<T> {
     List(List<T>),
     Growable(Growable<T>),
 }
@@ -72,8 +79,8 @@ impl<T> Buffer<T> {
     pub(crate) fn new(limit: Limit) -> Self {
         let store = match (limit.ring_bound(), limit) {
             (Some(bound), _) => Store::Ring(Ring::new(bound)),
-            (None, Limit::None) => Store::List(List::new()),
-            (None, _) => Store::Growable(Growable::new(limit)),
+            (None, Limit::None) => Store::Other(Other::List(List::new())),
+            (None, _) => Store::Other(Other::Growable(Growable::new(limit))),
         };
         Buffer {
             store,
@@ -98,13 +105,13 @@ impl<T> Buffer<T> {
                 ring.ended(),
                 ring.progress(),
             ),
-            Store::List(list) => (
+            Store::Other(Other::List(list)) => (
                 list.is_closed(),
                 list.drain(),
                 list.ended(),
                 list.progress(),
             ),
-            Store::Growable(_) => return,
+            Store::Other(Other::Growable(_)) => return,
         };
         let items = drained
             .into_iter()
@@ -115,7 +122,7 @@ impl<T> Buffer<T> {
             // A queue shut down before its journal was installed stays shut down.
             growable.close();
         }
-        self.store = Store::Growable(growable);
+        self.store = Store::Other(Other::Growable(growable));
     }
 
     pub(crate) fn limit(&self) -> Limit {
@@ -132,8 +139,8 @@ impl<T> Buffer<T> {
             (Store::Ring(_), Kind::Putters, Limit::Unfinished(_)) => None,
             (Store::Ring(ring), _, _) => Some(ring.counted(kind)),
             // Puts never wait on an unbounded list.
-            (Store::List(list), Kind::Getters, _) => Some(list.counted(kind)),
-            (Store::List(_), _, _) | (Store::Growable(_), _, _) => None,
+            (Store::Other(Other::List(list)), Kind::Getters, _) => Some(list.counted(kind)),
+            (Store::Other(_), _, _) => None,
         }
     }
 
@@ -142,8 +149,8 @@ impl<T> Buffer<T> {
     pub(crate) fn joiners(&self) -> Counted<'_> {
         match &self.store {
             Store::Ring(ring) => ring.counted(Kind::Joiners),
-            Store::List(list) => list.counted(Kind::Joiners),
-            Store::Growable(growable) => growable.joiners(),
+            Store::Other(Other::List(list)) => list.counted(Kind::Joiners),
+            Store::Other(Other::Growable(growable)) => growable.joiners(),
         }
     }
 
@@ -160,11 +167,11 @@ impl<T> Buffer<T> {
         accepted: impl FnOnce(JobId),
     ) -> Result<(JobId, Wake), PutRefused<T>> {
         match &self.store {
-            // A ring's or a list's queue has no journal (see the module docs): nobody to
-            // tell. An unbounded list owes no slot.
+            // A ring's queue has no journal (see the module docs): nobody to tell.
             Store::Ring(ring) => ring.try_put(item, owed),
-            Store::List(list) => list.try_put(item),
-            Store::Growable(growable) => growable
+            // A list's queue has no journal either; an unbounded list owes no slot.
+            Store::Other(Other::List(list)) => list.try_put(item),
+            Store::Other(Other::Growable(growable)) => growable
                 .put(item, owed, accepted)
                 .map(|id| (id, Wake::Check)),
         }
@@ -176,8 +183,8 @@ impl<T> Buffer<T> {
     #[inline]
     pub(crate) fn after_put<L: FnMut(JobId, T)>(&self, late: impl FnOnce() -> L) -> bool {
         match &self.store {
-            Store::Ring(_) | Store::List(_) => false,
-            Store::Growable(growable) => {
+            Store::Ring(_) | Store::Other(Other::List(_)) => false,
+            Store::Other(Other::Growable(growable)) => {
                 if !growable.drained() {
                     return false;
                 }
@@ -192,7 +199,7 @@ impl<T> Buffer<T> {
     pub(crate) fn ring(&self) -> Option<&BoxedRing<T>> {
         match &self.store {
             Store::Ring(ring) => Some(ring),
-            Store::List(_) | Store::Growable(_) => None,
+            Store::Other(_) => None,
         }
     }
 
@@ -202,8 +209,8 @@ impl<T> Buffer<T> {
     pub(crate) fn take(&self, owed: impl Fn() -> i64) -> Result<Taken<T>, Nothing> {
         match &self.store {
             Store::Ring(ring) => ring.try_get(owed),
-            Store::List(list) => list.try_get(owed),
-            Store::Growable(growable) => growable.take(owed),
+            Store::Other(Other::List(list)) => list.try_get(owed),
+            Store::Other(Other::Growable(growable)) => growable.take(owed),
         }
     }
 
@@ -211,12 +218,24 @@ impl<T> Buffer<T> {
     /// nobody, which a ring decides from the ending's own read-modify-write and one flag.
     #[inline]
     pub(crate) fn end(&self, n: u64) -> Option<Ended> {
-        let watch = self.watch_endings;
-        let (settled, joiners) = match &self.store {
-            Store::Ring(ring) => ring.end(n, watch),
-            Store::List(list) => list.end(n, watch),
-            Store::Growable(growable) => return growable.end(n, watch),
-        };
+        match &self.store {
+            Store::Ring(ring) => {
+                let watch = self.watch_endings;
+                let (settled, joiners) = ring.end(n, watch);
+                self.ended_in_word(settled, joiners, watch)
+            }
+            Store::Other(Other::List(list)) => {
+                let watch = self.watch_endings;
+                let (settled, joiners) = list.end(n, watch);
+                self.ended_in_word(settled, joiners, watch)
+            }
+            Store::Other(Other::Growable(growable)) => growable.end(n, self.watch_endings),
+        }
+    }
+
+    /// What an ending on the ring or the list did, from what its read-modify-write read.
+    #[inline(always)]
+    fn ended_in_word(&self, settled: bool, joiners: bool, watch: bool) -> Option<Ended> {
         if !(watch || joiners) {
             return None;
         }
@@ -232,8 +251,8 @@ impl<T> Buffer<T> {
     pub(crate) fn unfinished(&self) -> u64 {
         match &self.store {
             Store::Ring(ring) => ring.unfinished(),
-            Store::List(list) => list.unfinished(),
-            Store::Growable(growable) => growable.unfinished(),
+            Store::Other(Other::List(list)) => list.unfinished(),
+            Store::Other(Other::Growable(growable)) => growable.unfinished(),
         }
     }
 
@@ -246,12 +265,12 @@ impl<T> Buffer<T> {
                 let x = between(ended);
                 (ended, x, ring.progress())
             }
-            Store::List(list) => {
+            Store::Other(Other::List(list)) => {
                 let ended = list.ended();
                 let x = between(ended);
                 (ended, x, list.progress())
             }
-            Store::Growable(growable) => {
+            Store::Other(Other::Growable(growable)) => {
                 let ended = growable.ended();
                 let x = between(ended);
                 (ended, x, growable.progress())
@@ -270,8 +289,8 @@ impl<T> Buffer<T> {
     pub(crate) fn len(&self) -> usize {
         match &self.store {
             Store::Ring(ring) => ring.len() as usize,
-            Store::List(list) => list.len() as usize,
-            Store::Growable(growable) => growable.len(),
+            Store::Other(Other::List(list)) => list.len() as usize,
+            Store::Other(Other::Growable(growable)) => growable.len(),
         }
     }
 
@@ -281,10 +300,10 @@ impl<T> Buffer<T> {
             Store::Ring(ring) => {
                 ring.close();
             }
-            Store::List(list) => {
+            Store::Other(Other::List(list)) => {
                 list.close();
             }
-            Store::Growable(growable) => growable.close(),
+            Store::Other(Other::Growable(growable)) => growable.close(),
         }
     }
 
@@ -299,12 +318,12 @@ impl<T> Buffer<T> {
                 .into_iter()
                 .map(|(id, item)| (JobId::new(id), item))
                 .collect(),
-            Store::List(list) => list
+            Store::Other(Other::List(list)) => list
                 .drain()
                 .into_iter()
                 .map(|(id, item)| (JobId::new(id), item))
                 .collect(),
-            Store::Growable(growable) => growable.drain(fence),
+            Store::Other(Other::Growable(growable)) => growable.drain(fence),
         }
     }
 }
@@ -318,7 +337,7 @@ mod tests {
         let mut ring = Buffer::new(limit);
         assert!(matches!(ring.store, Store::Ring(_)));
         let mut growable = Buffer::new(limit);
-        growable.store = Store::Growable(Growable::new(limit));
+        growable.store = Store::Other(Other::Growable(Growable::new(limit)));
         for buffer in [&mut ring, &mut growable] {
             buffer.watch_settled(true);
         }
@@ -406,7 +425,7 @@ mod tests {
         buffer.end(1);
         let mut buffer = buffer;
         buffer.for_journal();
-        assert!(matches!(buffer.store, Store::Growable(_)));
+        assert!(matches!(buffer.store, Store::Other(Other::Growable(_))));
         assert_eq!(first.id.get(), 0);
         assert_eq!(buffer.counts(|_| ()).0, counts(1, 1, 3));
         let mut accepted = None;
