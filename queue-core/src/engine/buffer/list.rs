@@ -387,7 +387,7 @@ impl<T> List<T> {
             let index = index_of(ticket);
             let moves = index == CAP - 1;
             // Acquire: pairs with the Release store of the get that moved onto it.
-            let block = self.consumers.block.load(Ordering::Acquire);
+            let block_ptr = self.consumers.block.load(Ordering::Acquire);
             let next = head.wrapping_add(TICKET) | if moves { MOVING } else { 0 };
             // AcqRel: acquires as the load above; releases this get's read of `tail` to the
             // gets that acquire `head` after it (so theirs is not behind it).
@@ -401,7 +401,7 @@ impl<T> List<T> {
                     // SAFETY: as in `put_unguarded`: the block is this ticket's, and its
                     // slot `index` is claimed by this thread and not retired, so the
                     // block is alive until this get retires it or frees it.
-                    let block = unsafe { &*block };
+                    let block = unsafe { &*block_ptr };
                     if moves {
                         self.move_head(block, next);
                     }
@@ -418,7 +418,9 @@ impl<T> List<T> {
                     });
                     let id = block.start.wrapping_add(index as u64);
                     if moves {
-                        self.free(block);
+                        // The pointer as loaded, not one derived from `block`: the
+                        // free owns the whole block again.
+                        Self::free(block_ptr);
                     } else {
                         // Release: the get of the block's last slot frees the block after
                         // it acquires this store. The block is not touched after it.
@@ -467,33 +469,36 @@ impl<T> List<T> {
     /// Frees `block` once the get of its last slot has read its item: waits for the gets
     /// of the other slots to retire theirs.
     #[inline(never)]
-    fn free(&self, block: &Block<T>) {
-        let mut waited = 0;
-        for state in &block.states[..CAP - 1] {
-            // Acquire: pairs with the retiring get's Release store, so its read of the
-            // item comes before the block is freed.
-            while state.load(Ordering::Acquire) != RETIRED {
-                waited = back_off(waited);
-            }
-        }
-        #[cfg(loom)]
+    fn free(block_ptr: *mut Block<T>) {
         {
-            // Under loom the block is kept, and the free writes each of its items: loom
-            // then reports an access to an item not ordered before the free (a use after
-            // the free) as a race.
-            for item in &block.items {
-                item.with_mut(|_| ());
+            // SAFETY: this get claimed the block's last slot, so the block is alive until
+            // it frees it below; the reference ends before the free.
+            let block = unsafe { &*block_ptr };
+            let mut waited = 0;
+            for state in &block.states[..CAP - 1] {
+                // Acquire: pairs with the retiring get's Release store, so its read of the
+                // item comes before the block is freed.
+                while state.load(Ordering::Acquire) != RETIRED {
+                    waited = back_off(waited);
+                }
+            }
+            #[cfg(loom)]
+            {
+                // Under loom the block is kept, and the free writes each of its items:
+                // loom then reports an access to an item not ordered before the free (a
+                // use after the free) as a race.
+                for item in &block.items {
+                    item.with_mut(|_| ());
+                }
             }
         }
+        // SAFETY: the block came from `Box::into_raw`, and `block_ptr` is that pointer as
+        // loaded from the list; every slot is retired, no thread touches a block after
+        // retiring its slot, and the head and tail blocks have both moved on (the linking
+        // put moved the tail, this get the head), so nothing refers to it any more; only
+        // the get of the last slot frees it, once.
         #[cfg(not(loom))]
-        {
-            let block: *const Block<T> = block;
-            // SAFETY: the block came from `Box::into_raw`; every slot is retired, no thread
-            // touches a block after retiring its slot, and the head and tail blocks have
-            // both moved on (the linking put moved the tail, this get the head), so nothing
-            // refers to it any more; only the get of the last slot frees it, once.
-            drop(unsafe { Box::from_raw(block.cast_mut()) });
-        }
+        drop(unsafe { Box::from_raw(block_ptr) });
     }
 
     // --------------------------------------------------------------------- endings
@@ -611,11 +616,13 @@ impl<T> Drop for List<T> {
     /// Drops every buffered item, even if some item's `Drop` panics (the first panic then
     /// propagates), and frees the blocks.
     fn drop(&mut self) {
-        /// Frees the blocks left once the items are taken out, also while unwinding.
-        struct Blocks<T>(*mut Block<T>);
-        impl<T> Drop for Blocks<T> {
+        /// Frees the blocks left once the items are taken out, also while unwinding (an
+        /// item's `Drop` that panicked).
+        struct Blocks<'a, T>(&'a List<T>);
+        impl<T> Drop for Blocks<'_, T> {
             fn drop(&mut self) {
-                let mut block = self.0;
+                // Relaxed: `&mut List` excludes other threads.
+                let mut block = self.0.consumers.block.load(Ordering::Relaxed);
                 while !block.is_null() {
                     // SAFETY: `&mut List` excludes every other thread; the blocks from the
                     // head block on are linked from it, were never freed (their last slot
@@ -626,11 +633,13 @@ impl<T> Drop for List<T> {
                 }
             }
         }
+        let _blocks = Blocks(self);
         // Taken out as gets take them, so the blocks they empty are freed as gets free
-        // them; the head block and its successors are left.
-        each_despite_panics(|| self.take_drained().ok().map(|taken| taken.item), drop);
-        // Relaxed: `&mut self` excludes other threads.
-        drop(Blocks(self.consumers.block.load(Ordering::Relaxed)));
+        // them; the head block and its successors are left to `_blocks`.
+        each_despite_panics(
+            || _blocks.0.take_drained().ok().map(|taken| taken.item),
+            drop,
+        );
     }
 }
 
