@@ -416,6 +416,35 @@ mod tests {
     }
 
     #[test]
+    fn an_unbounded_journaled_queue_moves_its_items_and_ids_off_the_list() {
+        let buffer = Buffer::new(Limit::None);
+        assert!(matches!(buffer.store, Store::Other(Other::List(_))));
+        let n = list::CAP as u32 + 2;
+        for item in 0..n {
+            let (id, wake) = buffer.put(item, 0, |_| {}).unwrap();
+            assert_eq!((id.get(), wake), (u64::from(item), Wake::No));
+        }
+        assert!(
+            buffer.counted(Kind::Getters).is_some(),
+            "counted in the list's tail"
+        );
+        assert!(buffer.counted(Kind::Putters).is_none(), "puts never wait");
+        let first = buffer.take(|| 0).unwrap();
+        assert_eq!(first.id.get(), 0);
+        assert!(buffer.end(1).is_none(), "nobody to tell");
+        let mut buffer = buffer;
+        buffer.for_journal();
+        assert!(matches!(buffer.store, Store::Other(Other::Growable(_))));
+        assert_eq!(buffer.counts(|_| ()).0, counts(1, 1, u64::from(n)));
+        let (id, _) = buffer.put(99, 0, |_| {}).unwrap();
+        assert_eq!(id.get(), u64::from(n), "after the list's ids");
+        let order: Vec<_> = core::iter::from_fn(|| buffer.take(|| 0).ok())
+            .map(|taken| taken.id.get())
+            .collect();
+        assert_eq!(order, (1..=u64::from(n)).collect::<Vec<_>>());
+    }
+
+    #[test]
     fn a_journaled_queue_moves_its_items_and_ids_off_the_ring() {
         let buffer = Buffer::new(Limit::Buffered(4));
         for item in 0..3 {
