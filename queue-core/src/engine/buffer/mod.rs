@@ -203,9 +203,18 @@ impl<T> Buffer<T> {
         }
     }
 
+    /// The list, if the buffer is one.
+    #[inline(always)]
+    pub(crate) fn list(&self) -> Option<&List<T>> {
+        match &self.store {
+            Store::Other(Other::List(list)) => Some(list),
+            _ => None,
+        }
+    }
+
     /// Takes the oldest item, leaving `owed()` items alone (see [`Ring::try_get`] and
     /// [`Growable::take`]; zero or less: none).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn take(&self, owed: impl Fn() -> i64) -> Result<Taken<T>, Nothing> {
         match &self.store {
             Store::Ring(ring) => ring.try_get(owed),
@@ -215,8 +224,9 @@ impl<T> Buffer<T> {
     }
 
     /// Records `n` endings (resolutions, abandonments, discards). `None`: they concern
-    /// nobody, which a ring decides from the ending's own read-modify-write and one flag.
-    #[inline]
+    /// nobody, which a ring or a list decides from the ending's own read-modify-write and
+    /// one flag.
+    #[inline(always)]
     pub(crate) fn end(&self, n: u64) -> Option<Ended> {
         match &self.store {
             Store::Ring(ring) => {
