@@ -228,12 +228,21 @@ impl<T> RawQueue<T> {
         if let Some(list) = self.buffer.list() {
             return self.put_with(turn, item, |item, _| list.try_put(item), || false);
         }
-        self.put_with(
-            turn,
-            item,
-            |item, owed| self.buffer.put(item, owed, accepted),
-            || self.buffer.after_put(late),
-        )
+        // And the growable buffer, whose put runs `accepted` before the item can be taken
+        // and is answered with a look for a drain it landed after.
+        match self.buffer.growable() {
+            Some(growable) => self.put_with(
+                turn,
+                item,
+                |item, owed| {
+                    growable
+                        .put(item, owed, accepted)
+                        .map(|id| (id, Wake::Check))
+                },
+                || self.buffer.after_put(late),
+            ),
+            None => unreachable!("a buffer is a ring, a list or a growable buffer"),
+        }
     }
 
     /// [`put`](RawQueue::put) through `put_in`, the buffer's put, and `after_put`, its look

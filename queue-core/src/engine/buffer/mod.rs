@@ -212,6 +212,15 @@ impl<T> Buffer<T> {
         }
     }
 
+    /// The growable buffer, if the buffer is one.
+    #[inline(always)]
+    pub(crate) fn growable(&self) -> Option<&Growable<T>> {
+        match &self.store {
+            Store::Other(Other::Growable(growable)) => Some(growable),
+            _ => None,
+        }
+    }
+
     /// Takes the oldest item, leaving `owed()` items alone (see [`Ring::try_get`] and
     /// [`Growable::take`]; zero or less: none).
     #[inline(always)]
