@@ -1,5 +1,5 @@
 //! [`Counting`]: a global allocator that counts allocations, for the allocation table and
-//! the allocation test, written once.
+//! the allocation test, and the bytes held, for the memory bench; written once.
 //!
 //! Declare it in the binary or test that counts:
 //!
@@ -21,13 +21,15 @@
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 
 /// The counting allocator; forwards every call to [`System`].
 #[derive(Debug)]
 pub struct Counting;
 
 static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
+/// Bytes allocated and not freed, on every thread (the memory bench).
+static LIVE_BYTES: AtomicI64 = AtomicI64::new(0);
 static EVERY_THREAD: AtomicBool = AtomicBool::new(false);
 
 thread_local! {
@@ -42,23 +44,31 @@ fn count() {
     }
 }
 
+fn grow(bytes: i64) {
+    // Relaxed: a statistic, read by the thread that allocated.
+    LIVE_BYTES.fetch_add(bytes, Ordering::Relaxed);
+}
+
 // SAFETY: every call is forwarded unchanged to the system allocator; counting has no
 // effect on memory, and `count` itself does not allocate (a const thread-local and two
 // atomics).
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         count();
+        grow(layout.size() as i64);
         // SAFETY: the caller's contract is passed on unchanged.
         unsafe { System.alloc(layout) }
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         count();
+        grow(new_size as i64 - layout.size() as i64);
         // SAFETY: the caller's contract is passed on unchanged.
         unsafe { System.realloc(ptr, layout, new_size) }
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        grow(-(layout.size() as i64));
         // SAFETY: the caller's contract is passed on unchanged.
         unsafe { System.dealloc(ptr, layout) }
     }
@@ -81,6 +91,14 @@ pub fn count_every_thread() {
 pub fn allocations() -> u64 {
     // Relaxed: see `count`.
     ALLOCATIONS.load(Ordering::Relaxed)
+}
+
+/// The bytes allocated and not yet freed, by every thread (as requested: the allocator's
+/// own overhead is not counted).
+#[must_use]
+pub fn live_bytes() -> i64 {
+    // Relaxed: see `grow`.
+    LIVE_BYTES.load(Ordering::Relaxed)
 }
 
 /// The allocations counted while the workload `name` runs `n` operations.

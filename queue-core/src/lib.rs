@@ -245,8 +245,9 @@
 //! | `fixed/` | the no-heap tier: [`fixed::FixedQueue`] and its handles over the ring (inline), the tally and the waiter fields, with waiter slots of its own | `engine/buffer/`, `engine/tally.rs`, `wait/`, `sync/` |
 //!
 //! `ledger.rs`, `job_id.rs`, `outcome.rs`, `error.rs`, `events.rs` (tracing),
-//! `metrics.rs` with `metric_names.rs`, and `unwind.rs` are leaves any layer may use. `unsafe` is allowed in one module,
-//! `engine/buffer/ring.rs` (with its submodule `ring/batch.rs`, the batch claims).
+//! `metrics.rs` with `metric_names.rs`, and `unwind.rs` are leaves any layer may use. `unsafe` is allowed in two buffer
+//! modules only: `engine/buffer/ring.rs` (with its submodule `ring/batch.rs`, the batch
+//! claims) and `engine/buffer/list.rs` (the unbounded block list); each says why.
 //! Without `alloc`, only the parts of `engine/` and `wait/` that `fixed/` uses are built.
 #![no_std]
 // A `no_std` crate: name `core` and `alloc` items by their own paths, so the crate builds
@@ -256,8 +257,9 @@
     clippy::alloc_instead_of_core,
     clippy::std_instead_of_alloc
 )]
-// `unsafe` lives in one module, `engine::buffer::ring` (the slots of the ring), which
-// alone allows it; everywhere else it is an error.
+// `unsafe` lives in two buffer modules, `engine::buffer::ring` (the slots of the ring)
+// and `engine::buffer::list` (the slots and blocks of the unbounded list), which alone
+// allow it; everywhere else it is an error.
 #![deny(unsafe_code)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![cfg_attr(docsrs, doc(auto_cfg(hide(loom))))]

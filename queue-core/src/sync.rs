@@ -13,6 +13,15 @@
 #[cfg(loom)]
 pub(crate) use loom::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
+// The block list of an unbounded queue (`engine/buffer/list.rs`): a slot's state byte and
+// the links between blocks, which are only loaded and stored.
+#[cfg(all(not(loom), feature = "alloc", not(feature = "portable-atomic")))]
+pub(crate) use core::sync::atomic::{AtomicPtr, AtomicU8};
+#[cfg(all(loom, feature = "alloc"))]
+pub(crate) use loom::sync::atomic::{AtomicPtr, AtomicU8};
+#[cfg(all(not(loom), feature = "alloc", feature = "portable-atomic"))]
+pub(crate) use portable_atomic::{AtomicPtr, AtomicU8};
+
 #[cfg(all(not(loom), feature = "portable-atomic"))]
 pub(crate) use portable_atomic::{AtomicUsize, Ordering};
 

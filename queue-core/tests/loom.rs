@@ -1552,3 +1552,50 @@ fn woken_get_dropped_vs_waiting_get_on_another_thread() {
         assert!(queue.ledger().is_balanced());
     });
 }
+
+/// A blocking get vs puts that cross a block boundary of the unbounded list (two slots a
+/// block under loom): the put of the block's last slot links the next block while the
+/// getter waits, is woken, and takes both items in order; the getter's get of the last
+/// slot moves the head and frees the first block.
+#[test]
+fn blocking_get_vs_puts_across_a_block_of_the_list() {
+    loom::model(|| {
+        let queue = Arc::new(Queue::<u8>::unbounded());
+        // The next put takes the first block's last slot.
+        queue.try_put(0).unwrap();
+        queue.try_get().unwrap().succeed();
+        let getter = {
+            let queue = Arc::clone(&queue);
+            thread::spawn(move || {
+                let first = queue.get_blocking().unwrap().succeed();
+                let second = queue.get_blocking().unwrap().succeed();
+                (first, second)
+            })
+        };
+        queue.try_put(1).unwrap();
+        queue.try_put(2).unwrap();
+        assert_eq!(getter.join().unwrap(), (1, 2));
+        let ledger = queue.ledger();
+        assert_eq!((ledger.accepted, ledger.succeeded), (3, 3), "{ledger:?}");
+    });
+}
+
+/// [`notified_get_dropped_vs_registering_get`] on the growable buffer (a journaled
+/// unbounded queue), whose getters are counted in their class's own word.
+#[test]
+fn notified_get_dropped_vs_registering_get_on_the_journaled_growable_buffer() {
+    loom::model(|| {
+        notified_get_dropped_vs_registering_get(
+            Queue::unbounded().with_journal(Arc::new(Events::default())),
+        )
+    });
+}
+
+/// [`skipped_notification_in_own_word_vs_barging_try_get`] on the growable buffer (a
+/// journaled unbounded queue): the getters are counted in their class's own word.
+#[test]
+fn skipped_notification_in_own_word_vs_barging_try_get_on_the_journaled_growable_buffer() {
+    loom::model(|| {
+        skipped_getter_notification(Queue::unbounded().with_journal(Arc::new(Events::default())))
+    });
+}

@@ -219,6 +219,43 @@ impl<T> RawQueue<T> {
         accepted: impl FnOnce(JobId),
         late: impl FnOnce() -> L,
     ) -> Result<JobId, TryPutError<T>> {
+        // The ring has a copy of its own, whose branches the compiler keeps apart from the
+        // other buffers'. A ring's queue has no journal (see `buffer/mod.rs`), and nothing
+        // lands after its drain (nor after the list's).
+        if let Some(ring) = self.buffer.ring() {
+            return self.put_with(turn, item, |item, owed| ring.try_put(item, owed), || false);
+        }
+        // So has the list, which owes no slot (its queue is unbounded).
+        if let Some(list) = self.buffer.list() {
+            return self.put_with(turn, item, |item, _| list.try_put(item), || false);
+        }
+        // And the growable buffer, whose put runs `accepted` before the item can be taken
+        // and is answered with a look for a drain it landed after.
+        match self.buffer.growable() {
+            Some(growable) => self.put_with(
+                turn,
+                item,
+                |item, owed| {
+                    growable
+                        .put(item, owed, accepted)
+                        .map(|id| (id, Wake::Check))
+                },
+                || self.buffer.after_put(late),
+            ),
+            None => unreachable!("a buffer is a ring, a list or a growable buffer"),
+        }
+    }
+
+    /// [`put`](RawQueue::put) through `put_in`, the buffer's put, and `after_put`, its look
+    /// for items landed after a drain.
+    #[inline(always)]
+    fn put_with(
+        &self,
+        turn: bool,
+        item: T,
+        put_in: impl FnOnce(T, i64) -> Result<(JobId, Wake), PutRefused<T>>,
+        after_put: impl FnOnce() -> bool,
+    ) -> Result<JobId, TryPutError<T>> {
         if let Some(refusal) = self.lifecycle.refusal() {
             // A final answer uses the turn up.
             if turn {
@@ -233,7 +270,7 @@ impl<T> RawQueue<T> {
         } else {
             self.putters.turns().owed_signed()
         };
-        match self.buffer.put(item, owed, accepted) {
+        match put_in(item, owed) {
             Ok((id, getters)) => {
                 crate::events::accepted(self.label, id);
                 if turn {
@@ -246,7 +283,7 @@ impl<T> RawQueue<T> {
                     // after which a put looks for a drain it landed after.
                     Wake::Check => {
                         self.getters().notify_for(getters, 1);
-                        if self.buffer.after_put(late) {
+                        if after_put() {
                             self.wake_getters_at_end();
                         }
                     }
@@ -578,7 +615,9 @@ impl<T> RawQueue<T> {
 
     /// Records the end of an in-flight item (`None`: abandoned). The ledger and the slot
     /// are settled before any waker runs, so a panicking waker leaks neither.
-    #[inline]
+    ///
+    /// Always inlined: the ending of each buffer stays a straight path in the resolve.
+    #[inline(always)]
     pub(crate) fn end(&self, outcome: Option<Outcome>) {
         self.tally.resolve(outcome);
         self.ended(1);
@@ -595,7 +634,7 @@ impl<T> RawQueue<T> {
 
     /// Counts `n` items ended (their outcomes already counted), and wakes whoever that
     /// concerns: putters if it freed slots, the joiners if it settled the queue.
-    #[inline]
+    #[inline(always)]
     fn ended(&self, n: u64) {
         if let Some(ended) = self.buffer.end(n) {
             if ended.wakes_anyone() {

@@ -1,4 +1,4 @@
-//! The buffer of a queue the ring does not serve (unbounded, bounded above
+//! The buffer of a queue neither the ring nor the list serves (bounded above
 //! [`MAX_SLOTS`](super::ring::MAX_SLOTS), or journaled; see `buffer/mod.rs`):
 //! concurrent-queue's buffer of `(JobId, T)`, the slot counter of `slots.rs`, and the
 //! three counts the ring keeps in its words (ids drawn, items taken, endings).

@@ -1,23 +1,26 @@
 //! Which buffer holds a queue's fresh items, behind one interface: the ring of `ring.rs`,
-//! or the growable buffer of `growable.rs`.
+//! the block list of `list.rs`, or the growable buffer of `growable.rs`.
 //!
 //! The ring serves every limit it can hold (buffered or unfinished items, up to
 //! [`MAX_SLOTS`](ring::MAX_SLOTS)). Its three words carry the ids, the closed flag, the
 //! bound and the ledger's in-flight and unfinished counts, so a put, a get and an ending
-//! each cost one locked instruction. Unbounded queues and larger bounds use the growable
-//! buffer (see the ring's module docs for why).
+//! each cost one locked instruction. The list serves unbounded queues with words laid out
+//! the same way, at the same cost. Bounds above `MAX_SLOTS` use the growable buffer.
 //!
 //! So does a journaled queue, whatever its bound: its journal hears of an acceptance
 //! before any get can take the item, which needs the id before the item is published. The
 //! ring draws the id and claims the slot in one step and publishes a few instructions
 //! later; running the journal (user code, which may call back into the queue) inside that
-//! window would leave gets spinning on it. [`Buffer::for_journal`] moves a queue onto the
-//! growable buffer when a journal is installed, before the queue is shared.
+//! window would leave gets spinning on it, and so would the list's. [`Buffer::for_journal`]
+//! moves a queue onto the growable buffer when a journal is installed, before the queue is
+//! shared.
 //!
 //! Both count ids drawn (every one an accepted item), items taken out and endings: the
 //! ledger's counts ([`Counts`]).
 
 pub(crate) mod growable;
+#[allow(unsafe_code)]
+pub(crate) mod list;
 pub(crate) mod moves;
 #[allow(unsafe_code)]
 pub(crate) mod ring;
@@ -26,6 +29,7 @@ pub(crate) mod slots;
 use alloc::vec::Vec;
 
 use self::growable::Growable;
+use self::list::List;
 use self::ring::{BoxedRing, Kind, Ring};
 use self::slots::Limit;
 use crate::job_id::JobId;
@@ -45,11 +49,19 @@ pub(crate) struct Counts {
     pub(crate) accepted: u64,
 }
 
-/// Tagged apart from its variants (`repr(u8)`), so that telling the ring from the growable
-/// buffer is one compare, never merged into the growable buffer's own branches.
+/// Tagged apart from its variants (`repr(u8)`), so that telling the ring from the other
+/// buffers is one compare, never merged into their own branches; and two-way, so that
+/// the code after a ring's put, get or ending is not merged with two other buffers'.
 #[repr(u8)]
 enum Store<T> {
     Ring(BoxedRing<T>),
+    Other(Other<T>),
+}
+
+/// The buffers other than the ring.
+#[repr(u8)]
+enum Other<T> {
+    List(List<T>),
     Growable(Growable<T>),
 }
 
@@ -65,9 +77,10 @@ pub(crate) struct Buffer<T> {
 
 impl<T> Buffer<T> {
     pub(crate) fn new(limit: Limit) -> Self {
-        let store = match limit.ring_bound() {
-            Some(bound) => Store::Ring(Ring::new(bound)),
-            None => Store::Growable(Growable::new(limit)),
+        let store = match (limit.ring_bound(), limit) {
+            (Some(bound), _) => Store::Ring(Ring::new(bound)),
+            (None, Limit::None) => Store::Other(Other::List(List::new())),
+            (None, _) => Store::Other(Other::Growable(Growable::new(limit))),
         };
         Buffer {
             store,
@@ -85,23 +98,31 @@ impl<T> Buffer<T> {
     /// Moves the items onto the growable buffer, under the same ids, for a queue whose
     /// journal is being installed (see the module docs). Only for a queue not shared yet.
     pub(crate) fn for_journal(&mut self) {
-        let Store::Ring(ring) = &self.store else {
-            return;
+        let (closed, drained, ended, (taken, accepted)) = match &self.store {
+            Store::Ring(ring) => (
+                ring.is_closed(),
+                ring.drain(),
+                ring.ended(),
+                ring.progress(),
+            ),
+            Store::Other(Other::List(list)) => (
+                list.is_closed(),
+                list.drain(),
+                list.ended(),
+                list.progress(),
+            ),
+            Store::Other(Other::Growable(_)) => return,
         };
-        let closed = ring.is_closed();
-        let items = ring
-            .drain()
+        let items = drained
             .into_iter()
             .map(|(id, item)| (JobId::new(id), item))
             .collect();
-        let ended = ring.ended();
-        let (taken, accepted) = ring.progress();
         let growable = Growable::resume(self.limit, accepted, taken, ended, items);
         if closed {
             // A queue shut down before its journal was installed stays shut down.
             growable.close();
         }
-        self.store = Store::Growable(growable);
+        self.store = Store::Other(Other::Growable(growable));
     }
 
     pub(crate) fn limit(&self) -> Limit {
@@ -117,7 +138,9 @@ impl<T> Buffer<T> {
         match (&self.store, kind, self.limit) {
             (Store::Ring(_), Kind::Putters, Limit::Unfinished(_)) => None,
             (Store::Ring(ring), _, _) => Some(ring.counted(kind)),
-            (Store::Growable(_), _, _) => None,
+            // Puts never wait on an unbounded list.
+            (Store::Other(Other::List(list)), Kind::Getters, _) => Some(list.counted(kind)),
+            (Store::Other(_), _, _) => None,
         }
     }
 
@@ -126,7 +149,8 @@ impl<T> Buffer<T> {
     pub(crate) fn joiners(&self) -> Counted<'_> {
         match &self.store {
             Store::Ring(ring) => ring.counted(Kind::Joiners),
-            Store::Growable(growable) => growable.joiners(),
+            Store::Other(Other::List(list)) => list.counted(Kind::Joiners),
+            Store::Other(Other::Growable(growable)) => growable.joiners(),
         }
     }
 
@@ -145,7 +169,9 @@ impl<T> Buffer<T> {
         match &self.store {
             // A ring's queue has no journal (see the module docs): nobody to tell.
             Store::Ring(ring) => ring.try_put(item, owed),
-            Store::Growable(growable) => growable
+            // A list's queue has no journal either; an unbounded list owes no slot.
+            Store::Other(Other::List(list)) => list.try_put(item),
+            Store::Other(Other::Growable(growable)) => growable
                 .put(item, owed, accepted)
                 .map(|id| (id, Wake::Check)),
         }
@@ -157,8 +183,8 @@ impl<T> Buffer<T> {
     #[inline]
     pub(crate) fn after_put<L: FnMut(JobId, T)>(&self, late: impl FnOnce() -> L) -> bool {
         match &self.store {
-            Store::Ring(_) => false,
-            Store::Growable(growable) => {
+            Store::Ring(_) | Store::Other(Other::List(_)) => false,
+            Store::Other(Other::Growable(growable)) => {
                 if !growable.drained() {
                     return false;
                 }
@@ -173,39 +199,70 @@ impl<T> Buffer<T> {
     pub(crate) fn ring(&self) -> Option<&BoxedRing<T>> {
         match &self.store {
             Store::Ring(ring) => Some(ring),
-            Store::Growable(_) => None,
+            Store::Other(_) => None,
+        }
+    }
+
+    /// The list, if the buffer is one.
+    #[inline(always)]
+    pub(crate) fn list(&self) -> Option<&List<T>> {
+        match &self.store {
+            Store::Other(Other::List(list)) => Some(list),
+            _ => None,
+        }
+    }
+
+    /// The growable buffer, if the buffer is one.
+    #[inline(always)]
+    pub(crate) fn growable(&self) -> Option<&Growable<T>> {
+        match &self.store {
+            Store::Other(Other::Growable(growable)) => Some(growable),
+            _ => None,
         }
     }
 
     /// Takes the oldest item, leaving `owed()` items alone (see [`Ring::try_get`] and
     /// [`Growable::take`]; zero or less: none).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn take(&self, owed: impl Fn() -> i64) -> Result<Taken<T>, Nothing> {
         match &self.store {
             Store::Ring(ring) => ring.try_get(owed),
-            Store::Growable(growable) => growable.take(owed),
+            Store::Other(Other::List(list)) => list.try_get(owed),
+            Store::Other(Other::Growable(growable)) => growable.take(owed),
         }
     }
 
     /// Records `n` endings (resolutions, abandonments, discards). `None`: they concern
-    /// nobody, which a ring decides from the ending's own read-modify-write and one flag.
-    #[inline]
+    /// nobody, which a ring or a list decides from the ending's own read-modify-write and
+    /// one flag.
+    #[inline(always)]
     pub(crate) fn end(&self, n: u64) -> Option<Ended> {
         match &self.store {
             Store::Ring(ring) => {
                 let watch = self.watch_endings;
                 let (settled, joiners) = ring.end(n, watch);
-                if !(watch || joiners) {
-                    return None;
-                }
-                Some(Ended {
-                    settled,
-                    joiners: Wake::counted_if(settled && joiners),
-                    putters: Wake::check_if(matches!(self.limit, Limit::Unfinished(_))),
-                })
+                self.ended_in_word(settled, joiners, watch)
             }
-            Store::Growable(growable) => growable.end(n, self.watch_endings),
+            Store::Other(Other::List(list)) => {
+                let watch = self.watch_endings;
+                let (settled, joiners) = list.end(n, watch);
+                self.ended_in_word(settled, joiners, watch)
+            }
+            Store::Other(Other::Growable(growable)) => growable.end(n, self.watch_endings),
         }
+    }
+
+    /// What an ending on the ring or the list did, from what its read-modify-write read.
+    #[inline(always)]
+    fn ended_in_word(&self, settled: bool, joiners: bool, watch: bool) -> Option<Ended> {
+        if !(watch || joiners) {
+            return None;
+        }
+        Some(Ended {
+            settled,
+            joiners: Wake::counted_if(settled && joiners),
+            putters: Wake::check_if(matches!(self.limit, Limit::Unfinished(_))),
+        })
     }
 
     /// Items buffered or in flight.
@@ -213,7 +270,8 @@ impl<T> Buffer<T> {
     pub(crate) fn unfinished(&self) -> u64 {
         match &self.store {
             Store::Ring(ring) => ring.unfinished(),
-            Store::Growable(growable) => growable.unfinished(),
+            Store::Other(Other::List(list)) => list.unfinished(),
+            Store::Other(Other::Growable(growable)) => growable.unfinished(),
         }
     }
 
@@ -226,7 +284,12 @@ impl<T> Buffer<T> {
                 let x = between(ended);
                 (ended, x, ring.progress())
             }
-            Store::Growable(growable) => {
+            Store::Other(Other::List(list)) => {
+                let ended = list.ended();
+                let x = between(ended);
+                (ended, x, list.progress())
+            }
+            Store::Other(Other::Growable(growable)) => {
                 let ended = growable.ended();
                 let x = between(ended);
                 (ended, x, growable.progress())
@@ -245,7 +308,8 @@ impl<T> Buffer<T> {
     pub(crate) fn len(&self) -> usize {
         match &self.store {
             Store::Ring(ring) => ring.len() as usize,
-            Store::Growable(growable) => growable.len(),
+            Store::Other(Other::List(list)) => list.len() as usize,
+            Store::Other(Other::Growable(growable)) => growable.len(),
         }
     }
 
@@ -255,7 +319,10 @@ impl<T> Buffer<T> {
             Store::Ring(ring) => {
                 ring.close();
             }
-            Store::Growable(growable) => growable.close(),
+            Store::Other(Other::List(list)) => {
+                list.close();
+            }
+            Store::Other(Other::Growable(growable)) => growable.close(),
         }
     }
 
@@ -270,7 +337,12 @@ impl<T> Buffer<T> {
                 .into_iter()
                 .map(|(id, item)| (JobId::new(id), item))
                 .collect(),
-            Store::Growable(growable) => growable.drain(fence),
+            Store::Other(Other::List(list)) => list
+                .drain()
+                .into_iter()
+                .map(|(id, item)| (JobId::new(id), item))
+                .collect(),
+            Store::Other(Other::Growable(growable)) => growable.drain(fence),
         }
     }
 }
@@ -284,7 +356,7 @@ mod tests {
         let mut ring = Buffer::new(limit);
         assert!(matches!(ring.store, Store::Ring(_)));
         let mut growable = Buffer::new(limit);
-        growable.store = Store::Growable(Growable::new(limit));
+        growable.store = Store::Other(Other::Growable(Growable::new(limit)));
         for buffer in [&mut ring, &mut growable] {
             buffer.watch_settled(true);
         }
@@ -363,6 +435,35 @@ mod tests {
     }
 
     #[test]
+    fn an_unbounded_journaled_queue_moves_its_items_and_ids_off_the_list() {
+        let buffer = Buffer::new(Limit::None);
+        assert!(matches!(buffer.store, Store::Other(Other::List(_))));
+        let n = list::CAP as u32 + 2;
+        for item in 0..n {
+            let (id, wake) = buffer.put(item, 0, |_| {}).unwrap();
+            assert_eq!((id.get(), wake), (u64::from(item), Wake::No));
+        }
+        assert!(
+            buffer.counted(Kind::Getters).is_some(),
+            "counted in the list's tail"
+        );
+        assert!(buffer.counted(Kind::Putters).is_none(), "puts never wait");
+        let first = buffer.take(|| 0).unwrap();
+        assert_eq!(first.id.get(), 0);
+        assert!(buffer.end(1).is_none(), "nobody to tell");
+        let mut buffer = buffer;
+        buffer.for_journal();
+        assert!(matches!(buffer.store, Store::Other(Other::Growable(_))));
+        assert_eq!(buffer.counts(|_| ()).0, counts(1, 1, u64::from(n)));
+        let (id, _) = buffer.put(99, 0, |_| {}).unwrap();
+        assert_eq!(id.get(), u64::from(n), "after the list's ids");
+        let order: Vec<_> = core::iter::from_fn(|| buffer.take(|| 0).ok())
+            .map(|taken| taken.id.get())
+            .collect();
+        assert_eq!(order, (1..=u64::from(n)).collect::<Vec<_>>());
+    }
+
+    #[test]
     fn a_journaled_queue_moves_its_items_and_ids_off_the_ring() {
         let buffer = Buffer::new(Limit::Buffered(4));
         for item in 0..3 {
@@ -372,7 +473,7 @@ mod tests {
         buffer.end(1);
         let mut buffer = buffer;
         buffer.for_journal();
-        assert!(matches!(buffer.store, Store::Growable(_)));
+        assert!(matches!(buffer.store, Store::Other(Other::Growable(_))));
         assert_eq!(first.id.get(), 0);
         assert_eq!(buffer.counts(|_| ()).0, counts(1, 1, 3));
         let mut accepted = None;

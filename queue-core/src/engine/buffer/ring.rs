@@ -88,11 +88,8 @@
 //! ring need not be generic over `N`.
 //!
 //! Unbounded queues and bounds above [`MAX_SLOTS`] do not use a ring: a ring preallocates
-//! its slots, and an unbounded Vyukov queue is a list of blocks, which is what
-//! concurrent-queue's `unbounded` already is (and async-channel's unbounded channel, the
-//! peer to match, runs on it). Writing a second one here would buy only the fused
-//! ticket/closed word, at the price of a second `unsafe` module; those queues keep
-//! concurrent-queue with the slot counter of `slots.rs` and the ledger's own id counter.
+//! its slots. Unbounded queues run on the block list of `list.rs`, whose words are laid
+//! out as these; larger bounds on the growable buffer (`growable.rs`).
 //!
 //! # No user code between owners
 //!
@@ -284,6 +281,10 @@ macro_rules! line_aligned {
         struct $name $($body)*
     };
 }
+
+// The unbounded list (`list.rs`) lays out its words the same way.
+#[cfg_attr(not(feature = "alloc"), allow(unused_imports))]
+pub(crate) use line_aligned;
 
 line_aligned! {
     /// A word alone on its cache line, so that producers and consumers do not take each

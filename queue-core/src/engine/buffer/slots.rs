@@ -4,9 +4,10 @@
 //! A limit that the ring can hold ([`Limit::ring_bound`]: bounded by buffered or unfinished
 //! items, up to [`MAX_SLOTS`]) is enforced by the ring's own words, with no counter here:
 //! that is what takes the slot counter's two locked instructions off the put and the get.
-//! Every other limit (unbounded, bounds above `MAX_SLOTS`, and any limit of a journaled
-//! queue: those use a growable buffer) is enforced by [`Slots`]: a put takes a slot before it draws its ticket, a get
-//! (buffered limit) or an ending (unfinished limit) gives it back.
+//! Every other bound (above `MAX_SLOTS`, and any bound of a journaled queue: those use a
+//! growable buffer) is enforced by [`Slots`]: a put takes a slot before it draws its
+//! ticket, a get (buffered limit) or an ending (unfinished limit) gives it back. An
+//! unbounded queue needs none.
 
 use super::ring::{Bound, MAX_SLOTS};
 use crate::sync::{AtomicUsize, Ordering};
