@@ -348,3 +348,65 @@ fn a_subscriber_panicking_in_a_get_loses_no_wake_up_nor_item() {
         });
     }
 }
+
+/// A subscriber that panics midway through a batch put on the growable buffer (an
+/// unbounded queue, a journaled one, and a batch put in steps on a bound above the ring's):
+/// the items not placed yet stay in the caller's vector, in order, and the ledger counts
+/// exactly the item placed.
+#[test]
+fn a_subscriber_panicking_midway_through_a_batch_put_keeps_the_rest_with_the_caller() {
+    // Above the ring's largest bound, and a batch one larger than the bound: put in steps.
+    let above_ring = (1 << 16) + 1;
+    let mut queues = vec![
+        ("unbounded", Queue::unbounded(), 3),
+        (
+            "journaled",
+            Queue::bounded(8)
+                .unwrap()
+                .with_journal(tally_queue::Record::new()),
+            3,
+        ),
+    ];
+    if !cfg!(miri) {
+        let queue = Queue::bounded(above_ring as usize).unwrap();
+        queues.push(("in steps", queue, above_ring + 1));
+    }
+    for (name, queue, n) in queues {
+        let subscriber = PanicAt {
+            message: "job accepted",
+            fired: false.into(),
+        };
+        let mut items: Vec<u32> = (1..=n).collect();
+        let mut ids = Vec::new();
+        tracing::subscriber::with_default(subscriber, || {
+            let unwound = catch_unwind(AssertUnwindSafe(|| {
+                queue.try_put_many(&mut items, &mut ids)
+            }));
+            assert!(unwound.is_err(), "{name}: the subscriber panicked");
+        });
+        assert_eq!(items.len() as u32, n - 1, "{name}: the rest is kept");
+        assert!(items.iter().copied().eq(2..=n), "{name}: in order");
+        assert_eq!(ids.len(), 1, "{name}: the placed item's id");
+        let ledger = queue.ledger();
+        assert_eq!(
+            (ledger.accepted, ledger.buffered),
+            (1, 1),
+            "{name}: {ledger}"
+        );
+        assert_eq!(queue.try_get().unwrap().succeed(), 1, "{name}");
+        // The rest goes in afterwards, and every item comes out once, in order.
+        queue.try_put_many(&mut items, &mut ids).unwrap();
+        let mut next = 2;
+        while let Ok(job) = queue.try_get() {
+            assert_eq!(job.succeed(), next, "{name}");
+            next += 1;
+        }
+        assert_eq!(next, n + 1, "{name}");
+        let ledger = queue.ledger();
+        assert_eq!(
+            (ledger.accepted, ledger.succeeded),
+            (u64::from(n), u64::from(n)),
+            "{name}"
+        );
+    }
+}
