@@ -423,6 +423,11 @@ impl<T> RawQueue<T> {
     /// What a take asks of the caller once its delivery exists: tells an observed queue's
     /// journal, redeems the caller's turn, wakes a putter for the slot it freed and the
     /// getters if the end came.
+    ///
+    /// The wake-ups are sent also if the journal panics (without `std` nothing catches its
+    /// panics): a guard sends them as the panic unwinds. The turn is redeemed only once
+    /// the journal returned: a panic leaves it with the waiting get, whose drop passes it
+    /// on (see `registration.rs`), so it is given up once.
     #[inline(never)]
     fn after_take(
         &self,
@@ -431,13 +436,14 @@ impl<T> RawQueue<T> {
         turn: bool,
         delivered: Option<impl FnOnce(Handout)>,
     ) {
+        let wakes = TakeWakes { queue: self, after };
         if let Some(delivered) = delivered {
             delivered(handout);
         }
         if turn {
             self.getter_turn_used();
         }
-        self.after_wakes(after.putters, after.last, ());
+        drop(wakes);
     }
 
     /// Wakes a putter for the slot a take freed, and the getters if it was the end; then
@@ -764,6 +770,21 @@ impl<T> RawQueue<T> {
     pub(crate) fn wake_signalled(&self) {
         // The classes share one list: draining it through any of them drains all.
         self.getters().wake_deferred();
+    }
+}
+
+/// A take's wake-ups, sent when dropped: after the journal heard of the delivery, or as a
+/// panic in it unwinds.
+struct TakeWakes<'q, T> {
+    queue: &'q RawQueue<T>,
+    after: After,
+}
+
+impl<T> Drop for TakeWakes<'_, T> {
+    #[inline]
+    fn drop(&mut self) {
+        let After { putters, last } = self.after;
+        self.queue.after_wakes(putters, last, ());
     }
 }
 
