@@ -410,3 +410,49 @@ fn a_subscriber_panicking_midway_through_a_batch_put_keeps_the_rest_with_the_cal
         );
     }
 }
+
+/// A subscriber that panics in the `job delivered` event of a woken get, which takes with
+/// its turn: the turn is given up once, so the next woken get's item is still kept for it
+/// (a turn given up twice would read as none owed, and a try would take that item).
+#[test]
+fn a_subscriber_panicking_in_a_woken_get_gives_its_turn_up_once() {
+    let subscriber = PanicAt {
+        message: "job delivered",
+        fired: false.into(),
+    };
+    tracing::subscriber::with_default(subscriber, || {
+        let queue = Queue::unbounded();
+        let woken = Arc::new(AtomicUsize::new(0));
+        let waker = Waker::from(Arc::new(Count(woken.clone())));
+        {
+            let mut get = pin!(queue.get());
+            assert!(get
+                .as_mut()
+                .poll(&mut Context::from_waker(&waker))
+                .is_pending());
+            queue.try_put(1).unwrap();
+            let unwound = catch_unwind(AssertUnwindSafe(|| {
+                get.as_mut()
+                    .poll(&mut Context::from_waker(&waker))
+                    .is_ready()
+            }));
+            assert!(unwound.is_err(), "the subscriber panicked");
+        }
+        assert_eq!(queue.ledger().in_flight, 0, "{}", queue.ledger());
+        let mut get = pin!(queue.get());
+        assert!(get
+            .as_mut()
+            .poll(&mut Context::from_waker(&waker))
+            .is_pending());
+        queue.try_put(2).unwrap();
+        assert_eq!(woken.load(Ordering::SeqCst), 2, "the second get was woken");
+        assert!(
+            queue.try_get().is_err(),
+            "the woken get's item is kept for it"
+        );
+        match get.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
+            std::task::Poll::Ready(job) => assert_eq!(job.unwrap().succeed(), 2),
+            std::task::Poll::Pending => panic!("the item is there"),
+        };
+    });
+}

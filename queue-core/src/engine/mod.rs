@@ -347,7 +347,7 @@ impl<T> RawQueue<T> {
             last: taken.last,
         };
         let delivery = wrap(handout, taken.item);
-        self.after_take(handout, after, false, None::<fn(Handout)>);
+        self.after_take(handout, after, None::<fn(Handout)>);
         // Last: a subscriber that panics unwinds a delivery whose wake-ups are sent.
         crate::events::delivered(self.label, handout.id, 1);
         Ok(delivery)
@@ -382,10 +382,16 @@ impl<T> RawQueue<T> {
         // panic or call back (wakers, the journal, a subscriber), and a delivery unwound by
         // it ends as abandoned. The event comes last, once the wake-ups are sent.
         let delivery = wrap(handout, item);
-        if !(after == After::NOTHING && delivered.is_none() && !turn) {
-            self.after_take(handout, after, turn, delivered);
+        if !(after == After::NOTHING && delivered.is_none()) {
+            self.after_take(handout, after, delivered);
         }
         crate::events::delivered(self.label, handout.id, handout.attempt);
+        // The turn is redeemed last: a panic before this (the journal, a subscriber, a
+        // waker) leaves it with the waiting get, whose drop passes it on (see
+        // `registration.rs`), so it is given up once either way.
+        if turn {
+            self.getter_turn_used();
+        }
         Ok(delivery)
     }
 
@@ -421,27 +427,16 @@ impl<T> RawQueue<T> {
     }
 
     /// What a take asks of the caller once its delivery exists: tells an observed queue's
-    /// journal, redeems the caller's turn, wakes a putter for the slot it freed and the
-    /// getters if the end came.
+    /// journal, wakes a putter for the slot it freed and the getters if the end came. (A
+    /// woken get's turn is redeemed by the caller, last.)
     ///
     /// The wake-ups are sent also if the journal panics (without `std` nothing catches its
-    /// panics): a guard sends them as the panic unwinds. The turn is redeemed only once
-    /// the journal returned: a panic leaves it with the waiting get, whose drop passes it
-    /// on (see `registration.rs`), so it is given up once.
+    /// panics): a guard sends them as the panic unwinds.
     #[inline(never)]
-    fn after_take(
-        &self,
-        handout: Handout,
-        after: After,
-        turn: bool,
-        delivered: Option<impl FnOnce(Handout)>,
-    ) {
+    fn after_take(&self, handout: Handout, after: After, delivered: Option<impl FnOnce(Handout)>) {
         let wakes = TakeWakes { queue: self, after };
         if let Some(delivered) = delivered {
             delivered(handout);
-        }
-        if turn {
-            self.getter_turn_used();
         }
         drop(wakes);
     }
