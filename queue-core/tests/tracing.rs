@@ -456,3 +456,53 @@ fn a_subscriber_panicking_in_a_woken_get_gives_its_turn_up_once() {
         };
     });
 }
+
+/// A subscriber that panics in the `job accepted` event of a woken batch put, which places
+/// its first item with its turn: the turn is given up once, so the slot freed for the next
+/// woken put is still kept for it.
+#[test]
+fn a_subscriber_panicking_in_a_woken_batch_put_gives_its_turn_up_once() {
+    let queue = Queue::bounded(1).unwrap();
+    queue.try_put(0).unwrap();
+    let woken = Arc::new(AtomicUsize::new(0));
+    let waker = Waker::from(Arc::new(Count(woken.clone())));
+    {
+        let mut items = vec![1, 2];
+        let mut ids = Vec::new();
+        let mut put = pin!(queue.put_many(&mut items, &mut ids));
+        assert!(put
+            .as_mut()
+            .poll(&mut Context::from_waker(&waker))
+            .is_pending());
+        assert_eq!(queue.try_get().unwrap().succeed(), 0);
+        assert_eq!(woken.load(Ordering::SeqCst), 1, "the put was woken");
+        let subscriber = PanicAt {
+            message: "job accepted",
+            fired: false.into(),
+        };
+        tracing::subscriber::with_default(subscriber, || {
+            let unwound = catch_unwind(AssertUnwindSafe(|| {
+                put.as_mut()
+                    .poll(&mut Context::from_waker(&waker))
+                    .is_ready()
+            }));
+            assert!(unwound.is_err(), "the subscriber panicked");
+        });
+    }
+    assert_eq!(queue.ledger().buffered, 1, "{}", queue.ledger());
+    let mut put = pin!(queue.put(3));
+    assert!(put
+        .as_mut()
+        .poll(&mut Context::from_waker(&waker))
+        .is_pending());
+    assert_eq!(queue.try_get().unwrap().succeed(), 1);
+    assert_eq!(woken.load(Ordering::SeqCst), 2, "the second put was woken");
+    assert!(
+        queue.try_put(4).is_err(),
+        "the woken put's slot is kept for it"
+    );
+    match put.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
+        std::task::Poll::Ready(put) => assert!(put.is_ok()),
+        std::task::Poll::Pending => panic!("the slot is free"),
+    };
+}

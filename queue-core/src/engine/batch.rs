@@ -151,11 +151,14 @@ impl<T> RawQueue<T> {
                 Ok((id, wake)) => {
                     ids.push(id);
                     pass.getters.add(wake);
+                    crate::events::accepted(self.label, id);
+                    // After the event: a panic in it leaves the turn with the waiting put,
+                    // whose drop passes it on (see `registration.rs`), so it is given up
+                    // once either way.
                     if turn {
                         turn = false;
                         self.putter_turn_used();
                     }
-                    crate::events::accepted(self.label, id);
                 }
                 Err(PutRefused::Full(item)) => {
                     if turn {
