@@ -348,3 +348,161 @@ fn a_subscriber_panicking_in_a_get_loses_no_wake_up_nor_item() {
         });
     }
 }
+
+/// A subscriber that panics midway through a batch put on the growable buffer (an
+/// unbounded queue, a journaled one, and a batch put in steps on a bound above the ring's):
+/// the items not placed yet stay in the caller's vector, in order, and the ledger counts
+/// exactly the item placed.
+#[test]
+fn a_subscriber_panicking_midway_through_a_batch_put_keeps_the_rest_with_the_caller() {
+    // Above the ring's largest bound, and a batch one larger than the bound: put in steps.
+    let above_ring = (1 << 16) + 1;
+    let mut queues = vec![
+        ("unbounded", Queue::unbounded(), 3),
+        (
+            "journaled",
+            Queue::bounded(8)
+                .unwrap()
+                .with_journal(tally_queue::Record::new()),
+            3,
+        ),
+    ];
+    if !cfg!(miri) {
+        let queue = Queue::bounded(above_ring as usize).unwrap();
+        queues.push(("in steps", queue, above_ring + 1));
+    }
+    for (name, queue, n) in queues {
+        let subscriber = PanicAt {
+            message: "job accepted",
+            fired: false.into(),
+        };
+        let mut items: Vec<u32> = (1..=n).collect();
+        let mut ids = Vec::new();
+        tracing::subscriber::with_default(subscriber, || {
+            let unwound = catch_unwind(AssertUnwindSafe(|| {
+                queue.try_put_many(&mut items, &mut ids)
+            }));
+            assert!(unwound.is_err(), "{name}: the subscriber panicked");
+        });
+        assert_eq!(items.len() as u32, n - 1, "{name}: the rest is kept");
+        assert!(items.iter().copied().eq(2..=n), "{name}: in order");
+        assert_eq!(ids.len(), 1, "{name}: the placed item's id");
+        let ledger = queue.ledger();
+        assert_eq!(
+            (ledger.accepted, ledger.buffered),
+            (1, 1),
+            "{name}: {ledger}"
+        );
+        assert_eq!(queue.try_get().unwrap().succeed(), 1, "{name}");
+        // The rest goes in afterwards, and every item comes out once, in order.
+        queue.try_put_many(&mut items, &mut ids).unwrap();
+        let mut next = 2;
+        while let Ok(job) = queue.try_get() {
+            assert_eq!(job.succeed(), next, "{name}");
+            next += 1;
+        }
+        assert_eq!(next, n + 1, "{name}");
+        let ledger = queue.ledger();
+        assert_eq!(
+            (ledger.accepted, ledger.succeeded),
+            (u64::from(n), u64::from(n)),
+            "{name}"
+        );
+    }
+}
+
+/// A subscriber that panics in the `job delivered` event of a woken get, which takes with
+/// its turn: the turn is given up once, so the next woken get's item is still kept for it
+/// (a turn given up twice would read as none owed, and a try would take that item).
+#[test]
+fn a_subscriber_panicking_in_a_woken_get_gives_its_turn_up_once() {
+    let subscriber = PanicAt {
+        message: "job delivered",
+        fired: false.into(),
+    };
+    tracing::subscriber::with_default(subscriber, || {
+        let queue = Queue::unbounded();
+        let woken = Arc::new(AtomicUsize::new(0));
+        let waker = Waker::from(Arc::new(Count(woken.clone())));
+        {
+            let mut get = pin!(queue.get());
+            assert!(get
+                .as_mut()
+                .poll(&mut Context::from_waker(&waker))
+                .is_pending());
+            queue.try_put(1).unwrap();
+            let unwound = catch_unwind(AssertUnwindSafe(|| {
+                get.as_mut()
+                    .poll(&mut Context::from_waker(&waker))
+                    .is_ready()
+            }));
+            assert!(unwound.is_err(), "the subscriber panicked");
+        }
+        assert_eq!(queue.ledger().in_flight, 0, "{}", queue.ledger());
+        let mut get = pin!(queue.get());
+        assert!(get
+            .as_mut()
+            .poll(&mut Context::from_waker(&waker))
+            .is_pending());
+        queue.try_put(2).unwrap();
+        assert_eq!(woken.load(Ordering::SeqCst), 2, "the second get was woken");
+        assert!(
+            queue.try_get().is_err(),
+            "the woken get's item is kept for it"
+        );
+        match get.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
+            std::task::Poll::Ready(job) => assert_eq!(job.unwrap().succeed(), 2),
+            std::task::Poll::Pending => panic!("the item is there"),
+        };
+    });
+}
+
+/// A subscriber that panics in the `job accepted` event of a woken batch put, which places
+/// its first item with its turn: the turn is given up once, so the slot freed for the next
+/// woken put is still kept for it.
+#[test]
+fn a_subscriber_panicking_in_a_woken_batch_put_gives_its_turn_up_once() {
+    let queue = Queue::bounded(1).unwrap();
+    queue.try_put(0).unwrap();
+    let woken = Arc::new(AtomicUsize::new(0));
+    let waker = Waker::from(Arc::new(Count(woken.clone())));
+    {
+        let mut items = vec![1, 2];
+        let mut ids = Vec::new();
+        let mut put = pin!(queue.put_many(&mut items, &mut ids));
+        assert!(put
+            .as_mut()
+            .poll(&mut Context::from_waker(&waker))
+            .is_pending());
+        assert_eq!(queue.try_get().unwrap().succeed(), 0);
+        assert_eq!(woken.load(Ordering::SeqCst), 1, "the put was woken");
+        let subscriber = PanicAt {
+            message: "job accepted",
+            fired: false.into(),
+        };
+        tracing::subscriber::with_default(subscriber, || {
+            let unwound = catch_unwind(AssertUnwindSafe(|| {
+                put.as_mut()
+                    .poll(&mut Context::from_waker(&waker))
+                    .is_ready()
+            }));
+            assert!(unwound.is_err(), "the subscriber panicked");
+        });
+    }
+    assert_eq!(queue.ledger().buffered, 1, "{}", queue.ledger());
+    let mut put = pin!(queue.put(3));
+    assert!(put
+        .as_mut()
+        .poll(&mut Context::from_waker(&waker))
+        .is_pending());
+    assert_eq!(queue.try_get().unwrap().succeed(), 1);
+    assert_eq!(woken.load(Ordering::SeqCst), 2, "the second put was woken");
+    assert!(
+        queue.try_put(4).is_err(),
+        "the woken put's slot is kept for it"
+    );
+    match put.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
+        std::task::Poll::Ready(put) => assert!(put.is_ok()),
+        std::task::Poll::Pending => panic!("the slot is free"),
+    };
+}

@@ -23,6 +23,7 @@
 //! is between two places: wakers run only in the final pass, journal hooks run as they do
 //! for a single move.
 
+use alloc::collections::VecDeque;
 use alloc::vec::Vec;
 use core::marker::PhantomData;
 
@@ -96,7 +97,8 @@ impl<T> RawQueue<T> {
     /// [`put`](RawQueue::put).
     ///
     /// Returns the refused item with its reason (taken out of `items`, which keeps the
-    /// items after it), or `Ok` once `items` is empty. Every getter the accepted items
+    /// items after it), or `Ok` once `items` is empty. A panic in user code midway leaves
+    /// the items not placed yet in `items`, in order. Every getter the accepted items
     /// concern is notified in one pass before returning, refused or not.
     pub(crate) fn put_many<L: FnMut(JobId, T)>(
         &self,
@@ -129,9 +131,10 @@ impl<T> RawQueue<T> {
             late: Some(late),
             _late: PhantomData,
         };
+        // The items not placed yet stay the caller's, also as a panic unwinds.
+        let mut unplaced = Unplaced::new(items);
         let mut refused_at = None;
-        let mut drain = items.drain(..);
-        for item in drain.by_ref() {
+        while let Some(item) = unplaced.left.pop_front() {
             if let Some(refusal) = self.lifecycle.refusal() {
                 if turn {
                     putters.turns().redeem();
@@ -148,11 +151,14 @@ impl<T> RawQueue<T> {
                 Ok((id, wake)) => {
                     ids.push(id);
                     pass.getters.add(wake);
+                    crate::events::accepted(self.label, id);
+                    // After the event: a panic in it leaves the turn with the waiting put,
+                    // whose drop passes it on (see `registration.rs`), so it is given up
+                    // once either way.
                     if turn {
                         turn = false;
                         self.putter_turn_used();
                     }
-                    crate::events::accepted(self.label, id);
                 }
                 Err(PutRefused::Full(item)) => {
                     if turn {
@@ -170,14 +176,8 @@ impl<T> RawQueue<T> {
                 }
             }
         }
-        // The items after a refused one stay with the caller (cold: only on a refusal).
-        let rest: Vec<T> = if refused_at.is_some() {
-            drain.by_ref().collect()
-        } else {
-            Vec::new()
-        };
-        drop(drain);
-        items.extend(rest);
+        // The items after a refused one go back to the caller before any waker runs.
+        drop(unplaced);
         drop(pass);
         match refused_at {
             Some(refused) => Err(refused),
@@ -347,6 +347,30 @@ impl<T> Drop for TakePass<'_, T> {
         if reached {
             queue.wake_signalled();
         }
+    }
+}
+
+/// The items of a batch put not placed yet, taken out of the caller's vector front first
+/// and handed back to it, in order, when dropped: after the batch, or as a panic in user
+/// code (a subscriber, the journal) unwinds, so that no item is dropped with the batch.
+/// Neither move allocates (a `VecDeque` made from a `Vec` and back keeps its buffer).
+struct Unplaced<'v, T> {
+    items: &'v mut Vec<T>,
+    left: VecDeque<T>,
+}
+
+impl<'v, T> Unplaced<'v, T> {
+    #[inline]
+    fn new(items: &'v mut Vec<T>) -> Self {
+        let left = VecDeque::from(core::mem::take(items));
+        Unplaced { items, left }
+    }
+}
+
+impl<T> Drop for Unplaced<'_, T> {
+    #[inline]
+    fn drop(&mut self) {
+        *self.items = Vec::from(core::mem::take(&mut self.left));
     }
 }
 

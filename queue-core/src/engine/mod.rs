@@ -384,7 +384,7 @@ impl<T> RawQueue<T> {
             last: taken.last,
         };
         let delivery = wrap(handout, taken.item);
-        self.after_take(handout, after, false, None::<fn(Handout)>);
+        self.after_take(handout, after, None::<fn(Handout)>);
         // Last: a subscriber that panics unwinds a delivery whose wake-ups are sent.
         crate::events::delivered(self.label, handout.id, 1);
         Ok(delivery)
@@ -419,10 +419,16 @@ impl<T> RawQueue<T> {
         // panic or call back (wakers, the journal, a subscriber), and a delivery unwound by
         // it ends as abandoned. The event comes last, once the wake-ups are sent.
         let delivery = wrap(handout, item);
-        if !(after == After::NOTHING && delivered.is_none() && !turn) {
-            self.after_take(handout, after, turn, delivered);
+        if !(after == After::NOTHING && delivered.is_none()) {
+            self.after_take(handout, after, delivered);
         }
         crate::events::delivered(self.label, handout.id, handout.attempt);
+        // The turn is redeemed last: a panic before this (the journal, a subscriber, a
+        // waker) leaves it with the waiting get, whose drop passes it on (see
+        // `registration.rs`), so it is given up once either way.
+        if turn {
+            self.getter_turn_used();
+        }
         Ok(delivery)
     }
 
@@ -458,23 +464,18 @@ impl<T> RawQueue<T> {
     }
 
     /// What a take asks of the caller once its delivery exists: tells an observed queue's
-    /// journal, redeems the caller's turn, wakes a putter for the slot it freed and the
-    /// getters if the end came.
+    /// journal, wakes a putter for the slot it freed and the getters if the end came. (A
+    /// woken get's turn is redeemed by the caller, last.)
+    ///
+    /// The wake-ups are sent also if the journal panics (without `std` nothing catches its
+    /// panics): a guard sends them as the panic unwinds.
     #[inline(never)]
-    fn after_take(
-        &self,
-        handout: Handout,
-        after: After,
-        turn: bool,
-        delivered: Option<impl FnOnce(Handout)>,
-    ) {
+    fn after_take(&self, handout: Handout, after: After, delivered: Option<impl FnOnce(Handout)>) {
+        let wakes = TakeWakes { queue: self, after };
         if let Some(delivered) = delivered {
             delivered(handout);
         }
-        if turn {
-            self.getter_turn_used();
-        }
-        self.after_wakes(after.putters, after.last, ());
+        drop(wakes);
     }
 
     /// Wakes a putter for the slot a take freed, and the getters if it was the end; then
@@ -803,6 +804,21 @@ impl<T> RawQueue<T> {
     pub(crate) fn wake_signalled(&self) {
         // The classes share one list: draining it through any of them drains all.
         self.getters().wake_deferred();
+    }
+}
+
+/// A take's wake-ups, sent when dropped: after the journal heard of the delivery, or as a
+/// panic in it unwinds.
+struct TakeWakes<'q, T> {
+    queue: &'q RawQueue<T>,
+    after: After,
+}
+
+impl<T> Drop for TakeWakes<'_, T> {
+    #[inline]
+    fn drop(&mut self) {
+        let After { putters, last } = self.after;
+        self.queue.after_wakes(putters, last, ());
     }
 }
 

@@ -27,9 +27,12 @@ impl<T> Steward<T> {
         #[cfg(not(feature = "metrics"))]
         let slots = items;
         #[cfg(feature = "metrics")]
-        let mut stamped: Vec<Slot<T>> = items.drain(..).map(stamp).collect();
+        let mut stamped = StampedRest {
+            slots: items.drain(..).map(stamp).collect(),
+            items,
+        };
         #[cfg(feature = "metrics")]
-        let slots = &mut stamped;
+        let slots = &mut stamped.slots;
         let put = self.raw.put_many(
             turn,
             slots,
@@ -38,7 +41,7 @@ impl<T> Steward<T> {
             ids,
         );
         #[cfg(feature = "metrics")]
-        items.extend(stamped.into_iter().map(unstamp));
+        drop(stamped);
         #[cfg(feature = "metrics")]
         let put = put.map_err(refused);
         put
@@ -74,5 +77,21 @@ impl<T> Steward<T> {
             });
         };
         self.raw.take_many(turn, max, wrap, Some(delivered), out)
+    }
+}
+
+/// The stamped items of a batch put, handed back unstamped to the caller's vector when
+/// dropped: the items the put did not place, after it or as a panic in user code (a
+/// subscriber, the journal) unwinds it.
+#[cfg(feature = "metrics")]
+struct StampedRest<'v, T> {
+    slots: Vec<Slot<T>>,
+    items: &'v mut Vec<T>,
+}
+
+#[cfg(feature = "metrics")]
+impl<T> Drop for StampedRest<'_, T> {
+    fn drop(&mut self) {
+        self.items.extend(self.slots.drain(..).map(unstamp));
     }
 }
