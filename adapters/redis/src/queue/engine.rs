@@ -950,7 +950,7 @@ impl<C: Codec> Engine<C> {
                     bad.push((entry, attempt, How::Foreign, String::new()));
                     continue;
                 };
-                match self.codec.decode(&bytes) {
+                match self.codec.decode_owned(bytes) {
                     Ok(item) => found.push(Found {
                         entry,
                         id,
