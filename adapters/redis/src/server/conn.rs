@@ -17,8 +17,8 @@ use std::sync::Mutex;
 
 use redis::aio::MultiplexedConnection;
 use redis::{
-    AsyncConnectionConfig, Client, ErrorKind, ProtocolVersion, PushInfo, PushKind, RedisError, Script,
-    ServerErrorKind, Value,
+    AsyncConnectionConfig, Client, ErrorKind, ProtocolVersion, PushInfo, PushKind, RedisError,
+    Script, ServerErrorKind, Value,
 };
 
 use crate::server::error::Error;
