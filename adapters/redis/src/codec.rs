@@ -54,6 +54,29 @@ pub trait Codec: Send + Sync + 'static {
     ///
     /// When `bytes` are not a valid encoding.
     fn decode(&self, bytes: &[u8]) -> Result<Self::Item, CodecError>;
+
+    /// As [`decode`](Codec::decode), given the bytes to keep: a codec whose item can
+    /// reuse them (as [`Bytes`] does) saves a copy. Deliveries are decoded through this;
+    /// by default it calls `decode`.
+    ///
+    /// # Errors
+    ///
+    /// As [`decode`](Codec::decode).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use tally_redis::{Bytes, Codec};
+    ///
+    /// let bytes = b"job".to_vec();
+    /// let at = bytes.as_ptr();
+    /// let item = Bytes.decode_owned(bytes).unwrap();
+    /// assert_eq!(item, b"job");
+    /// assert_eq!(item.as_ptr(), at, "the same buffer, not a copy");
+    /// ```
+    fn decode_owned(&self, bytes: Vec<u8>) -> Result<Self::Item, CodecError> {
+        self.decode(&bytes)
+    }
 }
 
 /// A codec could not encode or decode; says why.
@@ -121,6 +144,10 @@ impl Codec for Bytes {
 
     fn decode(&self, bytes: &[u8]) -> Result<Vec<u8>, CodecError> {
         Ok(bytes.to_vec())
+    }
+
+    fn decode_owned(&self, bytes: Vec<u8>) -> Result<Vec<u8>, CodecError> {
+        Ok(bytes)
     }
 }
 

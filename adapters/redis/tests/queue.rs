@@ -2950,12 +2950,35 @@ async fn retry_until_answered(
     }
 }
 
+/// A server that lost its script cache (`SCRIPT FLUSH`, as after a restart) is sent each
+/// script again: puts, gets and batch resolves go on, each counted once.
+async fn scripts_are_loaded_again_after_a_script_flush(_rt: Rt) {
+    let server = server!();
+    let queue = open(&server, "flushed", options()).await;
+    queue.put_many(vec![vec![1], vec![2]]).await.unwrap();
+    let _: () = server.query(redis::cmd("SCRIPT").arg("FLUSH"));
+    queue.put_many(vec![vec![3], vec![4]]).await.unwrap();
+    let jobs = queue.try_get_many(4).await.unwrap();
+    assert_eq!(jobs.len(), 4);
+    let _: () = server.query(redis::cmd("SCRIPT").arg("FLUSH"));
+    let done = jobs
+        .into_iter()
+        .map(|job| (job, Outcome::Succeeded))
+        .collect();
+    let answers = queue.resolve_many(done).await.unwrap();
+    assert!(answers.iter().all(Result::is_ok), "{answers:?}");
+    let ledger = queue.ledger().await.unwrap();
+    assert_eq!((ledger.accepted, ledger.succeeded), (4, 4));
+    assert!(ledger.is_balanced());
+}
+
 on_both!(
     put_many_is_one_contiguous_batch,
     get_many_and_resolve_many,
     batch_resolve_after_a_reclaim_is_fenced_per_entry,
     resolve_many_after_a_lost_reply_counts_once,
     maintenance_backs_off_when_keys_are_gone,
+    scripts_are_loaded_again_after_a_script_flush,
     late_get_on_a_stalled_connection_loses_nothing,
     late_plain_get_is_delivered_by_the_next_get,
     in_flight_lists_holders_and_says_who_is_alive,

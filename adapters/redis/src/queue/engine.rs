@@ -950,7 +950,7 @@ impl<C: Codec> Engine<C> {
                     bad.push((entry, attempt, How::Foreign, String::new()));
                     continue;
                 };
-                match self.codec.decode(&bytes) {
+                match self.codec.decode_owned(bytes) {
                     Ok(item) => found.push(Found {
                         entry,
                         id,
@@ -1332,16 +1332,55 @@ fn read_entries(value: Value) -> Result<Vec<RawEntry>, Error> {
     let Some(Value::Array(entries)) = entries else {
         return Err(Error::Protocol("XREADGROUP: no entries".into()));
     };
-    entries
-        .into_iter()
-        .map(|entry| {
-            let (entry, fields) = reply::entry(entry)?;
-            Ok(match job_fields(fields) {
-                Some((id, bytes, earlier)) => (entry, Some(id), 1, bytes, earlier),
-                None => (entry, None, 1, Vec::new(), 0),
-            })
-        })
-        .collect()
+    entries.into_iter().map(read_entry).collect()
+}
+
+/// One entry of an `XREADGROUP` reply. An entry this crate wrote, as the server sends it
+/// (bulk strings), is taken apart in place; anything else goes through
+/// [`reply::entry`] and [`job_fields`], which say the same of such an entry.
+fn read_entry(mut value: Value) -> Result<RawEntry, Error> {
+    if let Value::Array(parts) = &mut value {
+        if let [Value::BulkString(entry), Value::Array(fields)] = parts.as_mut_slice() {
+            if let Some((id, earlier)) = job_numbers(fields) {
+                let entry = String::from_utf8(core::mem::take(entry))
+                    .map_err(|_| Error::Protocol("expected utf-8 text".into()))?;
+                let bytes = match &mut fields[3] {
+                    Value::BulkString(bytes) => core::mem::take(bytes),
+                    _ => Vec::new(),
+                };
+                return Ok((entry, Some(id), 1, bytes, earlier));
+            }
+        }
+    }
+    let (entry, fields) = reply::entry(value)?;
+    Ok(match job_fields(fields) {
+        Some((id, bytes, earlier)) => (entry, Some(id), 1, bytes, earlier),
+        None => (entry, None, 1, Vec::new(), 0),
+    })
+}
+
+/// The job id and earlier deliveries of fields that are all bulk strings, as
+/// [`job_fields`] reads them; `None` for any other fields.
+fn job_numbers(fields: &[Value]) -> Option<(JobId, u64)> {
+    let number = |bytes: &[u8]| core::str::from_utf8(bytes).ok()?.parse::<u64>().ok();
+    let (id, earlier) = match fields {
+        [Value::BulkString(j), Value::BulkString(id), Value::BulkString(p), Value::BulkString(_)]
+            if j == b"j" && p == b"p" =>
+        {
+            (id, None)
+        }
+        [Value::BulkString(j), Value::BulkString(id), Value::BulkString(p), Value::BulkString(_), Value::BulkString(a), Value::BulkString(count)]
+            if j == b"j" && p == b"p" && a == b"a" =>
+        {
+            (id, Some(count))
+        }
+        _ => return None,
+    };
+    let earlier = match earlier {
+        None => 0,
+        Some(count) => number(count)?,
+    };
+    Some((JobId::from_raw(number(id)?), earlier))
 }
 
 /// The job id, payload and earlier deliveries of an entry's fields, if it is one this
@@ -1383,4 +1422,81 @@ fn accepted<I>(reply: &Reply, items: I) -> Result<I, PutError<I>> {
 fn entry_id(entry: &str) -> Option<(u64, u64)> {
     let (ms, seq) = entry.split_once('-')?;
     Some((ms.parse().ok()?, seq.parse().ok()?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bulk(text: &str) -> Value {
+        Value::BulkString(text.as_bytes().to_vec())
+    }
+
+    fn entry(fields: Vec<Value>) -> Value {
+        Value::Array(vec![bulk("1-2"), Value::Array(fields)])
+    }
+
+    /// What `read_entry` says of an entry when it goes through `reply::entry` and
+    /// `job_fields` only.
+    fn by_fields(value: Value) -> Result<RawEntry, Error> {
+        let (entry, fields) = reply::entry(value)?;
+        Ok(match job_fields(fields) {
+            Some((id, bytes, earlier)) => (entry, Some(id), 1, bytes, earlier),
+            None => (entry, None, 1, Vec::new(), 0),
+        })
+    }
+
+    #[test]
+    fn an_entry_read_in_place_is_read_as_by_its_fields() {
+        let entries = [
+            entry(vec![bulk("j"), bulk("7"), bulk("p"), bulk("job")]),
+            entry(vec![
+                bulk("j"),
+                bulk("7"),
+                bulk("p"),
+                bulk("job"),
+                bulk("a"),
+                bulk("3"),
+            ]),
+            entry(vec![bulk("j"), bulk("x"), bulk("p"), bulk("job")]),
+            entry(vec![bulk("p"), bulk("job"), bulk("j"), bulk("7")]),
+            entry(vec![bulk("j"), bulk("7"), bulk("p"), Value::Int(5)]),
+            entry(vec![
+                bulk("j"),
+                bulk("7"),
+                bulk("p"),
+                bulk("job"),
+                bulk("a"),
+                bulk("-1"),
+            ]),
+            entry(vec![
+                bulk("j"),
+                bulk("7"),
+                bulk("p"),
+                bulk("job"),
+                bulk("b"),
+                bulk("3"),
+            ]),
+            entry(vec![bulk("j"), bulk("7"), bulk("p")]),
+            entry(vec![bulk("anything")]),
+            Value::Array(vec![
+                Value::BulkString(vec![0xff]),
+                Value::Array(vec![bulk("j"), bulk("7"), bulk("p"), bulk("job")]),
+            ]),
+        ];
+        for value in entries {
+            let expected = format!("{:?}", by_fields(value.clone()));
+            assert_eq!(
+                format!("{:?}", read_entry(value.clone())),
+                expected,
+                "{value:?}"
+            );
+        }
+        let (entry, id, attempt, bytes, earlier) =
+            read_entry(entry(vec![bulk("j"), bulk("7"), bulk("p"), bulk("job")])).unwrap();
+        assert_eq!(
+            (entry.as_str(), id, attempt, bytes.as_slice(), earlier),
+            ("1-2", Some(JobId::from_raw(7)), 1, &b"job"[..], 0)
+        );
+    }
 }

@@ -17,7 +17,8 @@ use std::sync::Mutex;
 
 use redis::aio::MultiplexedConnection;
 use redis::{
-    AsyncConnectionConfig, Client, ProtocolVersion, PushInfo, PushKind, RedisError, Script, Value,
+    AsyncConnectionConfig, Client, ErrorKind, ProtocolVersion, PushInfo, PushKind, RedisError,
+    Script, ServerErrorKind, Value,
 };
 
 use crate::server::error::Error;
@@ -255,14 +256,26 @@ impl Conn {
         args: &[Vec<u8>],
     ) -> Result<Value, Error> {
         let mut con = self.shared().await?;
-        let mut call = script.prepare_invoke();
+        // `EVALSHA` written straight into one command buffer (a `ScriptInvocation` copies
+        // every argument into a vector of its own first); a server that does not have the
+        // script loads it, and the call is sent again, as `ScriptInvocation` does.
+        let mut call = redis::cmd("EVALSHA");
+        call.arg(script.get_hash()).arg(keys.len());
         for key in keys {
-            call.key(*key);
+            call.arg(*key);
         }
         for arg in args {
             call.arg(arg.as_slice());
         }
-        let reply = call.invoke_async::<Value>(&mut con).await;
+        let reply = match call.query_async::<Value>(&mut con).await {
+            Err(error) if error.kind() == ErrorKind::Server(ServerErrorKind::NoScript) => {
+                match script.load_async(&mut con).await {
+                    Ok(_) => call.query_async::<Value>(&mut con).await,
+                    Err(error) => Err(error),
+                }
+            }
+            reply => reply,
+        };
         self.on_shared(reply)
     }
 
