@@ -457,6 +457,53 @@ fn a_subscriber_panicking_in_a_woken_get_gives_its_turn_up_once() {
     });
 }
 
+/// A subscriber that panics in the `job delivered` event of a woken batch get, which takes
+/// its first item with its turn: the turn is given up once, so the next woken get's item
+/// is still kept for it.
+#[test]
+fn a_subscriber_panicking_in_a_woken_batch_get_gives_its_turn_up_once() {
+    let subscriber = PanicAt {
+        message: "job delivered",
+        fired: false.into(),
+    };
+    tracing::subscriber::with_default(subscriber, || {
+        let queue = Queue::unbounded();
+        let woken = Arc::new(AtomicUsize::new(0));
+        let waker = Waker::from(Arc::new(Count(woken.clone())));
+        {
+            let mut deliveries = Vec::new();
+            let mut get = pin!(queue.get_many(&mut deliveries, 4));
+            assert!(get
+                .as_mut()
+                .poll(&mut Context::from_waker(&waker))
+                .is_pending());
+            queue.try_put(1).unwrap();
+            let unwound = catch_unwind(AssertUnwindSafe(|| {
+                get.as_mut()
+                    .poll(&mut Context::from_waker(&waker))
+                    .is_ready()
+            }));
+            assert!(unwound.is_err(), "the subscriber panicked");
+        }
+        assert_eq!(queue.ledger().in_flight, 0, "{}", queue.ledger());
+        let mut get = pin!(queue.get());
+        assert!(get
+            .as_mut()
+            .poll(&mut Context::from_waker(&waker))
+            .is_pending());
+        queue.try_put(2).unwrap();
+        assert_eq!(woken.load(Ordering::SeqCst), 2, "the second get was woken");
+        assert!(
+            queue.try_get().is_err(),
+            "the woken get's item is kept for it"
+        );
+        match get.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
+            std::task::Poll::Ready(job) => assert_eq!(job.unwrap().succeed(), 2),
+            std::task::Poll::Pending => panic!("the item is there"),
+        };
+    });
+}
+
 /// A subscriber that panics in the `job accepted` event of a woken batch put, which places
 /// its first item with its turn: the turn is given up once, so the slot freed for the next
 /// woken put is still kept for it.

@@ -275,7 +275,7 @@ impl<T> RawQueue<T> {
             queue: self,
             putters: Wakes::default(),
             last: false,
-            turn,
+            turn: false,
         };
         let mut taken = 0;
         let mut next = Some((handout, item, after));
@@ -287,14 +287,18 @@ impl<T> RawQueue<T> {
             pass.last |= after.last;
             out.push(wrap(handout, item));
             taken += 1;
-            if taken == 1 && turn {
-                // Redeemed before the next take, which would otherwise leave this turn's
-                // item to itself; a try refused meanwhile is told of by the pass.
-                self.getters().turns().redeem();
-            }
             crate::events::delivered(self.label, handout.id, handout.attempt);
             if let Some(delivered) = &mut delivered {
                 delivered(handout);
+            }
+            if taken == 1 && turn {
+                // After the event and the journal: a panic in them leaves the turn with the
+                // waiting get, whose drop passes it on (see `registration.rs`), so it is
+                // given up once either way. Before the next take, which would otherwise
+                // leave this turn's item to itself; a try refused meanwhile is told of by
+                // the pass.
+                self.getters().turns().redeem();
+                pass.turn = true;
             }
             if taken < max {
                 if RING_BATCHES && delivered.is_none() && !self.lane.may_hold() {
@@ -328,7 +332,7 @@ struct TakePass<'q, T> {
     putters: Wakes,
     /// The end came: every getter is told.
     last: bool,
-    /// The batch used a woken get's turn (redeemed after its first item).
+    /// The batch redeemed a woken get's turn (after its first item's event).
     turn: bool,
 }
 
