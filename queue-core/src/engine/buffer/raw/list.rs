@@ -72,7 +72,7 @@ use alloc::vec::Vec;
 use core::mem::MaybeUninit;
 use core::ptr;
 
-use super::moves::{Nothing, PutRefused, Taken};
+use crate::engine::buffer::moves::{Nothing, PutRefused, Taken};
 use super::ring::{line_aligned, Kind};
 use crate::job_id::JobId;
 use crate::sync::{back_off, uninterrupted, AtomicPtr, AtomicU64, AtomicU8, Cell, Ordering};
