@@ -3,7 +3,7 @@
 # minus 0, over N, via shared/tools/locked-per-op) for
 #   - queue/floor/{ours,flume,kanal,async-channel}: try_put + try_get (+ succeed for ours)
 #     on bounded(128), nobody waiting (benches/src/workloads.rs);
-#   - the ring engine alone (queue-core/src/ring.rs): put + get + ending on a counting ring
+#   - the ring engine alone (queue-core/src/engine/buffer/raw/ring.rs): put + get + ending on a counting ring
 #     (the kind the queue builds) bound at 128, the unit test
 #     `ring::tests::floor_ops_from_env`, built in the bench profile.
 #

@@ -245,9 +245,10 @@
 //! | `fixed/` | the no-heap tier: [`fixed::FixedQueue`] and its handles over the ring (inline), the tally and the waiter fields, with waiter slots of its own | `engine/buffer/`, `engine/tally.rs`, `wait/`, `sync/` |
 //!
 //! `ledger.rs`, `job_id.rs`, `outcome.rs`, `error.rs`, `events.rs` (tracing),
-//! `metrics.rs` with `metric_names.rs`, and `unwind.rs` are leaves any layer may use. `unsafe` is allowed in two buffer
-//! modules only: `engine/buffer/ring.rs` (with its submodule `ring/batch.rs`, the batch
-//! claims) and `engine/buffer/list.rs` (the unbounded block list); each says why.
+//! `metrics.rs` with `metric_names.rs`, and `unwind.rs` are leaves any layer may use.
+//! `unsafe` is allowed in one module only, `engine/buffer/raw/`: the ring (`ring.rs`, with
+//! its batch claims in `ring/batch.rs`) and the unbounded block list (`list.rs`), the
+//! buffers whose slots are raw memory; each file says why.
 //! Without `alloc`, only the parts of `engine/` and `wait/` that `fixed/` uses are built.
 #![no_std]
 // A `no_std` crate: name `core` and `alloc` items by their own paths, so the crate builds
@@ -257,9 +258,9 @@
     clippy::alloc_instead_of_core,
     clippy::std_instead_of_alloc
 )]
-// `unsafe` lives in two buffer modules, `engine::buffer::ring` (the slots of the ring)
-// and `engine::buffer::list` (the slots and blocks of the unbounded list), which alone
-// allow it; everywhere else it is an error.
+// `unsafe` lives in one module, `engine::buffer::raw` (the slots of the ring and of the
+// unbounded list, and the list's blocks), which alone allows it; everywhere else it is an
+// error.
 #![deny(unsafe_code)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![cfg_attr(docsrs, doc(auto_cfg(hide(loom))))]
@@ -294,7 +295,10 @@ mod engine {
     pub(crate) mod buffer {
         pub(crate) mod moves;
         #[allow(unsafe_code)]
-        pub(crate) mod ring;
+        pub(crate) mod raw {
+            pub(crate) mod ring;
+        }
+        pub(crate) use self::raw::ring;
     }
     pub(crate) mod tally;
 }

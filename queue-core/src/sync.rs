@@ -13,7 +13,7 @@
 #[cfg(loom)]
 pub(crate) use loom::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
-// The block list of an unbounded queue (`engine/buffer/list.rs`): a slot's state byte and
+// The block list of an unbounded queue (`engine/buffer/raw/list.rs`): a slot's state byte and
 // the links between blocks, which are only loaded and stored.
 #[cfg(all(not(loom), feature = "alloc", not(feature = "portable-atomic")))]
 pub(crate) use core::sync::atomic::{AtomicPtr, AtomicU8};

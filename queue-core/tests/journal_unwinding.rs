@@ -153,3 +153,27 @@ fn a_journal_panicking_in_an_ending_leaves_the_queue_settled() {
         .poll(&mut Context::from_waker(Waker::noop()))
         .is_ready());
 }
+
+/// The journal panics in a put's `Accepted`: the item's id is drawn, so the item is
+/// buffered all the same, the waiting get is woken for it, and the ledger balances.
+#[test]
+fn a_journal_panicking_in_a_put_still_buffers_the_item_and_wakes_the_get() {
+    let queue =
+        Queue::unbounded().with_journal(PanicAt::new(|e| matches!(e, JobEvent::Accepted(_))));
+    let (woken, waker) = counting();
+    let mut get = pin!(queue.get());
+    assert!(get
+        .as_mut()
+        .poll(&mut Context::from_waker(&waker))
+        .is_pending());
+    let unwound = catch_unwind(AssertUnwindSafe(|| queue.try_put(1)));
+    assert!(unwound.is_err(), "the journal panicked");
+    let ledger = queue.ledger();
+    assert_eq!((ledger.accepted, ledger.buffered), (1, 1), "{ledger}");
+    assert_eq!(woken.0.load(Ordering::SeqCst), 1, "the get was woken");
+    match get.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
+        Poll::Ready(job) => assert_eq!(job.unwrap().succeed(), 1),
+        Poll::Pending => panic!("the item is there"),
+    }
+    assert!(queue.ledger().is_balanced(), "{}", queue.ledger());
+}

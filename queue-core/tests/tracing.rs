@@ -457,6 +457,35 @@ fn a_subscriber_panicking_in_a_woken_get_gives_its_turn_up_once() {
     });
 }
 
+/// A subscriber that panics in the `job accepted` event of a put while a get waits: the
+/// get is woken for the buffered item all the same, on the ring and on the list.
+#[test]
+fn a_subscriber_panicking_in_a_put_still_wakes_the_waiting_get() {
+    for queue in [Queue::bounded(4).unwrap(), Queue::unbounded()] {
+        let subscriber = PanicAt {
+            message: "job accepted",
+            fired: false.into(),
+        };
+        tracing::subscriber::with_default(subscriber, || {
+            let woken = Arc::new(AtomicUsize::new(0));
+            let waker = Waker::from(Arc::new(Count(woken.clone())));
+            let mut get = pin!(queue.get());
+            assert!(get
+                .as_mut()
+                .poll(&mut Context::from_waker(&waker))
+                .is_pending());
+            let unwound = catch_unwind(AssertUnwindSafe(|| queue.try_put(1)));
+            assert!(unwound.is_err(), "the subscriber panicked");
+            assert_eq!(woken.load(Ordering::SeqCst), 1, "the get was woken");
+            match get.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
+                std::task::Poll::Ready(job) => assert_eq!(job.unwrap().succeed(), 1),
+                std::task::Poll::Pending => panic!("the item is there"),
+            };
+            assert!(queue.ledger().is_balanced(), "{}", queue.ledger());
+        });
+    }
+}
+
 /// A subscriber that panics in the `job delivered` event of a woken batch get, which takes
 /// its first item with its turn: the turn is given up once, so the next woken get's item
 /// is still kept for it.

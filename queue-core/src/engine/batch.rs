@@ -5,7 +5,7 @@
 //! rule, the same order of the lane and the buffer), so every invariant of the module docs
 //! holds item by item. On the ring, the items of a batch are claimed together: one
 //! compare-exchange for as many tickets as the batch can take, which is what as many
-//! single claims in a row would do at that instant (see `buffer/ring/batch.rs`). The
+//! single claims in a row would do at that instant (see `buffer/raw/ring/batch.rs`). The
 //! wake-ups the items ask for are summed and sent in one pass after the last move (one
 //! notification call, one run of the woken wakers), and the caller's per-call work
 //! (futures, journal gate) is paid once per batch.

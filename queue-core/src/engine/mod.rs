@@ -236,9 +236,13 @@ impl<T> RawQueue<T> {
                 turn,
                 item,
                 |item, owed| {
-                    growable
-                        .put(item, owed, accepted)
-                        .map(|id| (id, Wake::Check))
+                    // Without `std` nothing catches a journal's panic, which `accepted` may
+                    // raise once the id is drawn: the growable buffer then buffers the item
+                    // all the same, and this guard tells the getters of it.
+                    let unwinding = GettersOnUnwind { queue: self };
+                    let put = growable.put(item, owed, accepted);
+                    core::mem::forget(unwinding);
+                    put.map(|id| (id, Wake::Check))
                 },
                 || self.buffer.after_put(late),
             ),
@@ -272,10 +276,6 @@ impl<T> RawQueue<T> {
         };
         match put_in(item, owed) {
             Ok((id, getters)) => {
-                crate::events::accepted(self.label, id);
-                if turn {
-                    self.putter_turn_used();
-                }
                 // Hand-off: one more item means one more getter can proceed.
                 match getters {
                     Wake::No => {}
@@ -288,6 +288,14 @@ impl<T> RawQueue<T> {
                         }
                     }
                     _ => self.getters().notify_for(getters, 1),
+                }
+                // The event once the getters are told: a subscriber that panics unwinds a
+                // put whose item is buffered and announced. The turn last: a panic before
+                // it leaves the turn with the waiting put, whose drop passes it on (see
+                // `registration.rs`), so it is given up once either way.
+                crate::events::accepted(self.label, id);
+                if turn {
+                    self.putter_turn_used();
                 }
                 Ok(id)
             }
@@ -819,6 +827,18 @@ impl<T> Drop for TakeWakes<'_, T> {
     fn drop(&mut self) {
         let After { putters, last } = self.after;
         self.queue.after_wakes(putters, last, ());
+    }
+}
+
+/// Tells the getters of an item that a growable buffer buffered while a journal's panic
+/// unwound its put (see `Growable::put`); forgotten when the put returns.
+struct GettersOnUnwind<'q, T> {
+    queue: &'q RawQueue<T>,
+}
+
+impl<T> Drop for GettersOnUnwind<'_, T> {
+    fn drop(&mut self) {
+        self.queue.getters().notify_for(Wake::Check, 1);
     }
 }
 

@@ -134,13 +134,15 @@ impl<T> Growable<T> {
             self.slots.give_back(1);
             return Err(PutRefused::Closed(item));
         };
+        // Without `std` nothing catches a journal's panic: should `accepted` unwind, the
+        // item is pushed all the same (its id is drawn, so it counts as accepted).
+        let pushed = Pushed {
+            buffer: self,
+            entry: Some((id, item)),
+        };
         accepted(id);
-        match self.push((id, item)) {
-            Ok(()) => Ok(id),
-            Err(PushError::Closed(_) | PushError::Full(_)) => {
-                unreachable!("the inner queue is never closed, and the slot was taken")
-            }
-        }
+        drop(pushed);
+        Ok(id)
     }
 
     /// Draws the next id, unless the buffer is closed.
@@ -378,6 +380,23 @@ impl<T> Drop for Growable<T> {
     fn drop(&mut self) {
         let items = &self.items;
         each_despite_panics(|| items.pop().ok(), drop);
+    }
+}
+
+/// An accepted item on its way into the growable buffer, pushed when dropped: once the
+/// journal heard of it, or as the journal's panic unwinds the put.
+struct Pushed<'b, T> {
+    buffer: &'b Growable<T>,
+    entry: Option<(JobId, T)>,
+}
+
+impl<T> Drop for Pushed<'_, T> {
+    fn drop(&mut self) {
+        if let Some(entry) = self.entry.take() {
+            if let Err(PushError::Closed(_) | PushError::Full(_)) = self.buffer.push(entry) {
+                unreachable!("the inner queue is never closed, and the slot was taken")
+            }
+        }
     }
 }
 

@@ -1,5 +1,6 @@
-//! Which buffer holds a queue's fresh items, behind one interface: the ring of `ring.rs`,
-//! the block list of `list.rs`, or the growable buffer of `growable.rs`.
+//! Which buffer holds a queue's fresh items, behind one interface: the ring of
+//! `raw/ring.rs`, the block list of `raw/list.rs`, or the growable buffer of
+//! `growable.rs`.
 //!
 //! The ring serves every limit it can hold (buffered or unfinished items, up to
 //! [`MAX_SLOTS`](ring::MAX_SLOTS)). Its three words carry the ids, the closed flag, the
@@ -19,12 +20,12 @@
 //! ledger's counts ([`Counts`]).
 
 pub(crate) mod growable;
-#[allow(unsafe_code)]
-pub(crate) mod list;
 pub(crate) mod moves;
 #[allow(unsafe_code)]
-pub(crate) mod ring;
+pub(crate) mod raw;
 pub(crate) mod slots;
+
+pub(crate) use self::raw::{list, ring};
 
 use alloc::vec::Vec;
 

@@ -117,7 +117,7 @@ use alloc::boxed::Box;
 use alloc::vec::Vec;
 use core::mem::MaybeUninit;
 
-use super::moves::{Nothing, PutRefused, Taken};
+use crate::engine::buffer::moves::{Nothing, PutRefused, Taken};
 use crate::job_id::JobId;
 use crate::sync::{back_off, uninterrupted, AtomicU64, Cell, Ordering};
 use crate::wait::counted::{anyone_in, with_notification, Counted, FIELDS_END};
@@ -125,22 +125,22 @@ use crate::wait::wake::Wake;
 
 /// `tail`: no put succeeds once set.
 const CLOSED: u64 = 1;
-pub(super) const TICKET_SHIFT: u32 = FIELDS_END;
+pub(in crate::engine::buffer) const TICKET_SHIFT: u32 = FIELDS_END;
 /// One ticket.
 const TICKET: u64 = 1 << TICKET_SHIFT;
 /// The tickets' modulus minus one: tickets are `64 - TICKET_SHIFT` = 39 bits.
-pub(super) const TICKET_MASK: u64 = u64::MAX >> TICKET_SHIFT;
+pub(in crate::engine::buffer) const TICKET_MASK: u64 = u64::MAX >> TICKET_SHIFT;
 /// The most slots a ring has; larger bounds use a growable buffer.
 pub(crate) const MAX_SLOTS: usize = 1 << 16;
 
 #[inline]
-pub(super) const fn ticket_of(word: u64) -> u64 {
+pub(in crate::engine::buffer) const fn ticket_of(word: u64) -> u64 {
     word >> TICKET_SHIFT
 }
 
 /// `a - b` on tickets.
 #[inline]
-pub(super) const fn distance(a: u64, b: u64) -> u64 {
+pub(in crate::engine::buffer) const fn distance(a: u64, b: u64) -> u64 {
     a.wrapping_sub(b) & TICKET_MASK
 }
 
@@ -159,7 +159,7 @@ const fn behind(distance: u64) -> bool {
 
 /// The full 64-bit value whose low 39 bits are `low`, nearest to the full value `near`.
 #[inline]
-pub(super) const fn widen(low: u64, near: u64) -> u64 {
+pub(in crate::engine::buffer) const fn widen(low: u64, near: u64) -> u64 {
     let up = distance(low, near);
     if behind(up) {
         near.wrapping_sub(TICKET_MASK + 1 - up)
@@ -330,7 +330,7 @@ unsafe impl<T: Send, S: ?Sized + Storage<T>> Send for Ring<T, S> {}
 unsafe impl<T: Send, S: ?Sized + Storage<T>> Sync for Ring<T, S> {}
 
 /// The words of a ring whose first ticket is `start`.
-pub(super) const fn word_at(start: u64) -> u64 {
+pub(in crate::engine::buffer) const fn word_at(start: u64) -> u64 {
     (start & TICKET_MASK) << TICKET_SHIFT
 }
 

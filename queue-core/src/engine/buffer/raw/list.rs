@@ -72,8 +72,8 @@ use alloc::vec::Vec;
 use core::mem::MaybeUninit;
 use core::ptr;
 
-use super::moves::{Nothing, PutRefused, Taken};
 use super::ring::{line_aligned, Kind};
+use crate::engine::buffer::moves::{Nothing, PutRefused, Taken};
 use crate::job_id::JobId;
 use crate::sync::{back_off, uninterrupted, AtomicPtr, AtomicU64, AtomicU8, Cell, Ordering};
 use crate::unwind::each_despite_panics;
