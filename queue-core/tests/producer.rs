@@ -74,9 +74,13 @@ fn panicking_producers_do_not_hang_the_pool() {
                 })
             })
             .collect();
-        let producers: Vec<_> = (0..3)
-            .map(|p| {
-                let producer = queue.producer_owned();
+        // Every producer exists before any starts: one that finished before the next was
+        // made would be the last to leave, and its leaving would shut the queue down.
+        let handles: Vec<_> = (0..3).map(|_| queue.producer_owned()).collect();
+        let producers: Vec<_> = handles
+            .into_iter()
+            .zip(0..)
+            .map(|(producer, p)| {
                 std::thread::spawn(move || {
                     for n in 0..10 {
                         if p == 1 && n == 5 {
