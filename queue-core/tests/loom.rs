@@ -517,10 +517,10 @@ fn notified_get_dropped_vs_registering_get_on_the_ring() {
     loom::model(|| notified_get_dropped_vs_registering_get(Queue::bounded(1).unwrap()));
 }
 
-/// [`notified_get_dropped_vs_registering_get`] on the growable buffer, whose getters are
-/// counted in their class's own word.
+/// [`notified_get_dropped_vs_registering_get`] on the unbounded list, whose getters are
+/// counted in its tail word as on the ring.
 #[test]
-fn notified_get_dropped_vs_registering_get_on_the_growable_buffer() {
+fn notified_get_dropped_vs_registering_get_on_the_list() {
     loom::model(|| notified_get_dropped_vs_registering_get(Queue::unbounded()));
 }
 
@@ -843,10 +843,17 @@ fn ledger_snapshots_never_go_down_on_the_ring() {
     ledger_snapshots_never_go_down(|| Queue::bounded(2).unwrap());
 }
 
-/// [`ledger_snapshots_never_go_down`] on the growable buffer.
+/// [`ledger_snapshots_never_go_down`] on the unbounded list.
 #[test]
-fn ledger_snapshots_never_go_down_on_the_growable_buffer() {
+fn ledger_snapshots_never_go_down_on_the_list() {
     ledger_snapshots_never_go_down(Queue::unbounded);
+}
+
+/// [`ledger_snapshots_never_go_down`] on the growable buffer (a journaled unbounded queue),
+/// whose counts are words of their own.
+#[test]
+fn ledger_snapshots_never_go_down_on_the_journaled_growable_buffer() {
+    ledger_snapshots_never_go_down(|| Queue::unbounded().with_journal(Arc::new(Events::default())));
 }
 
 /// A journal for the models: every event, in the order recorded.
@@ -933,13 +940,13 @@ fn put_vs_shutdown_now_vs_try_get(queue: Queue<u8>, events: Option<Arc<Events>>)
     }
 }
 
-/// [`put_vs_shutdown_now_vs_try_get`] on an unbounded queue.
+/// [`put_vs_shutdown_now_vs_try_get`] on an unbounded queue (the list).
 #[test]
-fn growable_put_vs_shutdown_now_vs_try_get() {
+fn list_put_vs_shutdown_now_vs_try_get() {
     loom::model(|| put_vs_shutdown_now_vs_try_get(Queue::unbounded(), None));
 }
 
-/// [`growable_put_vs_shutdown_now_vs_try_get`] on a journaled queue (bounded, so the
+/// [`put_vs_shutdown_now_vs_try_get`] on a journaled queue (bounded, so the
 /// growable buffer counts its slots too), whose put runs the journal between drawing its
 /// id and pushing its item.
 #[test]
@@ -1192,11 +1199,21 @@ fn woken_get_vs_barging_try_get_vs_two_puts_on_the_ring() {
     loom::model(|| woken_get_vs_barging_try_get_vs_two_puts(Queue::bounded(2).unwrap()));
 }
 
-/// [`woken_get_vs_barging_try_get_vs_two_puts`] on the growable buffer, whose take reads
-/// the turns owed after counting the items it could pop.
+/// [`woken_get_vs_barging_try_get_vs_two_puts`] on the unbounded list.
 #[test]
-fn woken_get_vs_barging_try_get_vs_two_puts_on_the_growable_buffer() {
+fn woken_get_vs_barging_try_get_vs_two_puts_on_the_list() {
     loom::model(|| woken_get_vs_barging_try_get_vs_two_puts(Queue::unbounded()));
+}
+
+/// [`woken_get_vs_barging_try_get_vs_two_puts`] on the growable buffer (a journaled
+/// unbounded queue), whose take reads the turns owed after counting the items it could pop.
+#[test]
+fn woken_get_vs_barging_try_get_vs_two_puts_on_the_journaled_growable_buffer() {
+    loom::model(|| {
+        woken_get_vs_barging_try_get_vs_two_puts(
+            Queue::unbounded().with_journal(Arc::new(Events::default())),
+        )
+    });
 }
 
 /// A held retry let go (its future dropped) vs `shutdown_now`: the item is handed back
@@ -1352,10 +1369,21 @@ fn put_many_wakes_a_waiting_get_many_on_the_ring() {
     loom::model(|| put_many_wakes_a_waiting_get_many(Queue::bounded(2).unwrap()));
 }
 
-/// [`put_many_wakes_a_waiting_get_many`] on the growable buffer.
+/// [`put_many_wakes_a_waiting_get_many`] on the unbounded list.
 #[test]
-fn put_many_wakes_a_waiting_get_many_on_the_growable_buffer() {
+fn put_many_wakes_a_waiting_get_many_on_the_list() {
     loom::model(|| put_many_wakes_a_waiting_get_many(Queue::unbounded()));
+}
+
+/// [`put_many_wakes_a_waiting_get_many`] on the growable buffer (a journaled unbounded
+/// queue).
+#[test]
+fn put_many_wakes_a_waiting_get_many_on_the_journaled_growable_buffer() {
+    loom::model(|| {
+        put_many_wakes_a_waiting_get_many(
+            Queue::unbounded().with_journal(Arc::new(Events::default())),
+        )
+    });
 }
 
 /// The turn rule against a batch: a get asleep before a put is woken for it, then a batch
@@ -1466,13 +1494,13 @@ fn woken_get_many_vs_barging_try_get_many_vs_put_many() {
     });
 }
 
-/// Two endings on threads of their own vs a join, on an unbounded queue (the growable
-/// buffer, whose joiners are counted in its endings' word): the ending that settles the
+/// Two endings on threads of their own vs a join, on an unbounded queue (the list, whose
+/// joiners are counted in its endings' word): the ending that settles the
 /// queue reads the joiner in its own read-modify-write and wakes it, or the joiner's
 /// re-check after counting itself in sees the queue settled; the join always returns, with
 /// both endings counted.
 #[test]
-fn endings_vs_join_on_the_growable_buffer() {
+fn endings_vs_join_on_the_list() {
     loom::model(|| {
         let queue = Arc::new(Queue::<u8>::unbounded());
         queue.try_put(1).unwrap();
