@@ -6,7 +6,8 @@
 #      plus callgrind_annotate profiles of our hot paths, and locked instructions per
 #      message of the floor and the executor shapes (shared/tools/locked-per-op: callgrind's
 #      per-instruction counts matched against objdump), including the ring engine alone;
-#   3. allocations per operation with a counting global allocator;
+#   3. allocations per operation and per wait with a counting global allocator, and heap
+#      bytes per queued item;
 #   4. CPython 3.13's asyncio.Queue on the same queue shapes;
 #   5. tally-redis against the raw Streams loop and BullMQ, when redis-server is installed
 #      (adapters/redis/benches/report.sh, which writes the Redis section of BENCHMARKS.md
@@ -91,7 +92,7 @@ if [[ -n $tool ]] && command -v objdump >/dev/null && command -v addr2line >/dev
       "$(sed -n 's/^instructions\/op.*over N): \([0-9.-]*\).*/\1/p' "$file")" \
       | tee -a "$out/locked.tsv"
   }
-  for workload in $("$bin/icount" | grep -E '^queue/(floor|local)/' | grep -v tokio); do
+  for workload in $("$bin/icount" | grep -E '^queue/(floor|floor-unbounded|local)/' | grep -v tokio); do
     locked "$workload" "$bin/icount" "$workload"
   done
   # The ring engine alone: its floor unit test, built in the bench profile.
@@ -124,6 +125,9 @@ fi
 
 echo "==> allocations per operation"
 OPS=20000 "$bin/alloc_count" | tee "$out/allocations.tsv"
+
+echo "==> heap bytes per queued item"
+OPS=100000 "$bin/memory" | tee "$out/memory.tsv"
 
 echo "==> CPython asyncio.Queue"
 PYENV_VERSION=3.13.0 python3 benches/python/asyncio_queue.py | tee "$out/python.tsv"
