@@ -119,7 +119,7 @@
 //! - `metrics` (implies `std`): the latches' figures through the
 //!   [`metrics`](https://docs.rs/metrics) facade, each under the label `latch` (the label
 //!   set with `with_label`, empty if unset), written by `record_metrics` (e.g.
-//!   [`CountDownLatch::record_metrics`]; call it before a scrape renders them), except
+//!   [`CountDownLatch::record_metrics`][record_metrics]; call it before a scrape renders them), except
 //!   the time to open, recorded as a [`TrackingLatch`] opens:
 //!
 //!   | name | kind | figure |
@@ -151,6 +151,13 @@
 //! | `sync.rs` | what both tiers share: the atomics (loom's, portable-atomic's or core's) and `const_fn!` |
 //! | `heap/` | the `alloc` tier on event-listener: `LatchOf` and its kinds, their futures, the counter handles, the errors and diagnostics |
 //! | `fixed/` | the no-heap tier: [`fixed`]'s latches, their waiter slots and the error stored in place (the crate's one `unsafe` module) |
+//!
+#![cfg_attr(
+    feature = "metrics",
+    doc = "[record_metrics]: CountDownLatch::record_metrics"
+)]
+// Without the feature the method is not built: the link goes to the feature list.
+#![cfg_attr(not(feature = "metrics"), doc = "[record_metrics]: #features")]
 #![no_std]
 // A `no_std` crate: name `core` and `alloc` items by their own paths, so the crate builds
 // without `std` (the workspace's std-only crates need no such rule).

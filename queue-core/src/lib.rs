@@ -162,7 +162,7 @@
 //! - `tracing`: an event for every job and every change of the queue's state, under the
 //!   target `tally_queue`, carrying the queue's label (see [the table](#tracing-events)).
 //!
-//! - `metrics` (implies `std`): [`Queue::record_metrics`] records the ledger through the
+//! - `metrics` (implies `std`): [`Queue::record_metrics`][record_metrics] records the ledger through the
 //!   [`metrics`](https://docs.rs/metrics) facade, and each delivery's time in flight is
 //!   recorded as it ends (see [the names](#metrics)). Off, none of this is compiled.
 //!
@@ -204,7 +204,7 @@
 //!
 //! With the `metrics` feature, through the `metrics` facade, every name carrying the label
 //! `queue` (the queue's [`label`](Queue::label), empty if unset). The counters and gauges
-//! are set from a [`Ledger`] snapshot by [`Queue::record_metrics`] (call it before a
+//! are set from a [`Ledger`] snapshot by [`Queue::record_metrics`][record_metrics] (call it before a
 //! scrape renders them, or on a timer), so they equal the ledger at that instant and cost
 //! a job nothing; the histograms are recorded as each item is taken and as each delivery
 //! ends (one clock read per put, return, take and ending). The names are constants in
@@ -250,6 +250,10 @@
 //! its batch claims in `ring/batch.rs`) and the unbounded block list (`list.rs`), the
 //! buffers whose slots are raw memory; each file says why.
 //! Without `alloc`, only the parts of `engine/` and `wait/` that `fixed/` uses are built.
+//!
+#![cfg_attr(feature = "metrics", doc = "[record_metrics]: Queue::record_metrics")]
+// Without the feature the method is not built: the link goes to the feature list.
+#![cfg_attr(not(feature = "metrics"), doc = "[record_metrics]: #features")]
 #![no_std]
 // A `no_std` crate: name `core` and `alloc` items by their own paths, so the crate builds
 // without `std` (the workspace's std-only crates need no such rule).
