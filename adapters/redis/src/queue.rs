@@ -7,6 +7,7 @@
 pub(crate) mod delivery;
 pub(crate) mod drained;
 pub(crate) mod engine;
+mod entry_id;
 pub(crate) mod error;
 mod get;
 pub(crate) mod in_flight;

@@ -14,6 +14,7 @@ use tally_queue::{Backoff, JobEvent, JobId, Outcome};
 use crate::codec::Codec;
 use crate::queue::delivery::error::{KeepAliveError, ResolveError, RetryError};
 use crate::queue::engine::{Dropped, Engine, How, Resolve, Resolved, Retried};
+use crate::queue::entry_id::EntryKey;
 use crate::server::error::Error;
 
 /// One delivered item, held on a lease by this process: the across-processes form of
@@ -44,6 +45,8 @@ use crate::server::error::Error;
 pub struct Delivery<C: Codec> {
     pub(crate) engine: Arc<Engine<C>>,
     pub(crate) entry: String,
+    /// `entry` as a key of the handle's held entries.
+    pub(crate) key: EntryKey,
     pub(crate) id: JobId,
     /// The entry's delivery count: the fence of its resolves, retries and renewals.
     pub(crate) attempt: u64,
@@ -185,6 +188,7 @@ impl<C: Codec> Delivery<C> {
         let how = How::of(outcome);
         let resolve = Resolve {
             entry: &self.entry,
+            key: &self.key,
             attempt: self.attempt,
             how,
             reason: "",
@@ -434,6 +438,7 @@ impl<C: Codec> Drop for Delivery<C> {
                 .note(|| JobEvent::Abandoned { id, panicking });
             self.engine.local().dropped.push(Dropped {
                 entry: core::mem::take(&mut self.entry),
+                key: core::mem::replace(&mut self.key, EntryKey::Id(0, 0)),
                 id,
                 attempt: self.attempt,
                 lost: core::mem::take(&mut self.lost),

@@ -36,6 +36,7 @@
 //! script does not read their rows of the pending list one by one. Any other resolve (an
 //! older epoch, an unknown one, a repeat after a lost reply) reads the rows.
 
+use alloc::borrow::Cow;
 use alloc::boxed::Box;
 use alloc::collections::BTreeMap;
 use alloc::format;
@@ -52,6 +53,7 @@ use tally_queue::{JobEvent, JobId, Ledger};
 
 use crate::codec::Codec;
 use crate::queue::drained::Drained;
+use crate::queue::entry_id::EntryKey;
 use crate::queue::error::PutError;
 use crate::queue::in_flight::InFlight;
 use crate::queue::journal::Journaled;
@@ -78,6 +80,7 @@ pub(crate) const RESOLVE_CHUNK: usize = 1000;
 #[derive(Debug)]
 pub(crate) struct Dropped {
     pub(crate) entry: String,
+    pub(crate) key: EntryKey,
     pub(crate) id: JobId,
     pub(crate) attempt: u64,
     /// The tokens of calls with its resolve whose replies were lost.
@@ -90,7 +93,7 @@ pub(crate) struct Local {
     /// Entries held by live `Delivery` values of this handle (or dropped and not yet
     /// released): never handed out twice by the recovery of lost gets. Each with the
     /// fence epoch it was handed out under, if known (see `epoch`).
-    pub(crate) held: BTreeMap<String, Option<u64>>,
+    pub(crate) held: BTreeMap<EntryKey, Option<u64>>,
     /// The queue's fence epoch as this handle last saw it, read by a script that ran on the
     /// server before any get sent from now on: entries such a get hands out are under it
     /// or a later one. While the epoch stands, none of them changed holder or delivery
@@ -119,6 +122,7 @@ pub(crate) struct Local {
 #[derive(Debug)]
 pub(crate) struct Found<T> {
     pub(crate) entry: String,
+    pub(crate) key: EntryKey,
     pub(crate) id: JobId,
     /// The entry's delivery count: the fence its resolves carry.
     pub(crate) attempt: u64,
@@ -206,6 +210,8 @@ impl How {
 #[derive(Debug)]
 pub(crate) struct Resolve<'a> {
     pub(crate) entry: &'a str,
+    /// `entry` as a key of `held`.
+    pub(crate) key: &'a EntryKey,
     pub(crate) attempt: u64,
     pub(crate) how: How,
     /// The reason kept in a record (uncertain and abandoned endings; empty: the outcome).
@@ -355,18 +361,17 @@ impl<C: Codec> Engine<C> {
 
     /// Runs a queue script: KEYS the stream, meta and ledger, then `extra`; ARGV the
     /// hash tag, then `args`.
-    async fn run(
+    async fn run<A: AsRef<[u8]>>(
         &self,
         script: &redis::Script,
         extra: &[&str],
-        args: Vec<Vec<u8>>,
+        args: Vec<A>,
     ) -> Result<Reply, Error> {
         let mut keys: Vec<&str> = self.keys.first.iter().map(String::as_str).collect();
         keys.extend_from_slice(extra);
-        let mut all = Vec::with_capacity(args.len() + 1);
-        all.push(self.keys.tag.as_bytes().to_vec());
-        all.extend(args);
-        let value = self.conn.script(script, &keys, &all).await?;
+        let tag = core::iter::once(self.keys.tag.as_bytes());
+        let all = tag.chain(args.iter().map(AsRef::as_ref));
+        let value = self.conn.script(script, &keys, all).await?;
         Reply::parse(value)
     }
 
@@ -627,14 +632,14 @@ impl<C: Codec> Engine<C> {
     }
 
     /// The arguments and extra keys of a STEP script.
-    fn step_args(
+    fn step_args<'a>(
         &self,
-        resolves: &[Resolve<'_>],
+        resolves: &[Resolve<'a>],
         max: usize,
         token: u64,
         forget: &[u64],
         look: bool,
-    ) -> (Vec<Vec<u8>>, Vec<String>) {
+    ) -> (Vec<Cow<'a, [u8]>>, Vec<String>) {
         let extras: Vec<(usize, &Resolve<'_>)> = resolves
             .iter()
             .enumerate()
@@ -654,7 +659,10 @@ impl<C: Codec> Engine<C> {
         // orders them. A call fenced by the epoch sends each entry once.
         let mut ids: Option<Vec<_>> = resolves
             .iter()
-            .map(|resolve| entry_id(resolve.entry).map(|id| (id, resolve.entry)))
+            .map(|resolve| match *resolve.key {
+                EntryKey::Id(ms, seq) => Some(((ms, seq), resolve.entry)),
+                EntryKey::Text(_) => None,
+            })
             .collect();
         if let Some(ids) = ids.as_mut() {
             ids.sort_unstable();
@@ -672,7 +680,7 @@ impl<C: Codec> Engine<C> {
             Some(epoch) if distinct => epoch.to_string(),
             _ => String::new(),
         };
-        let mut args = args![
+        let mut args: Vec<Cow<'a, [u8]>> = args![
             self.consumer,
             token,
             max,
@@ -685,18 +693,25 @@ impl<C: Codec> Engine<C> {
             low,
             high,
             epoch
-        ];
+        ]
+        .into_iter()
+        .map(Cow::Owned)
+        .collect();
         let per = if every.is_empty() { 2 } else { 1 };
         args.reserve(per * resolves.len() + 3 * extras.len());
         for resolve in resolves {
-            args.push(resolve.entry.as_bytes().to_vec());
+            args.push(Cow::Borrowed(resolve.entry.as_bytes()));
             if every.is_empty() {
-                args.push(resolve.attempt.to_string().into_bytes());
+                args.push(Cow::Owned(resolve.attempt.to_string().into_bytes()));
             }
         }
         for (at, resolve) in extras {
             let lost: Vec<String> = resolve.lost.iter().map(u64::to_string).collect();
-            args.extend(args![at + 1, resolve.reason, lost.join(",")]);
+            args.extend(
+                args![at + 1, resolve.reason, lost.join(",")]
+                    .into_iter()
+                    .map(Cow::Owned),
+            );
         }
         let mut extra = Vec::with_capacity(forget.len() + 2);
         extra.push(self.keys.ends().to_string());
@@ -711,7 +726,7 @@ impl<C: Codec> Engine<C> {
         let local = self.local();
         let mut epochs = resolves
             .iter()
-            .map(|resolve| local.held.get(resolve.entry).copied().flatten());
+            .map(|resolve| local.held.get(resolve.key).copied().flatten());
         let first = epochs.next()??;
         epochs.all(|epoch| epoch == Some(first)).then_some(first)
     }
@@ -874,7 +889,7 @@ impl<C: Codec> Engine<C> {
                         None => return Err(Error::Protocol(format!("step: {codes:?}"))),
                     },
                 };
-                local.held.remove(resolve.entry);
+                local.held.remove(resolve.key);
                 resolved.push(answer);
             }
         }
@@ -941,18 +956,20 @@ impl<C: Codec> Engine<C> {
                 // An entry this handle holds already (it took its own expired lease):
                 // the earlier delivery was handed out under another epoch, so both are
                 // fenced by their rows.
+                let key = EntryKey::of(&entry);
                 local
                     .held
-                    .entry(entry.clone())
+                    .entry(key.clone())
                     .and_modify(|known| *known = None)
                     .or_insert(epoch);
                 let Some(id) = id else {
-                    bad.push((entry, attempt, How::Foreign, String::new()));
+                    bad.push((entry, key, attempt, How::Foreign, String::new()));
                     continue;
                 };
                 match self.codec.decode_owned(bytes) {
                     Ok(item) => found.push(Found {
                         entry,
+                        key,
                         id,
                         attempt,
                         earlier,
@@ -960,6 +977,7 @@ impl<C: Codec> Engine<C> {
                     }),
                     Err(error) => bad.push((
                         entry,
+                        key,
                         attempt,
                         How::Abandoned,
                         format!("undecodable: {error}"),
@@ -970,8 +988,9 @@ impl<C: Codec> Engine<C> {
         if !bad.is_empty() {
             let resolves: Vec<Resolve<'_>> = bad
                 .iter()
-                .map(|(entry, attempt, how, reason)| Resolve {
+                .map(|(entry, key, attempt, how, reason)| Resolve {
                     entry,
+                    key,
                     attempt: *attempt,
                     how: *how,
                     reason,
@@ -1014,7 +1033,7 @@ impl<C: Codec> Engine<C> {
         while reply.left() >= 2 {
             let entry = reply.text()?;
             let attempt = reply.int()?;
-            if !self.local().held.contains_key(&entry) {
+            if !self.local().held.contains_key(&EntryKey::of(&entry)) {
                 orphans.push((entry, attempt));
             }
         }
@@ -1092,7 +1111,7 @@ impl<C: Codec> Engine<C> {
             }
         };
         let mut local = self.local();
-        local.held.remove(entry);
+        local.held.remove(&EntryKey::of(entry));
         local.forget.push(token);
         Ok(retried)
     }
@@ -1116,7 +1135,9 @@ impl<C: Codec> Engine<C> {
 
     /// LEDGER: one atomic snapshot, and the last wake-up id for a following block.
     pub(crate) async fn status(&self) -> Result<(Status, String), Error> {
-        let mut reply = self.run(&self.scripts.ledger, &[], Vec::new()).await?;
+        let mut reply = self
+            .run(&self.scripts.ledger, &[], Vec::<Vec<u8>>::new())
+            .await?;
         if reply.status != "ok" || reply.left() < 16 {
             return Err(reply.unexpected());
         }
@@ -1416,12 +1437,6 @@ fn accepted<I>(reply: &Reply, items: I) -> Result<I, PutError<I>> {
             error: reply.unexpected(),
         }),
     }
-}
-
-/// A stream entry id as numbers, so that ids compare as the server orders them.
-fn entry_id(entry: &str) -> Option<(u64, u64)> {
-    let (ms, seq) = entry.split_once('-')?;
-    Some((ms.parse().ok()?, seq.parse().ok()?))
 }
 
 #[cfg(test)]

@@ -238,6 +238,7 @@ impl<C: Codec> Queue<C> {
             .map(|found| {
                 let Found {
                     entry,
+                    key,
                     id,
                     attempt,
                     earlier,
@@ -258,6 +259,7 @@ impl<C: Codec> Queue<C> {
                 Delivery {
                     engine: Arc::clone(&self.engine),
                     entry,
+                    key,
                     id,
                     attempt,
                     earlier,

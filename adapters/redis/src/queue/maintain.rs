@@ -111,7 +111,7 @@ impl<C: Codec> Queue<C> {
                         local.dropped.extend(dropped);
                         return Err(error);
                     }
-                    engine.local().held.remove(&lost.entry);
+                    engine.local().held.remove(&lost.key);
                 }
                 return Ok(());
             }
@@ -123,6 +123,7 @@ impl<C: Codec> Queue<C> {
                 .iter()
                 .map(|lost| Resolve {
                     entry: &lost.entry,
+                    key: &lost.key,
                     attempt: lost.attempt,
                     how,
                     reason,

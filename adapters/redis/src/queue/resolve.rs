@@ -120,6 +120,7 @@ impl<C: Codec> Queue<C> {
                         let how = How::of(*outcome);
                         Resolve {
                             entry: &delivery.entry,
+                            key: &delivery.key,
                             attempt: delivery.attempt,
                             how,
                             reason: "",

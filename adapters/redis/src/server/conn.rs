@@ -10,12 +10,11 @@
 
 use alloc::string::{String, ToString};
 use alloc::sync::Arc;
-use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, Ordering};
 use core::time::Duration;
 use std::sync::Mutex;
 
-use redis::aio::MultiplexedConnection;
+use redis::aio::{ConnectionLike, MultiplexedConnection};
 use redis::{
     AsyncConnectionConfig, Client, ErrorKind, ProtocolVersion, PushInfo, PushKind, RedisError,
     Script, ServerErrorKind, Value,
@@ -248,13 +247,17 @@ impl Conn {
         self.on_shared(reply).map(drop)
     }
 
-    /// Runs one script with `keys` as its KEYS.
-    pub(crate) async fn script(
+    /// Runs one script with `keys` as its KEYS and `args` as its ARGV.
+    pub(crate) async fn script<I>(
         &self,
         script: &Script,
         keys: &[&str],
-        args: &[Vec<u8>],
-    ) -> Result<Value, Error> {
+        args: I,
+    ) -> Result<Value, Error>
+    where
+        I: IntoIterator,
+        I::Item: AsRef<[u8]>,
+    {
         let mut con = self.shared().await?;
         // `EVALSHA` written straight into one command buffer (a `ScriptInvocation` copies
         // every argument into a vector of its own first); a server that does not have the
@@ -265,12 +268,12 @@ impl Conn {
             call.arg(*key);
         }
         for arg in args {
-            call.arg(arg.as_slice());
+            call.arg(arg.as_ref());
         }
-        let reply = match call.query_async::<Value>(&mut con).await {
+        let reply = match query(&mut con, &call).await {
             Err(error) if error.kind() == ErrorKind::Server(ServerErrorKind::NoScript) => {
                 match script.load_async(&mut con).await {
-                    Ok(_) => call.query_async::<Value>(&mut con).await,
+                    Ok(_) => query(&mut con, &call).await,
                     Err(error) => Err(error),
                 }
             }
@@ -282,7 +285,7 @@ impl Conn {
     /// Runs one plain command on the shared connection.
     pub(crate) async fn command(&self, cmd: &redis::Cmd) -> Result<Value, Error> {
         let mut con = self.shared().await?;
-        let reply = cmd.query_async::<Value>(&mut con).await;
+        let reply = query(&mut con, cmd).await;
         self.on_shared(reply)
     }
 
@@ -305,9 +308,67 @@ impl Conn {
     }
 }
 
+/// Sends `cmd` and reads its reply as `Cmd::query_async::<Value>` does: a server error
+/// anywhere in the reply is the call's error. A reply without one is kept as it came
+/// (`Value::extract_error` rebuilds every array of it, one more pass over every entry).
+async fn query(con: &mut impl ConnectionLike, cmd: &redis::Cmd) -> redis::RedisResult<Value> {
+    let value = con.req_packed_command(cmd).await?;
+    if holds_error(&value) {
+        value.extract_error()
+    } else {
+        Ok(value)
+    }
+}
+
+/// Whether `value` is or holds a server error, wherever `Value::extract_error` looks.
+fn holds_error(value: &Value) -> bool {
+    match value {
+        Value::ServerError(_) => true,
+        Value::Array(items) | Value::Set(items) | Value::Push { data: items, .. } => {
+            items.iter().any(holds_error)
+        }
+        Value::Map(pairs) => pairs.iter().any(|(k, v)| holds_error(k) || holds_error(v)),
+        Value::Attribute { data, attributes } => {
+            holds_error(data)
+                || attributes
+                    .iter()
+                    .any(|(k, v)| holds_error(k) || holds_error(v))
+        }
+        _ => false,
+    }
+}
+
 /// Locks a mutex that guards plain data; a panic elsewhere cannot leave it half-updated.
 pub(crate) fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_reply_holds_an_error_where_extract_error_finds_one() {
+        let replies: [&[u8]; 9] = [
+            b"-ERR top\r\n",
+            b":1\r\n",
+            b"$3\r\nabc\r\n",
+            b"*0\r\n",
+            b"*2\r\n:1\r\n$1\r\na\r\n",
+            b"*2\r\n:1\r\n-ERR nested\r\n",
+            b"*2\r\n*2\r\n$1\r\na\r\n*1\r\n-WRONGTYPE deep\r\n:3\r\n",
+            b"%1\r\n$1\r\nk\r\n-ERR in a map\r\n",
+            b"%1\r\n$1\r\nk\r\n*1\r\n$1\r\nv\r\n",
+        ];
+        for bytes in replies {
+            let value = redis::parse_redis_value(bytes).unwrap();
+            let extracted = value.clone().extract_error();
+            assert_eq!(holds_error(&value), extracted.is_err(), "{value:?}");
+            if let Ok(kept) = extracted {
+                assert_eq!(kept, value);
+            }
+        }
+    }
 }
