@@ -182,7 +182,7 @@ impl RawLatch {
         if state == COUNTING_FROM | WAITING {
             // `then` is user code (an observer): if it panics, the guard still wakes every
             // waiter of the latch that is now open.
-            self.waiters().wake_all_after(|| then(0));
+            self.open_and_wake(|| then(0));
         } else {
             // In range, so no wrap: the count this call left.
             then((state - COUNTING_FROM) >> SHIFT);
@@ -230,6 +230,14 @@ impl RawLatch {
                 Err(actual) => state = actual,
             }
         }
+    }
+
+    /// Runs `then`, then wakes every waiter of the latch this call opened: out of line, so
+    /// the count-down's fast path stays small.
+    #[cold]
+    #[inline(never)]
+    fn open_and_wake(&self, then: impl FnOnce()) {
+        self.waiters().wake_all_after(then);
     }
 
     /// The waiter list, allocated by the first wait that parks.
@@ -357,15 +365,25 @@ impl<H: RawHandle> RawWait<H> {
     /// How the latch ended, or `Pending` with this wait's waker parked to hear the end.
     #[inline]
     pub(crate) fn poll_terminal(&mut self, cx: &mut Context<'_>) -> Poll<Terminal> {
-        let latch = self.handle.raw();
         // Acquire: as in `terminal`.
-        let state = latch.state.load(Ordering::Acquire);
+        let state = self.latch().state.load(Ordering::Acquire);
         // Fast path: an ended latch answers with one load and no allocation.
         if let Some(terminal) = terminal_of(state) {
-            // The slot, if any, left with the terminal notification's wakers.
-            self.slot = None;
+            // The slot, if any, left with the terminal notification's wakers. Checked
+            // first, so the common case writes nothing and the drop glue sees no slot.
+            if self.slot.is_some() {
+                self.slot = None;
+            }
             return Poll::Ready(terminal);
         }
+        self.park(state, cx)
+    }
+
+    /// The slow path of [`poll_terminal`](Self::poll_terminal): the latch counted at
+    /// `state`; parks this wait's waker, unless the latch ends meanwhile.
+    #[inline(never)]
+    fn park(&mut self, state: usize, cx: &mut Context<'_>) -> Poll<Terminal> {
+        let latch = self.handle.raw();
         // No wake-up can be lost. `WAITING` is set, by this wait or (seen in a counting
         // state) by an earlier one, before the terminal transition in the word's order, and
         // is never cleared; so that transition wakes the waiters. It does so by closing the
