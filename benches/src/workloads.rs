@@ -12,7 +12,7 @@ use tally_latch::CountDownLatch;
 
 use tally_queue::{JobEvent, Journal, Queue, Record};
 
-use crate::latch::NotifyLatch;
+use crate::latch::{release, Gate, NotifyLatch};
 use crate::queue::{
     floor_async_channel, floor_flume, floor_kanal, floor_ours, run_local, AsyncChannel, Flavor,
     Flume, Kanal, Ours, OursHandles, TokioMpsc, TokioTracked,
@@ -44,6 +44,8 @@ pub const NAMES: &[&str] = &[
     "latch/open_no_waiters/ours",
     "latch/open_no_waiters/tokio-notify",
     "latch/open_no_waiters/latches",
+    "latch/release1000/ours",
+    "latch/release1000/tokio-notify",
     "queue/local/spsc-bounded128/ours",
     "queue/local/spsc-bounded128/ours-handles",
     "queue/local/spsc-bounded128/async-channel",
@@ -101,6 +103,19 @@ fn mpmc<F: Flavor>(n: u64) {
 /// wake-ups dominate.
 fn mpmc64<F: Flavor>(n: u64) {
     run_local::<F>(n, 64, 64, Some(128));
+}
+
+/// The waiters one release frees in the `latch/release1000` workloads.
+const RELEASED: u64 = 1_000;
+
+/// `n` waiters in all, released `RELEASED` at a time by [`release`](crate::latch::release):
+/// each one's spawn, registration, wake-up, re-poll and completion (`n` a multiple of
+/// `RELEASED`).
+fn release_rounds<G: Gate>(n: u64) {
+    assert_eq!(n % RELEASED, 0, "OPS must be a multiple of {RELEASED}");
+    for _ in 0..n / RELEASED {
+        black_box(release::<G>(RELEASED as usize));
+    }
 }
 
 /// Runs workload `name` with `n` operations (messages, for the queues). Setup that does
@@ -181,6 +196,8 @@ pub fn run(name: &str, n: u64) {
                 black_box(latch);
             }
         }
+        "latch/release1000/ours" => release_rounds::<CountDownLatch>(n),
+        "latch/release1000/tokio-notify" => release_rounds::<NotifyLatch>(n),
         "queue/local/spsc-bounded128/ours" => spsc::<Ours>(n),
         "queue/local/spsc-bounded128/ours-handles" => spsc::<OursHandles>(n),
         "queue/local/spsc-bounded128/async-channel" => spsc::<AsyncChannel>(n),

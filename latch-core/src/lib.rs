@@ -63,27 +63,20 @@
 //! # Wakers, observers and deadlines: what user code may do
 //!
 //! Wakers run on the notifying thread: the `count_down` that opens a latch, or the `fail`
-//! that fails it, wakes every waiter before it returns, inside event-listener's notify,
-//! with the latch's waiter list locked. So a waker:
+//! that fails it, takes every parked waker out of the latch's waiter list and wakes them
+//! before it returns, with the list's lock released. So a waker:
 //!
 //! - **may** call back into the latch that is waking it, or into any other latch: a
 //!   count-down or failure of the ended latch is refused, a new wait is ready at once, and
 //!   ending another latch nests its notification inside this one;
-//! - **may** poll the woken task inline from `wake` (under `std`: a wait that finishes or
-//!   is dropped there hands its listener to the notification, which frees it once the lock
-//!   is released; without `std` this is not supported, see below);
+//! - **may** poll the woken task inline from `wake`, with or without `std`;
 //! - **may** panic: every other waiter is still woken, the panic then propagates out of
 //!   `count_down` or `fail` (without `std`, a second panicking waker in the same
-//!   notification aborts, as a panic during unwinding does). Each panicking waker costs
-//!   one parked listener, kept for the life of the process, to keep event-listener's count
-//!   of notified listeners right;
-//! - **should not** block: the counting thread, and every thread that registers or drops
-//!   a waiter of that latch, waits for it.
+//!   notification aborts, as a panic during unwinding does);
+//! - **should not** block: the counting thread waits for it.
 //!
-//! Without `std` there is no thread-local through which a waiter can find the notification
-//! running on its thread, so an executor that polls inline from `wake` would take the
-//! waiter list's lock again: it spins for ever (spinlock) or panics (`critical-section`).
-//! Embedded executors defer the poll to their run loop, which is fine.
+//! A waker's `clone` runs under the waiter list's lock (a wait stores a clone as it
+//! parks), so it must not wait on that latch; its `wake` and `drop` never do.
 //!
 //! An [`on_count_down`](TrackingLatch::on_count_down) observer runs on the counting thread
 //! before the waiters it releases wake; if it panics on the opening count-down, the waiters
@@ -91,16 +84,16 @@
 //!
 //! A deadline future is polled after the latch, and when it completes the latch is checked
 //! once more, so work done by the deadline's own poll (or by another thread meanwhile)
-//! counts. A wait that has returned, in any form, holds no listener and no wake-up.
+//! counts. A wait that has returned, in any form, holds no waker slot and no wake-up.
 //!
 //! # Features
 //!
 //! - `std` (default): blocking waits and `Instant`-based diagnostics
 //!   ([`TrackingLatch::time_to_open`], [`CountDownEvent::elapsed`]).
-//! - `critical-section`: for microcontrollers. Without it (and without `std`),
-//!   event-listener guards its waiter list with a spinlock, which deadlocks if a count-down
-//!   in an interrupt handler preempts a thread that holds it; with it, the list is guarded
-//!   by a critical section. Embedded users want this feature.
+//! - `critical-section`: for microcontrollers. Without it (and without `std`), a heap
+//!   latch guards its waiter list with a spinlock, which deadlocks if a count-down in an
+//!   interrupt handler preempts a thread that holds it; with it, the list is guarded by a
+//!   critical section. Embedded users want this feature.
 //! - `portable-atomic`: atomics from `portable-atomic`, for targets without compare-and-swap
 //!   such as `thumbv6m-none-eabi` (combine with `critical-section`).
 //! - `tracing`: every latch emits `tracing` events (target `tally_latch`), carrying the
@@ -128,13 +121,14 @@
 //!   | `tally_latch_open` | gauge | 1 once open, else 0 |
 //!   | `tally_latch_failed` | gauge | 1 once failed, else 0 |
 //!   | `tally_latch_time_to_open_seconds` | histogram | a [`TrackingLatch`]'s [`time_to_open`](TrackingLatch::time_to_open), recorded as it opens |
-//! - `alloc` (default, implied by `std`): the latches above, on event-listener. Without it
+//! - `alloc` (default, implied by `std`): the latches above, for any number of waiters.
+//!   Without it
 //!   (`default-features = false`) the crate needs no global allocator and offers only the
 //!   [`fixed`] tier: [`FixedLatch`], [`FixedFailableLatch`] and [`FixedTrackingLatch`], `const`
 //!   latches for `static`s and interrupt handlers with a fixed number of waiter slots.
 //!
-//! With `alloc` but without `std` the crate needs a global allocator: event-listener
-//! allocates its waiter list the first time a waiter registers.
+//! With `alloc` but without `std` the crate needs a global allocator: a latch's waiter list
+//! grows as waiters park (a wait allocates nothing of its own).
 //!
 //! The `loom` cfg (`RUSTFLAGS="--cfg loom"`) swaps in loom's atomics for model checking;
 //! `new` is not `const` under it.
@@ -149,7 +143,7 @@
 //! |---|---|
 //! | `lib.rs` | this index: the crate docs, the lints, the modules and the re-exports |
 //! | `sync.rs` | what both tiers share: the atomics (loom's, portable-atomic's or core's) and `const_fn!` |
-//! | `heap/` | the `alloc` tier on event-listener: `LatchOf` and its kinds, their futures, the counter handles, the errors and diagnostics |
+//! | `heap/` | the `alloc` tier, with a growable waiter list: `LatchOf` and its kinds, their futures, the counter handles, the errors and diagnostics |
 //! | `fixed/` | the no-heap tier: [`fixed`]'s latches, their waiter slots and the error stored in place (the crate's one `unsafe` module) |
 //!
 #![cfg_attr(

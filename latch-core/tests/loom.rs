@@ -1,7 +1,7 @@
 //! loom models of the latch state machine: count-down vs wait vs fail, handle drop vs wait,
-//! the deadline's re-check, and the notification that defers listeners released inside it.
-//! A panicking waker is not modelled: event-listener's loom build unwraps its poisoned list
-//! mutex, so the panic cannot be survived under loom (the std build recovers the lock);
+//! the deadline's re-check, a wait polled inline inside the notification, and the waiter
+//! list's slots (a parked wait dropped, or re-polled with a new waker, as the latch opens).
+//! A panicking waker is not modelled (loom does not survive a panic inside a model);
 //! `tests/seams.rs` covers it with real threads. Run with `RUSTFLAGS="--cfg loom"
 //! LOOM_MAX_PREEMPTIONS=3 cargo test -p tally-latch --test loom --release`.
 #![cfg(loom)]
@@ -207,7 +207,7 @@ fn deadline_re_check_races_a_failure() {
 }
 
 /// An executor that polls its task inline from `wake`: the woken wait finishes and gives up
-/// its listener inside the opening's notification, while another waiter registers and
+/// its waker slot inside the opening's notification, while another waiter registers and
 /// leaves on its own thread. No deadlock, and both are released.
 #[test]
 fn inline_poll_inside_the_notification() {
@@ -262,5 +262,71 @@ fn inline_poll_inside_the_notification() {
         block_on(latch.wait());
         assert!(counter.join().unwrap());
         assert!(inline.finished.load(loom::sync::atomic::Ordering::SeqCst));
+    });
+}
+
+/// A waker that records whether it was woken.
+struct Flag(loom::sync::atomic::AtomicBool);
+
+impl std::task::Wake for Flag {
+    fn wake(self: std::sync::Arc<Self>) {
+        self.0.store(true, loom::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// Polls `future` once with `flag`'s waker.
+fn poll_with<F: core::future::Future>(
+    future: core::pin::Pin<&mut F>,
+    flag: &std::sync::Arc<Flag>,
+) -> core::task::Poll<F::Output> {
+    let waker = std::task::Waker::from(flag.clone());
+    future.poll(&mut std::task::Context::from_waker(&waker))
+}
+
+fn flag() -> std::sync::Arc<Flag> {
+    std::sync::Arc::new(Flag(loom::sync::atomic::AtomicBool::new(false)))
+}
+
+/// A parked wait is dropped (giving its waker slot back) while the opening takes every
+/// waker, and a second wait parks in the slot it freed: the second is always released.
+#[test]
+fn dropped_parked_wait_races_the_opening() {
+    loom::model(|| {
+        let latch = Arc::new(CountDownLatch::new(1));
+        let leaver = {
+            let latch = latch.clone();
+            thread::spawn(move || {
+                let mut wait = Box::pin(latch.wait());
+                let _ = poll_with(wait.as_mut(), &flag());
+                drop(wait);
+                block_on(latch.wait());
+            })
+        };
+        let counter = {
+            let latch = latch.clone();
+            thread::spawn(move || latch.count_down())
+        };
+        block_on(latch.wait());
+        leaver.join().unwrap();
+        assert!(counter.join().unwrap());
+    });
+}
+
+/// A parked wait is polled again with a new waker while the opening races it: either that
+/// poll is ready, or the new waker (not only the old one) is woken.
+#[test]
+fn re_poll_with_a_new_waker_races_the_opening() {
+    loom::model(|| {
+        let latch = Arc::new(CountDownLatch::new(1));
+        let mut wait = Box::pin(latch.wait());
+        assert!(poll_with(wait.as_mut(), &flag()).is_pending());
+        let counter = {
+            let latch = latch.clone();
+            thread::spawn(move || latch.count_down())
+        };
+        let second = flag();
+        let ready = poll_with(wait.as_mut(), &second).is_ready();
+        assert!(counter.join().unwrap());
+        assert!(ready || second.0.load(loom::sync::atomic::Ordering::SeqCst));
     });
 }

@@ -21,10 +21,10 @@ use tally_latch::{CountDownLatch, FailableLatch, Latch, TimedOut, TrackingLatch}
 /// How long a victim may stay blocked before the test calls it a hang.
 const HANG: u64 = 5;
 
-// ---- 1. A finished timed wait holds no listener and no wake-up ----
+// ---- 1. A finished timed wait holds no waker and no wake-up ----
 
 /// Polls a timed wait whose deadline is already done: it times out, is kept alive, and the
-/// latch then ends. The finished future's waker must not be woken: it gave up its listener.
+/// latch then ends. The finished future's waker must not be woken: it gave up its waker slot.
 fn finished_timed_wait_is_not_woken<L: Latch>(latch: &L, end: impl FnOnce(&L)) {
     let (wakes, waker) = CountingWaker::new();
     let mut wait = Box::pin(latch.wait_until(std::future::ready(())));
@@ -39,21 +39,21 @@ fn finished_timed_wait_is_not_woken<L: Latch>(latch: &L, end: impl FnOnce(&L)) {
 }
 
 #[test]
-fn timed_out_count_down_wait_holds_no_listener() {
+fn timed_out_count_down_wait_holds_no_waker() {
     finished_timed_wait_is_not_woken(&CountDownLatch::new(1), |latch| {
         latch.count_down();
     });
 }
 
 #[test]
-fn timed_out_failable_wait_holds_no_listener() {
+fn timed_out_failable_wait_holds_no_waker() {
     finished_timed_wait_is_not_woken(&FailableLatch::new(1), |latch| {
         latch.fail(()).unwrap();
     });
 }
 
 #[test]
-fn timed_out_tracking_wait_holds_no_listener() {
+fn timed_out_tracking_wait_holds_no_waker() {
     finished_timed_wait_is_not_woken(&TrackingLatch::new(["a"]).unwrap(), |latch| {
         latch.count_down_for("a").unwrap();
     });

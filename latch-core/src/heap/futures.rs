@@ -9,8 +9,6 @@ use core::future::Future;
 use core::pin::Pin;
 use core::task::{Context, Poll};
 
-use event_listener_strategy::{EventListenerFuture, NonBlocking};
-
 use crate::heap::latch::{sealed::Sealed, Latch};
 use crate::heap::raw::{RawHandle, RawLatch, RawWait};
 
@@ -139,7 +137,7 @@ pin_project_lite::pin_project! {
     /// fires (even if the deadline's own poll ended it), so a latch that has ended by then
     /// reports how it ended, not a timeout. The timeout is decided at that check: a tracking
     /// latch names the counters whose count-down had not landed, at least one. Once it has
-    /// returned, the future holds no listener, whether or not it is dropped.
+    /// returned, the future holds no waker slot, whether or not it is dropped.
     ///
     /// # Cancel safety
     ///
@@ -257,24 +255,15 @@ impl<H: LatchRef> RawWait<H> {
         &mut self,
         cx: &mut Context<'_>,
     ) -> Poll<<H::Latch as Latch>::Output> {
-        Pin::new(&mut *self)
-            .poll_with_strategy(&mut NonBlocking::default(), cx)
+        self.poll_terminal(cx)
             .map(|terminal| self.typed().output(terminal))
     }
 
     /// Blocks the thread until the latch ends.
     #[cfg(feature = "std")]
     pub(crate) fn block(mut self) -> <H::Latch as Latch>::Output {
-        let mut strategy = event_listener_strategy::Blocking::default();
-        loop {
-            // `Blocking` parks until the listener is notified, so this loops only to
-            // re-check after a wake-up.
-            if let Poll::Ready(terminal) =
-                Pin::new(&mut self).poll_with_strategy(&mut strategy, &mut ())
-            {
-                return self.typed().output(terminal);
-            }
-        }
+        let terminal = crate::heap::blocking::block(&mut self);
+        self.typed().output(terminal)
     }
 
     /// Blocks the thread until the latch ends or `timeout` passes; a timeout too long to
@@ -301,7 +290,7 @@ impl<H: LatchRef> RawWait<H> {
 
     /// Checks the latch once more after a deadline fired, without registering: how it
     /// ended, or the timeout to report, or `Pending` while no timeout can be reported yet
-    /// (then the listener registered by the last poll stays, to hear the end).
+    /// (then the waker parked by the last poll stays, to hear the end).
     #[allow(clippy::type_complexity)]
     pub(crate) fn poll_expired(
         &mut self,

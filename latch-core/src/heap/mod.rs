@@ -1,12 +1,12 @@
-//! The heap tier: [`CountDownLatch`], [`FailableLatch`] and [`TrackingLatch`], on
-//! event-listener, for any number of waiters. Built with the `alloc` feature.
+//! The heap tier: [`CountDownLatch`], [`FailableLatch`] and [`TrackingLatch`], for any
+//! number of waiters. Built with the `alloc` feature.
 //!
 //! The three latches are one type, [`LatchOf<K>`], over one raw core; the kind `K` is what
 //! sets them apart. Each row imports only from the rows above it (and `crate::sync`):
 //!
 //! | files | own |
 //! |---|---|
-//! | `error.rs`, `notify.rs`, `trace.rs`, `diagnostics.rs` | errors; the terminal notification, hardened against user wakers; `tracing` events; the count-down event |
+//! | `error.rs`, `waiters.rs`, `trace.rs`, `diagnostics.rs` | errors; the waiter list and the terminal notification, hardened against user wakers; `tracing` events; the count-down event |
 //! | `raw.rs`, `blocking.rs`, `names.rs` | the engine: the state word and the one wait loop, its thread-parking driver; the tracking latch's table of names |
 //! | `latch.rs`, `futures.rs` | the [`Latch`] trait and the futures it names (they name each other) |
 //! | `latch_of.rs` | [`LatchOf`]: what every latch has, written once (reads, label, waits, `Debug`), and the hooks a kind supplies |
@@ -25,11 +25,11 @@ mod latch_of;
 #[cfg(feature = "metrics")]
 mod metrics;
 mod names;
-mod notify;
 mod raw;
 #[cfg(feature = "tracing")]
 mod trace;
 mod tracking;
+mod waiters;
 
 pub use count_down::CountDownLatch;
 pub use counter::Counter;

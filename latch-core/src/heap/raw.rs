@@ -5,18 +5,17 @@
 //! counting, failing and waking rules live here once.
 
 use core::fmt;
-use core::pin::Pin;
-use core::task::Poll;
+use core::task::{Context, Poll};
 
-use event_listener::{Event, EventListener};
-use event_listener_strategy::{EventListenerFuture, Strategy};
+use alloc::boxed::Box;
+use once_cell::race::OnceBox;
 
 use crate::heap::error::CountTooLarge;
+use crate::heap::waiters::{Parked, Waiters};
 use crate::sync::atomic::{AtomicUsize, Ordering};
 
-/// Some waiter has registered a listener, so the terminal transition must notify.
-/// Without it, opening a latch nobody waited on skips `notify`, which would otherwise
-/// allocate the event's listener list on first use.
+/// Some wait has parked (or is about to), so the terminal transition must wake the
+/// waiters. Without it, opening a latch nobody waited on takes no lock.
 const WAITING: usize = 1;
 /// The error is stored: the latch has failed for good (set only together with `FAILING`).
 const FAILED: usize = 1 << 2;
@@ -94,9 +93,10 @@ pub struct RawLatch {
     /// under `BIAS`), and every reader treats that as the final value. So "zero" and
     /// "failed" are final. Counting states are exactly `COUNTING_FROM..FAILING`.
     state: AtomicUsize,
-    /// Woken once, with [`notify_all`](crate::heap::notify::notify_all), by the transition to
-    /// open or failed.
-    event: Event,
+    /// Woken once, all together, by the transition to open or failed. Allocated by the
+    /// first wait that parks (one allocation per latch, none per wait), so a latch nobody
+    /// waits on allocates nothing.
+    waiters: OnceBox<Waiters>,
     /// The user's name for this latch, in its `tracing` events, its metrics and `Debug`;
     /// empty if unset. Kept only under the `tracing` or `metrics` feature, so that a latch
     /// is two words without them.
@@ -129,7 +129,7 @@ impl RawLatch {
             };
             Self {
                 state: AtomicUsize::new(BIAS + (count << SHIFT)),
-                event: Event::new(),
+                waiters: OnceBox::new(),
                 #[cfg(any(feature = "tracing", feature = "metrics"))]
                 label: "",
             }
@@ -165,8 +165,8 @@ impl RawLatch {
     pub(crate) fn count_down_then(&self, then: impl FnOnce(usize)) -> bool {
         // One unconditional read-modify-write: no compare-exchange loop to retry under
         // contention. AcqRel: Release publishes this counter's work to the waiters the last
-        // count-down releases; Acquire pairs with a waiter's `WAITING` registration so its
-        // listener is visible to the `notify` below.
+        // count-down releases; Acquire pairs with a waiter's `WAITING` registration (the
+        // slab's lock orders the wakers themselves).
         let state = self.state.fetch_sub(ONE, Ordering::AcqRel);
         if !counting(state) {
             // The latch is open or failing, and must not move: put the count back. Readers
@@ -182,7 +182,7 @@ impl RawLatch {
         if state == COUNTING_FROM | WAITING {
             // `then` is user code (an observer): if it panics, the guard still wakes every
             // waiter of the latch that is now open.
-            crate::heap::notify::notify_all_after(&self.event, || then(0));
+            self.open_and_wake(|| then(0));
         } else {
             // In range, so no wrap: the count this call left.
             then((state - COUNTING_FROM) >> SHIFT);
@@ -199,10 +199,10 @@ impl RawLatch {
         }
         store();
         // AcqRel: Release publishes the stored error to waiters that see `FAILED`; Acquire
-        // pairs with a waiter's `WAITING` registration so its listener is visible to notify.
+        // pairs with a waiter's `WAITING` registration.
         let state = self.state.fetch_or(FAILED, Ordering::AcqRel);
         if state & WAITING != 0 {
-            crate::heap::notify::notify_all(&self.event);
+            self.waiters().wake_all();
         }
         true
     }
@@ -232,11 +232,25 @@ impl RawLatch {
         }
     }
 
-    /// Registers `listener`'s interest and re-checks the state in one read-modify-write.
+    /// Runs `then`, then wakes every waiter of the latch this call opened: out of line, so
+    /// the count-down's fast path stays small.
+    #[cold]
+    #[inline(never)]
+    fn open_and_wake(&self, then: impl FnOnce()) {
+        self.waiters().wake_all_after(then);
+    }
+
+    /// The waiter list, allocated by the first wait that parks.
+    #[inline]
+    fn waiters(&self) -> &Waiters {
+        self.waiters.get_or_init(|| Box::new(Waiters::new()))
+    }
+
+    /// Sets `WAITING` and re-checks the state in one read-modify-write.
     fn register(&self) -> Option<Terminal> {
-        // AcqRel: Release makes the listener just inserted visible to whichever terminal
-        // transition comes later in this word's modification order (that transition reads
-        // `WAITING` and notifies); Acquire as in `terminal` if the latch already ended.
+        // AcqRel: Release orders this registration before whichever terminal transition
+        // comes later in this word's modification order (that transition reads `WAITING`
+        // and wakes the waiters); Acquire as in `terminal` if the latch already ended.
         terminal_of(self.state.fetch_or(WAITING, Ordering::AcqRel))
     }
 }
@@ -307,20 +321,19 @@ pub(crate) trait RawHandle: Unpin {
 }
 
 /// The wait loop, written once: every async, blocking and timed wait, borrowed or owned,
-/// drives this future with its own [`Strategy`].
+/// polls this.
 pub(crate) struct RawWait<H: RawHandle> {
     handle: H,
-    listener: Option<EventListener>,
+    /// The waiters' slot this wait's waker is parked in, from its first pending poll until
+    /// it finishes or is dropped.
+    slot: Option<usize>,
 }
 
 impl<H: RawHandle> RawWait<H> {
-    /// A wait on `handle`'s latch that has not registered yet.
+    /// A wait on `handle`'s latch that has not parked yet.
     #[inline]
     pub(crate) fn new(handle: H) -> Self {
-        Self {
-            handle,
-            listener: None,
-        }
+        Self { handle, slot: None }
     }
 
     /// What this future waits through.
@@ -335,15 +348,65 @@ impl<H: RawHandle> RawWait<H> {
         self.handle.raw()
     }
 
-    /// Gives up the listener, if any: a wait that has finished holds no listener, so it
-    /// can neither swallow nor receive a wake-up, whether or not it is dropped.
+    /// Gives up the slot, if any: a wait that has finished holds none, so it can neither
+    /// swallow nor receive a wake-up, whether or not it is dropped.
     #[inline]
     pub(crate) fn release(&mut self) {
-        // Taken here, inline, so the compiler sees the slot empty afterwards and drops no
-        // listener twice; the release itself is out of line. The common case (a wait that
-        // never registered) costs a compare.
-        if let Some(listener) = self.listener.take() {
-            crate::heap::notify::release(listener);
+        if let Some(slot) = self.slot.take() {
+            // Once the latch has ended, the terminal notification takes every waker (it
+            // runs, since this wait set or saw `WAITING` before parking): nothing to give
+            // back.
+            if self.latch().terminal().is_none() {
+                self.latch().waiters().leave(slot);
+            }
+        }
+    }
+
+    /// How the latch ended, or `Pending` with this wait's waker parked to hear the end.
+    #[inline]
+    pub(crate) fn poll_terminal(&mut self, cx: &mut Context<'_>) -> Poll<Terminal> {
+        // Acquire: as in `terminal`.
+        let state = self.latch().state.load(Ordering::Acquire);
+        // Fast path: an ended latch answers with one load and no allocation.
+        if let Some(terminal) = terminal_of(state) {
+            // The slot, if any, left with the terminal notification's wakers. Checked
+            // first, so the common case writes nothing and the drop glue sees no slot.
+            if self.slot.is_some() {
+                self.slot = None;
+            }
+            return Poll::Ready(terminal);
+        }
+        self.park(state, cx)
+    }
+
+    /// The slow path of [`poll_terminal`](Self::poll_terminal): the latch counted at
+    /// `state`; parks this wait's waker, unless the latch ends meanwhile.
+    #[inline(never)]
+    fn park(&mut self, state: usize, cx: &mut Context<'_>) -> Poll<Terminal> {
+        let latch = self.handle.raw();
+        // No wake-up can be lost. `WAITING` is set, by this wait or (seen in a counting
+        // state) by an earlier one, before the terminal transition in the word's order, and
+        // is never cleared; so that transition wakes the waiters. It does so by closing the
+        // slab under its lock: if that comes first, `park` finds the slab closed, and the
+        // lock makes the ended state visible here; if it comes later, it takes this waker.
+        if state & WAITING == 0 {
+            if let Some(terminal) = latch.register() {
+                return Poll::Ready(terminal);
+            }
+        }
+        match latch.waiters().park(self.slot, cx.waker()) {
+            Parked::In(slot) => {
+                self.slot = Some(slot);
+                Poll::Pending
+            }
+            Parked::Closed => {
+                self.slot = None;
+                Poll::Ready(
+                    latch
+                        .terminal()
+                        .expect("the slab is closed only after the latch ends"),
+                )
+            }
         }
     }
 }
@@ -351,44 +414,7 @@ impl<H: RawHandle> RawWait<H> {
 impl<H: RawHandle> Drop for RawWait<H> {
     #[inline]
     fn drop(&mut self) {
-        // A waker may drop a pending wait of the latch that is waking it (an inline-polled
-        // `select`); `release` keeps that from re-taking the waiter list's lock.
         self.release();
-    }
-}
-
-impl<H: RawHandle> EventListenerFuture for RawWait<H> {
-    type Output = Terminal;
-
-    #[inline]
-    fn poll_with_strategy<'a, S: Strategy<'a>>(
-        self: Pin<&mut Self>,
-        strategy: &mut S,
-        context: &mut S::Context,
-    ) -> Poll<Terminal> {
-        let this = self.get_mut();
-        loop {
-            // Fast path: an ended latch answers with one load and no allocation.
-            if let Some(terminal) = this.latch().terminal() {
-                // `release` checks first, so the common first-poll case skips the drop glue.
-                this.release();
-                return Poll::Ready(terminal);
-            }
-            if this.listener.is_none() {
-                // No wake-up can be lost: the listener is inserted before `register` sets
-                // `WAITING` with a read-modify-write. If the terminal transition comes
-                // first in the word's order, `register` sees it and we return; if it comes
-                // later, it sees `WAITING` and notifies every listener, this one included.
-                this.listener = Some(this.latch().event.listen());
-                if let Some(terminal) = this.latch().register() {
-                    this.release();
-                    return Poll::Ready(terminal);
-                }
-            }
-            // Only a terminal transition notifies, and it notifies everyone, so a dropped
-            // waiter has no wake-up to pass on. The loop re-checks all the same.
-            core::task::ready!(strategy.poll(&mut this.listener, context));
-        }
     }
 }
 
