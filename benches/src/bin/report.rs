@@ -597,10 +597,12 @@ fn targets(
         rows.push(Target {
             what: "release of 1000 waiters ≤ 0.9× tokio Notify",
             measured: format!(
-                "{:.2}× ({} vs {} ns per waiter)",
+                "{:.2}× ({} vs {} ns per waiter); instructions per waiter {} vs {}",
                 ours / notify,
                 ns(ours),
-                ns(notify)
+                ns(notify),
+                i("latch/release1000/ours").map_or("?".into(), |v| format!("{v:.0}")),
+                i("latch/release1000/tokio-notify").map_or("?".into(), |v| format!("{v:.0}")),
             ),
             met: Some(ours <= 0.9 * notify),
         });
