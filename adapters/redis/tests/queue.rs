@@ -1262,7 +1262,7 @@ on_both!(
     shutdown_now_after_a_lost_reply,
 );
 
-/// The tests that need the `json` codec.
+// The tests that need the `json` codec.
 #[cfg(feature = "json")]
 on_both!(unencodable_items, undecodable_entries_are_dead_lettered);
 
