@@ -259,26 +259,53 @@ pub(crate) struct Columns<T> {
     items: Box<[Item<T>]>,
 }
 
-/// A slot, wherever its stamp and item are.
-pub(crate) struct SlotRef<'a, T> {
-    stamp: &'a AtomicU32,
-    item: &'a Item<T>,
+/// A slot, wherever its stamp and item are: its index, checked when it was made.
+pub(crate) struct SlotRef<'a, T, S: ?Sized + Storage<T>> {
+    slots: &'a S,
+    /// Below `slots.len()`.
+    index: usize,
+    _items: core::marker::PhantomData<T>,
+}
+
+impl<'a, T, S: ?Sized + Storage<T>> SlotRef<'a, T, S> {
+    /// The stamp, looked up where it is used (like the item): a reference kept across the
+    /// claim costs a register there.
+    #[inline(always)]
+    fn stamp(&self) -> &'a AtomicU32 {
+        // SAFETY: `index` is below `slots.len()` (see the field).
+        unsafe { self.slots.stamp(self.index) }
+    }
+
+    /// The item, looked up only where it is used: after the claim, so that the heap
+    /// ring's second array is not reached for on the way.
+    #[inline(always)]
+    fn item(&self) -> &'a Item<T> {
+        // SAFETY: `index` is below `slots.len()` (see the field).
+        unsafe { self.slots.item(self.index) }
+    }
 }
 
 /// Where a ring's slots are (see "Storage" in the module docs): a power-of-two number of
-/// them, at least two.
+/// them, at least two. Slots are found by an index the caller keeps below
+/// [`len`](Storage::len): the check is the caller's, since the ring masks every index
+/// (this skips a bounds check on every put and get).
 pub(crate) trait Storage<T> {
     /// The number of slots.
     fn len(&self) -> usize;
 
-    /// Slot `index`, which the caller keeps below [`len`](Storage::len): the check is
-    /// the caller's, since the ring masks every index (this skips a bounds check on
-    /// every put and get).
+    /// The stamp of slot `index`.
     ///
     /// # Safety
     ///
     /// `index < self.len()`.
-    unsafe fn slot(&self, index: usize) -> SlotRef<'_, T>;
+    unsafe fn stamp(&self, index: usize) -> &AtomicU32;
+
+    /// The item of slot `index`.
+    ///
+    /// # Safety
+    ///
+    /// `index < self.len()`.
+    unsafe fn item(&self, index: usize) -> &Item<T>;
 }
 
 #[cfg(feature = "alloc")]
@@ -289,14 +316,15 @@ impl<T> Storage<T> for Columns<T> {
     }
 
     #[inline(always)]
-    unsafe fn slot(&self, index: usize) -> SlotRef<'_, T> {
-        // SAFETY: the caller keeps `index` below `len()`, the length of both arrays.
-        unsafe {
-            SlotRef {
-                stamp: self.stamps.get_unchecked(index),
-                item: self.items.get_unchecked(index),
-            }
-        }
+    unsafe fn stamp(&self, index: usize) -> &AtomicU32 {
+        // SAFETY: the caller keeps `index` below `len()`, the length of `stamps`.
+        unsafe { self.stamps.get_unchecked(index) }
+    }
+
+    #[inline(always)]
+    unsafe fn item(&self, index: usize) -> &Item<T> {
+        // SAFETY: the caller keeps `index` below `len()`, which `items` shares.
+        unsafe { self.items.get_unchecked(index) }
     }
 }
 
@@ -307,9 +335,15 @@ impl<T, const N: usize> Storage<T> for [Slot<T>; N] {
     }
 
     #[inline(always)]
-    unsafe fn slot(&self, index: usize) -> SlotRef<'_, T> {
+    unsafe fn stamp(&self, index: usize) -> &AtomicU32 {
         // SAFETY: the caller keeps `index` below `len()`.
-        unsafe { self.as_slice().slot(index) }
+        unsafe { self.as_slice().stamp(index) }
+    }
+
+    #[inline(always)]
+    unsafe fn item(&self, index: usize) -> &Item<T> {
+        // SAFETY: the caller keeps `index` below `len()`.
+        unsafe { self.as_slice().item(index) }
     }
 }
 
@@ -320,13 +354,15 @@ impl<T> Storage<T> for [Slot<T>] {
     }
 
     #[inline(always)]
-    unsafe fn slot(&self, index: usize) -> SlotRef<'_, T> {
+    unsafe fn stamp(&self, index: usize) -> &AtomicU32 {
         // SAFETY: the caller keeps `index` below `len()`.
-        let slot = unsafe { self.get_unchecked(index) };
-        SlotRef {
-            stamp: &slot.stamp,
-            item: &slot.item,
-        }
+        unsafe { &self.get_unchecked(index).stamp }
+    }
+
+    #[inline(always)]
+    unsafe fn item(&self, index: usize) -> &Item<T> {
+        // SAFETY: the caller keeps `index` below `len()`.
+        unsafe { &self.get_unchecked(index).item }
     }
 }
 
@@ -513,12 +549,16 @@ fn inline_slots<T, const N: usize>() -> [Slot<T>; N] {
 
 impl<T, S: ?Sized + Storage<T>> Ring<T, S> {
     #[inline]
-    fn slot(&self, ticket: u64) -> SlotRef<'_, T> {
+    fn slot(&self, ticket: u64) -> SlotRef<'_, T, S> {
         let index = (ticket & self.mask) as usize;
+        // `mask` is `slots.len() - 1` and `slots.len()` a power of two, so the masked index
+        // is in bounds.
         debug_assert!(index < self.slots.len());
-        // SAFETY: `mask` is `slots.len() - 1` and `slots.len()` a power of two, so the
-        // masked index is in bounds.
-        unsafe { self.slots.slot(index) }
+        SlotRef {
+            slots: &self.slots,
+            index,
+            _items: core::marker::PhantomData,
+        }
     }
 
     /// The full 64-bit value of `ticket`, a ticket claimed recently (see "Ids" in the
@@ -583,7 +623,7 @@ impl<T, S: ?Sized + Storage<T>> Ring<T, S> {
             let slot = self.slot(ticket);
             // Acquire: pairs with the Release store of the get that emptied the slot, so
             // the write below comes after its read.
-            let stamp = slot.stamp.load(Ordering::Acquire);
+            let stamp = slot.stamp().load(Ordering::Acquire);
             if stamp == stamp_of(ticket) {
                 let (next, notify_getter) = with_notification(tail.wrapping_add(TICKET));
                 // Acquire: a getter counted here counted itself in with an AcqRel
@@ -600,14 +640,14 @@ impl<T, S: ?Sized + Storage<T>> Ring<T, S> {
                     Ordering::Relaxed,
                 ) {
                     Ok(_) => {
-                        slot.item.with_mut(|cell| {
+                        slot.item().with_mut(|cell| {
                             // SAFETY: the compare-exchange gave this thread ticket
                             // `stamp`, and the stamp says the slot is empty for it: no
                             // other thread touches the item until the store below.
                             unsafe { cell.write(MaybeUninit::new(item)) };
                         });
                         // Release: publishes the item to the get that acquires this stamp.
-                        slot.stamp.store(stamp.wrapping_add(1), Ordering::Release);
+                        slot.stamp().store(stamp.wrapping_add(1), Ordering::Release);
                         let id = self.full(ticket);
                         if moves_base(ticket) {
                             self.move_base(id);
@@ -704,7 +744,7 @@ impl<T, S: ?Sized + Storage<T>> Ring<T, S> {
             let ticket = ticket_of(head);
             let slot = self.slot(ticket);
             // Acquire: pairs with the put's Release store, so the item is written.
-            let stamp = slot.stamp.load(Ordering::Acquire);
+            let stamp = slot.stamp().load(Ordering::Acquire);
             if stamp == stamp_of(ticket).wrapping_add(1) {
                 if let Claim::Get(owed) = &claim {
                     let owed = owed();
@@ -733,7 +773,7 @@ impl<T, S: ?Sized + Storage<T>> Ring<T, S> {
                     Ordering::Relaxed,
                 ) {
                     Ok(_) => {
-                        let item = slot.item.with(|cell| {
+                        let item = slot.item().with(|cell| {
                             // SAFETY: the compare-exchange gave this thread ticket
                             // `ticket`, whose put wrote the item before the Release store
                             // of the stamp we acquired; no other thread touches it until
@@ -742,7 +782,7 @@ impl<T, S: ?Sized + Storage<T>> Ring<T, S> {
                             unsafe { (*cell).assume_init_read() }
                         });
                         // Release: the next put into this slot writes after this read.
-                        slot.stamp
+                        slot.stamp()
                             .store(stamp.wrapping_add(stamp_of(self.mask)), Ordering::Release);
                         return Ok(Taken {
                             id: JobId::new(self.full(ticket)),
@@ -927,9 +967,9 @@ impl<T, S: ?Sized + Storage<T>> Drop for Ring<T, S> {
                     self.next = (ticket + 1) & TICKET_MASK;
                     let slot = self.ring.slot(ticket);
                     // Relaxed: `&mut Ring` at the start of the drop excludes other threads.
-                    let stamp = slot.stamp.load(Ordering::Relaxed);
+                    let stamp = slot.stamp().load(Ordering::Relaxed);
                     if stamp == stamp_of(ticket + 1) {
-                        slot.item.with_mut(|cell| {
+                        slot.item().with_mut(|cell| {
                             // SAFETY: the stamp says the slot holds the item of this
                             // ticket, and no get took it (tickets from `head` on); each
                             // ticket is visited once, so it is dropped once.

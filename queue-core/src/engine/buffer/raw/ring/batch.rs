@@ -107,7 +107,7 @@ impl<T, S: ?Sized + Storage<T>> Ring<T, S> {
                 let ticket = ticket.wrapping_add(free);
                 // Acquire: pairs with the Release store of the get that emptied the slot,
                 // so the write below comes after its read.
-                let stamp = self.slot(ticket).stamp.load(Ordering::Acquire);
+                let stamp = self.slot(ticket).stamp().load(Ordering::Acquire);
                 if stamp != stamp_of(ticket) {
                     break;
                 }
@@ -135,14 +135,14 @@ impl<T, S: ?Sized + Storage<T>> Ring<T, S> {
                     for (offset, item) in (0..free).zip(items.drain(..free as usize)) {
                         let ticket = ticket.wrapping_add(offset);
                         let slot = self.slot(ticket);
-                        slot.item.with_mut(|cell| {
+                        slot.item().with_mut(|cell| {
                             // SAFETY: the compare-exchange gave this thread the ticket,
                             // and its stamp, acquired above, says the slot is empty for
                             // it: no other thread touches the item until the store below.
                             unsafe { cell.write(MaybeUninit::new(item)) };
                         });
                         // Release: publishes the item to the get that acquires this stamp.
-                        slot.stamp
+                        slot.stamp()
                             .store(stamp_of(ticket).wrapping_add(1), Ordering::Release);
                     }
                     let first = self.full(ticket);
@@ -191,7 +191,7 @@ impl<T, S: ?Sized + Storage<T>> Ring<T, S> {
             while written < max {
                 let ticket = ticket.wrapping_add(written);
                 // Acquire: pairs with the put's Release store, so the item is written.
-                let stamp = self.slot(ticket).stamp.load(Ordering::Acquire);
+                let stamp = self.slot(ticket).stamp().load(Ordering::Acquire);
                 if stamp != stamp_of(ticket.wrapping_add(1)) {
                     break;
                 }
@@ -199,7 +199,7 @@ impl<T, S: ?Sized + Storage<T>> Ring<T, S> {
             }
             if written == 0 {
                 // Acquire: as in `take_unguarded`.
-                let stamp = self.slot(ticket).stamp.load(Ordering::Acquire);
+                let stamp = self.slot(ticket).stamp().load(Ordering::Acquire);
                 if stamp == stamp_of(ticket) {
                     // The slot waits for the put of this ticket: empty, or that put is
                     // between its claim and its stamp (waited for, as a single get does).
@@ -243,7 +243,7 @@ impl<T, S: ?Sized + Storage<T>> Ring<T, S> {
                     for offset in 0..take {
                         let ticket = ticket.wrapping_add(offset);
                         let slot = self.slot(ticket);
-                        let item = slot.item.with(|cell| {
+                        let item = slot.item().with(|cell| {
                             // SAFETY: the compare-exchange gave this thread the ticket,
                             // whose put wrote the item before the Release store of the
                             // stamp acquired above; no other thread touches it until the
@@ -252,7 +252,7 @@ impl<T, S: ?Sized + Storage<T>> Ring<T, S> {
                             unsafe { (*cell).assume_init_read() }
                         });
                         // Release: the next put into this slot writes after this read.
-                        slot.stamp.store(
+                        slot.stamp().store(
                             stamp_of(ticket)
                                 .wrapping_add(1)
                                 .wrapping_add(stamp_of(self.mask)),
