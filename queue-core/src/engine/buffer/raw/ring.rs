@@ -52,7 +52,7 @@
 //! line: a full ticket [`BASE_LAG`] (2^37) behind one claimed recently. The put of every
 //! ticket that is a multiple of 2^32 writes it, so it lags the tickets being claimed by
 //! between 2^37 and 2^37 + 2^32, and a ticket `t` widens to `base + (t - base) mod 2^39`
-//! ([`Ring::full`]): one load and three instructions on the put and on the get, and one
+//! ([`Ring::full`]): a load and a few instructions on the put and on the get, and one
 //! store per 2^32 puts.
 //!
 //! Wrapping: ids stay exact across the 39-bit wrap of the words unless one thread is
@@ -565,8 +565,8 @@ impl<T, S: ?Sized + Storage<T>> Ring<T, S> {
     /// module docs).
     #[inline(always)]
     fn full(&self, ticket: u64) -> u64 {
-        // Relaxed: only the value is used, and any value written in the last 2^37 puts
-        // widens right.
+        // Relaxed: only the value is used, and any value written by a put in the last 2^37
+        // widens right (see "Ids" in the module docs).
         let base = self.base.load(Ordering::Relaxed);
         base.wrapping_add(distance(ticket, base))
     }
@@ -641,9 +641,9 @@ impl<T, S: ?Sized + Storage<T>> Ring<T, S> {
                 ) {
                     Ok(_) => {
                         slot.item().with_mut(|cell| {
-                            // SAFETY: the compare-exchange gave this thread ticket
-                            // `stamp`, and the stamp says the slot is empty for it: no
-                            // other thread touches the item until the store below.
+                            // SAFETY: the compare-exchange gave this thread the ticket,
+                            // and the stamp says the slot is empty for it: no other
+                            // thread touches the item until the store below.
                             unsafe { cell.write(MaybeUninit::new(item)) };
                         });
                         // Release: publishes the item to the get that acquires this stamp.
