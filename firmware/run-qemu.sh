@@ -47,7 +47,7 @@ noalloc)
         "tracking: timed out waiting for: sensor"
         "tracking: ready latch open after the stalled counter reported, pending []"
         "failable: link latch failed from an interrupt: crc error in frame 3"
-        "queue: FixedQueue<u32, 16, 2> in a static, 512 bytes"
+        "queue: FixedQueue<u32, 16, 2> in a static, 416 bytes"
         "queue: ledger accepted=24 buffered=0 in_flight=0 succeeded=17 rejected=4 uncertain=2 abandoned=1 discarded=0"
         "firmware-noalloc: ok"
     )

@@ -12,5 +12,5 @@ use tally_queue::fixed::FixedQueue;
 fn a_fixed_queue_of_16_u32_beside_embassy_sync_s_channel() {
     let ours = size_of::<FixedQueue<u32, 16, 2>>();
     let channel = size_of::<Channel<CriticalSectionRawMutex, u32, 16>>();
-    assert_eq!((ours, channel), (1024, 128));
+    assert_eq!((ours, channel), (896, 128));
 }

@@ -11,7 +11,12 @@
 //! spinning locks, which an interrupt handler must not touch.
 
 #[cfg(loom)]
-pub(crate) use loom::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+pub(crate) use loom::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
+
+// The ring's stamps (`engine/buffer/raw/ring.rs`), which are only loaded and stored: core's
+// on every target, thumbv6m included.
+#[cfg(not(loom))]
+pub(crate) use core::sync::atomic::AtomicU32;
 
 // The block list of an unbounded queue (`engine/buffer/raw/list.rs`): a slot's state byte and
 // the links between blocks, which are only loaded and stored.

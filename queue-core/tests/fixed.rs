@@ -695,7 +695,7 @@ fn shutdown_now_racing_gets_hands_each_item_out_once() {
 #[cfg(target_arch = "x86_64")]
 #[test]
 fn the_size_the_docs_state() {
-    assert_eq!(std::mem::size_of::<FixedQueue<u32, 16, 2>>(), 1024);
+    assert_eq!(std::mem::size_of::<FixedQueue<u32, 16, 2>>(), 896);
 }
 
 #[test]

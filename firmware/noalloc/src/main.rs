@@ -305,7 +305,7 @@ async fn main(spawner: Spawner) {
     //    queue down and every job has ended.
     let size = core::mem::size_of::<FixedQueue<u32, 16, 2>>();
     check(
-        size == 512,
+        size == 416,
         format_args!("FixedQueue<u32, 16, 2> is {} bytes", size),
     );
     hprintln!("queue: FixedQueue<u32, 16, 2> in a static, {} bytes", size);

@@ -44,13 +44,12 @@ use crate::wait::deadline::Until;
 ///
 /// # Size
 ///
-/// `size_of::<FixedQueue<u32, 16, 2>>()` is 512 bytes on `thumbv7em-none-eabihf`, where
-/// embassy-sync's `Channel<CriticalSectionRawMutex, u32, 16>` is 96, and 1,024 bytes on
+/// `size_of::<FixedQueue<u32, 16, 2>>()` is 416 bytes on `thumbv7em-none-eabihf`, where
+/// embassy-sync's `Channel<CriticalSectionRawMutex, u32, 16>` is 96, and 896 bytes on
 /// x86-64 (128 for the `Channel`), where the ring's words sit on 128-byte lines of their
 /// own. The difference buys lock-free puts and gets, ids and the ledger: each item slot
-/// carries an 8-byte stamp beside the item (it gives the item its id and hands the slot
-/// over without a lock), each waiter slot three `atomic-waker` cells, and the ledger five
-/// 8-byte counters.
+/// carries a 4-byte stamp beside the item (it hands the slot over without a lock), each
+/// waiter slot three `atomic-waker` cells, and the ledger five 8-byte counters.
 ///
 /// # Examples
 ///

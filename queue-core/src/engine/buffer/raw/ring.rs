@@ -37,17 +37,27 @@
 //!
 //! # Ids
 //!
-//! Every slot has a `stamp`, a full 64-bit ticket (Vyukov's sequence number): `t` while the
-//! slot waits for the put of ticket `t`, `t + 1` once that put has written it, `t + slots`
-//! once a get took the item. The 39-bit ticket in `tail` is matched against the stamp's low
-//! bits, and the stamp gives back the full 64 bits: an item's [`JobId`] is its full ticket,
-//! so ids are contiguous from 0 and follow buffer order for any number of producers, and a
-//! slot holds the item alone. (An item that comes back for another delivery travels in the
-//! engine's lane, not here: see `lane.rs`.)
+//! Every slot has a `stamp`, the low 32 bits of a ticket (Vyukov's sequence number): `t`
+//! while the slot waits for the put of ticket `t`, `t + 1` once that put has written it,
+//! `t + slots` once a get took the item. A stamp read between a load of `tail` (or `head`)
+//! and the compare-exchange that validates it is at most a lap (2^16 tickets) from that
+//! ticket, so 32 bits tell its states apart as surely as the 39 of the words: matching is
+//! modulo 2^32, and every claim is still decided by the compare-exchange of the 39-bit
+//! word.
 //!
-//! Wrapping: a ticket is matched modulo 2^39 against stamps that are at most one lap away,
-//! so the wrap is harmless unless one thread is suspended between two loads while 2^39
-//! (about 5.5 × 10^11) other puts happen, or that many deliveries are alive at once.
+//! An item's [`JobId`] is its full 64-bit ticket, so ids are contiguous from 0 and follow
+//! buffer order for any number of producers, and a slot holds the stamp and the item
+//! alone. (An item that comes back for another delivery travels in the engine's lane, not
+//! here: see `lane.rs`.) The full value comes from `base`, a word on the ring's read-mostly
+//! line: a full ticket [`BASE_LAG`] (2^37) behind one claimed recently. The put of every
+//! ticket that is a multiple of 2^32 writes it, so it lags the tickets being claimed by
+//! between 2^37 and 2^37 + 2^32, and a ticket `t` widens to `base + (t - base) mod 2^39`
+//! ([`Ring::full`]): a load and a few instructions on the put and on the get, and one
+//! store per 2^32 puts.
+//!
+//! Wrapping: ids stay exact across the 39-bit wrap of the words unless one thread is
+//! suspended between two loads while about 2^37 (1.4 × 10^11) other puts happen, or that
+//! many deliveries are alive at once.
 //!
 //! [`JobId`]: crate::JobId
 //!
@@ -80,10 +90,12 @@
 //!
 //! # Storage
 //!
-//! The ring is generic over where its slots are ([`Storage`]): a boxed slice, allocated
-//! by [`Ring::new`] for a heap queue, or an array inline in the ring, built by the
-//! `const fn` [`Ring::inline`] so that a queue with no heap can live in a `static`
-//! (`fixed/`). Every operation is written once, over the slice the storage lends, and
+//! The ring is generic over where its slots are ([`Storage`]): two boxed arrays, the
+//! stamps and the items ([`Columns`], so that a `u64` costs 12 bytes, not the 16 a slot of
+//! both would pad to), allocated by [`Ring::new`] for a heap queue, or an array of slots
+//! inline in the ring, built by the `const fn` [`Ring::inline`] so that a queue with no
+//! heap can live in a `static` (`fixed/`; a single array, so that the ring can be
+//! unsized). Every operation is written once, over the slots the storage lends, and
 //! `&Ring<T, [Slot<T>; N]>` coerces to `&Ring<T, [Slot<T>]>`, so code over the inline
 //! ring need not be generic over `N`.
 //!
@@ -119,7 +131,7 @@ use core::mem::MaybeUninit;
 
 use crate::engine::buffer::moves::{Nothing, PutRefused, Taken};
 use crate::job_id::JobId;
-use crate::sync::{back_off, uninterrupted, AtomicU64, Cell, Ordering};
+use crate::sync::{back_off, uninterrupted, AtomicU32, AtomicU64, Cell, Ordering};
 use crate::wait::counted::{anyone_in, with_notification, Counted, FIELDS_END};
 use crate::wait::wake::Wake;
 
@@ -144,11 +156,22 @@ pub(in crate::engine::buffer) const fn distance(a: u64, b: u64) -> u64 {
     a.wrapping_sub(b) & TICKET_MASK
 }
 
-/// Whether a full 64-bit stamp and a ticket name the same ticket (modulo 2^39): one
-/// exclusive or and one shift, the shift dropping the bits above the ticket's.
+/// The stamp of a ticket: its low 32 bits (see "Ids" in the module docs).
 #[inline(always)]
-const fn same_ticket(stamp: u64, ticket: u64) -> bool {
-    (stamp ^ ticket) << TICKET_SHIFT == 0
+const fn stamp_of(ticket: u64) -> u32 {
+    // Truncates on purpose: stamps match modulo 2^32.
+    #[allow(clippy::cast_possible_truncation)]
+    let stamp = ticket as u32;
+    stamp
+}
+
+/// How far `base` stays behind the tickets claimed (see "Ids" in the module docs).
+const BASE_LAG: u64 = 1 << 37;
+
+/// Whether the put of a ticket writes `base`: once per 2^32 tickets.
+#[inline(always)]
+const fn moves_base(ticket: u64) -> bool {
+    stamp_of(ticket) == 0
 }
 
 /// Whether a distance is really negative: `a` was read stale, behind `b`.
@@ -205,11 +228,14 @@ enum Claim<O> {
     Drain,
 }
 
-/// One ring slot: Vyukov's sequence number and the item.
+/// A slot's item: initialized exactly while the slot's stamp is one past the ticket the
+/// slot was written for.
+type Item<T> = Cell<MaybeUninit<T>>;
+
+/// One slot of an inline ring: Vyukov's sequence number and the item, side by side.
 pub(crate) struct Slot<T> {
-    stamp: AtomicU64,
-    /// Initialized exactly while `stamp` is one past the ticket the slot was written for.
-    item: Cell<MaybeUninit<T>>,
+    stamp: AtomicU32,
+    item: Item<T>,
 }
 
 impl<T> Slot<T> {
@@ -217,38 +243,126 @@ impl<T> Slot<T> {
         /// A slot waiting for the put of `ticket`.
         fn waiting_for(ticket: u64) -> Self {
             Slot {
-                stamp: AtomicU64::new(ticket),
+                stamp: AtomicU32::new(stamp_of(ticket)),
                 item: Cell::new(MaybeUninit::uninit()),
             }
         }
     }
 }
 
+/// The slots of a heap ring: the stamps in one array and the items in another, so that a
+/// slot costs 4 bytes plus the item (side by side, a `u64` would pad its slot to 16).
+#[cfg(feature = "alloc")]
+pub(crate) struct Columns<T> {
+    stamps: Box<[AtomicU32]>,
+    /// As long as `stamps`.
+    items: Box<[Item<T>]>,
+}
+
+/// A slot, wherever its stamp and item are: its index, checked when it was made.
+pub(crate) struct SlotRef<'a, T, S: ?Sized + Storage<T>> {
+    slots: &'a S,
+    /// Below `slots.len()`.
+    index: usize,
+    _items: core::marker::PhantomData<T>,
+}
+
+impl<'a, T, S: ?Sized + Storage<T>> SlotRef<'a, T, S> {
+    /// The stamp, looked up where it is used (like the item): a reference kept across the
+    /// claim costs a register there.
+    #[inline(always)]
+    fn stamp(&self) -> &'a AtomicU32 {
+        // SAFETY: `index` is below `slots.len()` (see the field).
+        unsafe { self.slots.stamp(self.index) }
+    }
+
+    /// The item, looked up only where it is used: after the claim, so that the heap
+    /// ring's second array is not reached for on the way.
+    #[inline(always)]
+    fn item(&self) -> &'a Item<T> {
+        // SAFETY: `index` is below `slots.len()` (see the field).
+        unsafe { self.slots.item(self.index) }
+    }
+}
+
 /// Where a ring's slots are (see "Storage" in the module docs): a power-of-two number of
-/// them, at least two.
+/// them, at least two. Slots are found by an index the caller keeps below
+/// [`len`](Storage::len): the check is the caller's, since the ring masks every index
+/// (this skips a bounds check on every put and get).
 pub(crate) trait Storage<T> {
-    fn slots(&self) -> &[Slot<T>];
+    /// The number of slots.
+    fn len(&self) -> usize;
+
+    /// The stamp of slot `index`.
+    ///
+    /// # Safety
+    ///
+    /// `index < self.len()`.
+    unsafe fn stamp(&self, index: usize) -> &AtomicU32;
+
+    /// The item of slot `index`.
+    ///
+    /// # Safety
+    ///
+    /// `index < self.len()`.
+    unsafe fn item(&self, index: usize) -> &Item<T>;
 }
 
 #[cfg(feature = "alloc")]
-impl<T> Storage<T> for Box<[Slot<T>]> {
+impl<T> Storage<T> for Columns<T> {
     #[inline(always)]
-    fn slots(&self) -> &[Slot<T>] {
-        self
+    fn len(&self) -> usize {
+        self.stamps.len()
+    }
+
+    #[inline(always)]
+    unsafe fn stamp(&self, index: usize) -> &AtomicU32 {
+        // SAFETY: the caller keeps `index` below `len()`, the length of `stamps`.
+        unsafe { self.stamps.get_unchecked(index) }
+    }
+
+    #[inline(always)]
+    unsafe fn item(&self, index: usize) -> &Item<T> {
+        // SAFETY: the caller keeps `index` below `len()`, which `items` shares.
+        unsafe { self.items.get_unchecked(index) }
     }
 }
 
 impl<T, const N: usize> Storage<T> for [Slot<T>; N] {
     #[inline(always)]
-    fn slots(&self) -> &[Slot<T>] {
-        self
+    fn len(&self) -> usize {
+        N
+    }
+
+    #[inline(always)]
+    unsafe fn stamp(&self, index: usize) -> &AtomicU32 {
+        // SAFETY: the caller keeps `index` below `len()`.
+        unsafe { self.as_slice().stamp(index) }
+    }
+
+    #[inline(always)]
+    unsafe fn item(&self, index: usize) -> &Item<T> {
+        // SAFETY: the caller keeps `index` below `len()`.
+        unsafe { self.as_slice().item(index) }
     }
 }
 
 impl<T> Storage<T> for [Slot<T>] {
     #[inline(always)]
-    fn slots(&self) -> &[Slot<T>] {
-        self
+    fn len(&self) -> usize {
+        <[Slot<T>]>::len(self)
+    }
+
+    #[inline(always)]
+    unsafe fn stamp(&self, index: usize) -> &AtomicU32 {
+        // SAFETY: the caller keeps `index` below `len()`.
+        unsafe { &self.get_unchecked(index).stamp }
+    }
+
+    #[inline(always)]
+    unsafe fn item(&self, index: usize) -> &Item<T> {
+        // SAFETY: the caller keeps `index` below `len()`.
+        unsafe { &self.get_unchecked(index).item }
     }
 }
 
@@ -310,6 +424,9 @@ pub(crate) struct Ring<T, S: ?Sized + Storage<T>> {
     consumers: Consumers,
     /// `slots.len() - 1`.
     mask: u64,
+    /// A full ticket [`BASE_LAG`] behind a recent one, for [`Ring::full`]; on the line of
+    /// the fields that are only read, written once per 2^32 puts.
+    base: AtomicU64,
     bound: Bound,
     /// The bound is `Buffered(slots.len())`: a slot free for a put's ticket is room for it.
     stamp_bound: bool,
@@ -319,12 +436,12 @@ pub(crate) struct Ring<T, S: ?Sized + Storage<T>> {
 
 /// The ring of a heap queue: its slots in a boxed slice.
 #[cfg(feature = "alloc")]
-pub(crate) type BoxedRing<T> = Ring<T, Box<[Slot<T>]>>;
+pub(crate) type BoxedRing<T> = Ring<T, Columns<T>>;
 
 // SAFETY: the ring moves `T`s between threads (so `T: Send`) and never hands out shared
 // references to them; each item is accessed only by the one thread whose compare-exchange
 // claimed its slot, and the stamps order those accesses (see `put` and `take`). The
-// storage only holds the slots.
+// storage only holds the slots (`Columns` is `Sync` only through the ring).
 unsafe impl<T: Send, S: ?Sized + Storage<T>> Send for Ring<T, S> {}
 // SAFETY: as above; `&Ring<T, S>` only lets a thread move items in and out.
 unsafe impl<T: Send, S: ?Sized + Storage<T>> Sync for Ring<T, S> {}
@@ -335,7 +452,7 @@ pub(in crate::engine::buffer) const fn word_at(start: u64) -> u64 {
 }
 
 #[cfg(feature = "alloc")]
-impl<T> Ring<T, Box<[Slot<T>]>> {
+impl<T> Ring<T, Columns<T>> {
     /// A ring for `bound`, its slots allocated here.
     ///
     /// # Panics
@@ -356,10 +473,11 @@ impl<T> Ring<T, Box<[Slot<T>]>> {
         // "empty for ticket t + 1", and a put could write the slot while the get that
         // claimed it still reads it.
         let len = n.next_power_of_two().max(2);
-        let slots: Vec<Slot<T>> = (0..len)
+        let stamps: Vec<AtomicU32> = (0..len)
             // The first ticket at or after `start` that lives in this slot.
-            .map(|index| Slot::waiting_for(start + (index.wrapping_sub(start) & (len - 1))))
+            .map(|index| AtomicU32::new(stamp_of(start + (index.wrapping_sub(start) & (len - 1)))))
             .collect();
+        let items: Vec<Item<T>> = (0..len).map(|_| Cell::new(MaybeUninit::uninit())).collect();
         let word = word_at(start);
         Ring {
             tail: Line(AtomicU64::new(word)),
@@ -368,10 +486,14 @@ impl<T> Ring<T, Box<[Slot<T>]>> {
                 ended: AtomicU64::new(word),
             },
             mask: len - 1,
+            base: AtomicU64::new(start.wrapping_sub(BASE_LAG)),
             bound,
             stamp_bound: bound == Bound::Buffered(len),
             _items: core::marker::PhantomData,
-            slots: slots.into_boxed_slice(),
+            slots: Columns {
+                stamps: stamps.into_boxed_slice(),
+                items: items.into_boxed_slice(),
+            },
         }
     }
 }
@@ -397,6 +519,7 @@ impl<T, const N: usize> Ring<T, [Slot<T>; N]> {
                     ended: AtomicU64::new(word),
                 },
                 mask: N as u64 - 1,
+                base: AtomicU64::new(0u64.wrapping_sub(BASE_LAG)),
                 bound: Bound::Buffered(N as u64),
                 stamp_bound: true,
                 _items: core::marker::PhantomData,
@@ -412,7 +535,7 @@ const fn inline_slots<T, const N: usize>() -> [Slot<T>; N] {
     let mut slots = [const { Slot::waiting_for(0) }; N];
     let mut index = 0;
     while index < N {
-        slots[index].stamp = AtomicU64::new(index as u64);
+        slots[index].stamp = AtomicU32::new(stamp_of(index as u64));
         index += 1;
     }
     slots
@@ -426,13 +549,35 @@ fn inline_slots<T, const N: usize>() -> [Slot<T>; N] {
 
 impl<T, S: ?Sized + Storage<T>> Ring<T, S> {
     #[inline]
-    fn slot(&self, ticket: u64) -> &Slot<T> {
-        let slots = self.slots.slots();
+    fn slot(&self, ticket: u64) -> SlotRef<'_, T, S> {
         let index = (ticket & self.mask) as usize;
-        debug_assert!(index < slots.len());
-        // SAFETY: `mask` is `slots.len() - 1` and `slots.len()` a power of two, so the
-        // masked index is in bounds (this skips a bounds check on every put and get).
-        unsafe { slots.get_unchecked(index) }
+        // `mask` is `slots.len() - 1` and `slots.len()` a power of two, so the masked index
+        // is in bounds.
+        debug_assert!(index < self.slots.len());
+        SlotRef {
+            slots: &self.slots,
+            index,
+            _items: core::marker::PhantomData,
+        }
+    }
+
+    /// The full 64-bit value of `ticket`, a ticket claimed recently (see "Ids" in the
+    /// module docs).
+    #[inline(always)]
+    fn full(&self, ticket: u64) -> u64 {
+        // Relaxed: only the value is used, and any value written by a put in the last 2^37
+        // widens right (see "Ids" in the module docs).
+        let base = self.base.load(Ordering::Relaxed);
+        base.wrapping_add(distance(ticket, base))
+    }
+
+    /// Moves `base` up to `full`, a ticket just claimed.
+    #[cold]
+    fn move_base(&self, full: u64) {
+        // Relaxed: only the value is used (see `full`); a slower put of an older ticket
+        // may store after this one, which only leaves `base` further behind.
+        self.base
+            .store(full.wrapping_sub(BASE_LAG), Ordering::Relaxed);
     }
 
     // ------------------------------------------------------------------------ puts
@@ -478,8 +623,8 @@ impl<T, S: ?Sized + Storage<T>> Ring<T, S> {
             let slot = self.slot(ticket);
             // Acquire: pairs with the Release store of the get that emptied the slot, so
             // the write below comes after its read.
-            let stamp = slot.stamp.load(Ordering::Acquire);
-            if same_ticket(stamp, ticket) {
+            let stamp = slot.stamp().load(Ordering::Acquire);
+            if stamp == stamp_of(ticket) {
                 let (next, notify_getter) = with_notification(tail.wrapping_add(TICKET));
                 // Acquire: a getter counted here counted itself in with an AcqRel
                 // read-modify-write of this word before inserting its listener (a notify
@@ -495,15 +640,19 @@ impl<T, S: ?Sized + Storage<T>> Ring<T, S> {
                     Ordering::Relaxed,
                 ) {
                     Ok(_) => {
-                        slot.item.with_mut(|cell| {
-                            // SAFETY: the compare-exchange gave this thread ticket
-                            // `stamp`, and the stamp says the slot is empty for it: no
-                            // other thread touches the item until the store below.
+                        slot.item().with_mut(|cell| {
+                            // SAFETY: the compare-exchange gave this thread the ticket,
+                            // and the stamp says the slot is empty for it: no other
+                            // thread touches the item until the store below.
                             unsafe { cell.write(MaybeUninit::new(item)) };
                         });
                         // Release: publishes the item to the get that acquires this stamp.
-                        slot.stamp.store(stamp.wrapping_add(1), Ordering::Release);
-                        return Ok((JobId::new(stamp), Wake::reserved_if(notify_getter)));
+                        slot.stamp().store(stamp.wrapping_add(1), Ordering::Release);
+                        let id = self.full(ticket);
+                        if moves_base(ticket) {
+                            self.move_base(id);
+                        }
+                        return Ok((JobId::new(id), Wake::reserved_if(notify_getter)));
                     }
                     Err(now) => tail = now,
                 }
@@ -595,8 +744,8 @@ impl<T, S: ?Sized + Storage<T>> Ring<T, S> {
             let ticket = ticket_of(head);
             let slot = self.slot(ticket);
             // Acquire: pairs with the put's Release store, so the item is written.
-            let stamp = slot.stamp.load(Ordering::Acquire);
-            if same_ticket(stamp, ticket + 1) {
+            let stamp = slot.stamp().load(Ordering::Acquire);
+            if stamp == stamp_of(ticket).wrapping_add(1) {
                 if let Claim::Get(owed) = &claim {
                     let owed = owed();
                     // Relaxed: the put of this item claimed its ticket before the stamp we
@@ -624,7 +773,7 @@ impl<T, S: ?Sized + Storage<T>> Ring<T, S> {
                     Ordering::Relaxed,
                 ) {
                     Ok(_) => {
-                        let item = slot.item.with(|cell| {
+                        let item = slot.item().with(|cell| {
                             // SAFETY: the compare-exchange gave this thread ticket
                             // `ticket`, whose put wrote the item before the Release store
                             // of the stamp we acquired; no other thread touches it until
@@ -633,10 +782,10 @@ impl<T, S: ?Sized + Storage<T>> Ring<T, S> {
                             unsafe { (*cell).assume_init_read() }
                         });
                         // Release: the next put into this slot writes after this read.
-                        slot.stamp
-                            .store(stamp.wrapping_add(self.mask), Ordering::Release);
+                        slot.stamp()
+                            .store(stamp.wrapping_add(stamp_of(self.mask)), Ordering::Release);
                         return Ok(Taken {
-                            id: JobId::new(stamp.wrapping_sub(1)),
+                            id: JobId::new(self.full(ticket)),
                             item,
                             putters: Wake::reserved_if(notify_putter),
                             last: false,
@@ -644,7 +793,7 @@ impl<T, S: ?Sized + Storage<T>> Ring<T, S> {
                     }
                     Err(now) => head = now,
                 }
-            } else if same_ticket(stamp, ticket) {
+            } else if stamp == stamp_of(ticket) {
                 // The slot waits for the put of this ticket: empty, or that put is
                 // between its claim and its stamp.
                 if let Some(nothing) = self.nothing_at(ticket) {
@@ -737,10 +886,7 @@ impl<T, S: ?Sized + Storage<T>> Ring<T, S> {
     fn taken(&self) -> u64 {
         // Relaxed: the caller's earlier acquire orders it.
         let head = ticket_of(self.consumers.head.load(Ordering::Relaxed));
-        // The slot of the next ticket holds a full ticket within a lap of it.
-        // Relaxed: only its value is used.
-        let near = self.slot(head).stamp.load(Ordering::Relaxed);
-        widen(head, near)
+        self.full(head)
     }
 
     /// Closes the ring: no put succeeds from now on. Returns whether this call closed it.
@@ -766,7 +912,7 @@ impl<T, S: ?Sized + Storage<T>> Ring<T, S> {
 
     /// The number of slots.
     pub(crate) fn slot_count(&self) -> usize {
-        self.slots.slots().len()
+        self.slots.len()
     }
 
     /// Whether the ring is closed.
@@ -821,9 +967,9 @@ impl<T, S: ?Sized + Storage<T>> Drop for Ring<T, S> {
                     self.next = (ticket + 1) & TICKET_MASK;
                     let slot = self.ring.slot(ticket);
                     // Relaxed: `&mut Ring` at the start of the drop excludes other threads.
-                    let stamp = slot.stamp.load(Ordering::Relaxed);
-                    if same_ticket(stamp, ticket + 1) {
-                        slot.item.with_mut(|cell| {
+                    let stamp = slot.stamp().load(Ordering::Relaxed);
+                    if stamp == stamp_of(ticket + 1) {
+                        slot.item().with_mut(|cell| {
                             // SAFETY: the stamp says the slot holds the item of this
                             // ticket, and no get took it (tickets from `head` on); each
                             // ticket is visited once, so it is dropped once.
@@ -856,7 +1002,7 @@ impl<T, S: ?Sized + Storage<T>> core::fmt::Debug for Ring<T, S> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("Ring")
             .field("bound", &self.bound)
-            .field("slots", &self.slots.slots().len())
+            .field("slots", &self.slots.len())
             .field("len", &self.len())
             .field("closed", &self.is_closed())
             .finish_non_exhaustive()

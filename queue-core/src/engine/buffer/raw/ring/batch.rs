@@ -27,7 +27,7 @@ use core::mem::MaybeUninit;
 use super::behind;
 #[cfg(feature = "alloc")]
 use super::CLOSED;
-use super::{distance, same_ticket, ticket_of, Bound, Ring, Storage, TICKET};
+use super::{distance, stamp_of, ticket_of, Bound, Ring, Storage, TICKET};
 use crate::engine::buffer::moves::Nothing;
 use crate::job_id::JobId;
 use crate::sync::{back_off, uninterrupted, Ordering};
@@ -102,19 +102,14 @@ impl<T, S: ?Sized + Storage<T>> Ring<T, S> {
             }
             // Every slot must be free for its ticket: the prefix that is.
             let room = want.min(limit - used);
-            // The full value of the first slot's stamp: the first id; the others follow.
-            let mut first = 0;
             let mut free = 0;
             while free < room {
                 let ticket = ticket.wrapping_add(free);
                 // Acquire: pairs with the Release store of the get that emptied the slot,
                 // so the write below comes after its read.
-                let stamp = self.slot(ticket).stamp.load(Ordering::Acquire);
-                if !same_ticket(stamp, ticket) {
+                let stamp = self.slot(ticket).stamp().load(Ordering::Acquire);
+                if stamp != stamp_of(ticket) {
                     break;
-                }
-                if free == 0 {
-                    first = stamp;
                 }
                 free += 1;
             }
@@ -138,18 +133,24 @@ impl<T, S: ?Sized + Storage<T>> Ring<T, S> {
             ) {
                 Ok(_) => {
                     for (offset, item) in (0..free).zip(items.drain(..free as usize)) {
-                        let slot = self.slot(ticket.wrapping_add(offset));
-                        // The slot's stamp, as acquired above: consecutive tickets have
-                        // consecutive stamps.
-                        let stamp = first.wrapping_add(offset);
-                        slot.item.with_mut(|cell| {
-                            // SAFETY: the compare-exchange gave this thread the ticket
-                            // `stamp`, and the stamp says the slot is empty for it: no
-                            // other thread touches the item until the store below.
+                        let ticket = ticket.wrapping_add(offset);
+                        let slot = self.slot(ticket);
+                        slot.item().with_mut(|cell| {
+                            // SAFETY: the compare-exchange gave this thread the ticket,
+                            // and its stamp, acquired above, says the slot is empty for
+                            // it: no other thread touches the item until the store below.
                             unsafe { cell.write(MaybeUninit::new(item)) };
                         });
                         // Release: publishes the item to the get that acquires this stamp.
-                        slot.stamp.store(stamp.wrapping_add(1), Ordering::Release);
+                        slot.stamp()
+                            .store(stamp_of(ticket).wrapping_add(1), Ordering::Release);
+                    }
+                    let first = self.full(ticket);
+                    // The claim's tickets include one that moves `base`: moved to the
+                    // first of them, which lags that one by less than a batch.
+                    let low = u64::from(stamp_of(ticket));
+                    if low == 0 || low + free > 1 << 32 {
+                        self.move_base(first);
                     }
                     ids.extend((0..free).map(|offset| JobId::new(first.wrapping_add(offset))));
                     return Ok((free as usize, notify as usize));
@@ -186,25 +187,20 @@ impl<T, S: ?Sized + Storage<T>> Ring<T, S> {
         loop {
             let ticket = ticket_of(head);
             // The written prefix.
-            // The full value of the first slot's stamp; the others follow.
-            let mut first = 0;
             let mut written = 0;
             while written < max {
                 let ticket = ticket.wrapping_add(written);
                 // Acquire: pairs with the put's Release store, so the item is written.
-                let stamp = self.slot(ticket).stamp.load(Ordering::Acquire);
-                if !same_ticket(stamp, ticket.wrapping_add(1)) {
+                let stamp = self.slot(ticket).stamp().load(Ordering::Acquire);
+                if stamp != stamp_of(ticket.wrapping_add(1)) {
                     break;
-                }
-                if written == 0 {
-                    first = stamp;
                 }
                 written += 1;
             }
             if written == 0 {
                 // Acquire: as in `take_unguarded`.
-                let stamp = self.slot(ticket).stamp.load(Ordering::Acquire);
-                if same_ticket(stamp, ticket) {
+                let stamp = self.slot(ticket).stamp().load(Ordering::Acquire);
+                if stamp == stamp_of(ticket) {
                     // The slot waits for the put of this ticket: empty, or that put is
                     // between its claim and its stamp (waited for, as a single get does).
                     if let Some(nothing) = self.nothing_at(ticket) {
@@ -243,23 +239,26 @@ impl<T, S: ?Sized + Storage<T>> Ring<T, S> {
                 Ordering::Relaxed,
             ) {
                 Ok(_) => {
+                    let first = self.full(ticket);
                     for offset in 0..take {
-                        let slot = self.slot(ticket.wrapping_add(offset));
-                        // The slot's stamp, as acquired above: consecutive tickets have
-                        // consecutive stamps.
-                        let stamp = first.wrapping_add(offset);
-                        let item = slot.item.with(|cell| {
-                            // SAFETY: the compare-exchange gave this thread the ticket
-                            // `stamp - 1`, whose put wrote the item before the Release
-                            // store of the stamp acquired above; no other thread touches it
-                            // until the store below, which makes the slot empty again, so
-                            // the value is read out exactly once.
+                        let ticket = ticket.wrapping_add(offset);
+                        let slot = self.slot(ticket);
+                        let item = slot.item().with(|cell| {
+                            // SAFETY: the compare-exchange gave this thread the ticket,
+                            // whose put wrote the item before the Release store of the
+                            // stamp acquired above; no other thread touches it until the
+                            // store below, which makes the slot empty again, so the value
+                            // is read out exactly once.
                             unsafe { (*cell).assume_init_read() }
                         });
                         // Release: the next put into this slot writes after this read.
-                        slot.stamp
-                            .store(stamp.wrapping_add(self.mask), Ordering::Release);
-                        push(JobId::new(stamp.wrapping_sub(1)), item);
+                        slot.stamp().store(
+                            stamp_of(ticket)
+                                .wrapping_add(1)
+                                .wrapping_add(stamp_of(self.mask)),
+                            Ordering::Release,
+                        );
+                        push(JobId::new(first.wrapping_add(offset)), item);
                     }
                     return Ok((take as usize, notify as usize));
                 }

@@ -82,6 +82,34 @@ fn two_puts_and_a_get() {
     });
 }
 
+/// Two racing puts across the 39-bit wrap of the words, the second ticket a multiple of
+/// 2^32 whose put moves `base` while the other put and the gets widen from it: the ids
+/// are exact whichever value of `base` each reads, and `base` ends moved.
+#[test]
+fn puts_that_move_the_base_keep_ids_exact() {
+    loom::model(|| {
+        let mark = TICKET_MASK + 1;
+        let ring = Arc::new(Ring::starting_at(Bound::Buffered(2), mark - 1));
+        let producers: Vec<_> = [10u32, 20]
+            .into_iter()
+            .map(|item| {
+                let ring = Arc::clone(&ring);
+                thread::spawn(move || ring.try_put(item, 0).ok().unwrap().0.get())
+            })
+            .collect();
+        let first = get_spinning(&ring).unwrap();
+        let second = get_spinning(&ring).unwrap();
+        let mut ids: Vec<u64> = producers.into_iter().map(|p| p.join().unwrap()).collect();
+        ids.sort_unstable();
+        assert_eq!(ids, [mark - 1, mark]);
+        assert_eq!((first.0, second.0), (mark - 1, mark));
+        assert_eq!(first.1 + second.1, 30);
+        // Relaxed: read after every thread was joined.
+        assert_eq!(ring.base.load(Ordering::Relaxed), mark - BASE_LAG);
+        assert_eq!(ring.progress(), (mark + 1, mark + 1));
+    });
+}
+
 /// A full ring under a bound of one (two slots, the bound read from `head`): the put that
 /// waits for room writes its slot only after the get has read the old item out (loom
 /// checks the entry's accesses).

@@ -13,10 +13,19 @@ fn taken<T>(ring: &BoxedRing<T>) -> (u64, T) {
     (taken.id.get(), taken.item)
 }
 
+/// A heap ring's slot for a `u64` is 12 bytes: a 32-bit stamp and the item, in arrays of
+/// their own (the id is the ticket, derived, not stored). Side by side, as in an inline
+/// ring, they pad to 16.
 #[test]
-fn a_slot_for_a_u64_is_two_words() {
-    // The stamp and the item: the id is the ticket, derived, not stored.
+fn a_heap_slot_for_a_u64_is_twelve_bytes() {
+    let ring = BoxedRing::<u64>::new(Bound::Buffered(1024));
+    let Columns { stamps, items } = &ring.slots;
+    assert_eq!(stamps.len(), 1024);
+    assert_eq!(items.len(), 1024);
+    assert_eq!(core::mem::size_of_val::<[_]>(stamps), 4 * 1024);
+    assert_eq!(core::mem::size_of_val::<[_]>(items), 8 * 1024);
     assert_eq!(core::mem::size_of::<Slot<u64>>(), 16);
+    assert_eq!(core::mem::size_of::<Slot<u32>>(), 8);
 }
 
 #[test]
@@ -214,16 +223,57 @@ fn widen_finds_the_nearest_full_value() {
 }
 
 #[test]
-fn a_stamp_matches_a_ticket_modulo_the_ticket_width() {
+fn a_stamp_is_a_ticket_modulo_2_to_the_32() {
     let lap = TICKET_MASK + 1;
-    assert!(same_ticket(5, 5));
-    assert!(same_ticket(3 * lap + 5, 5));
-    assert!(!same_ticket(3 * lap + 5, 6));
-    assert!(!same_ticket(lap / 2 + 5, 5));
-    // A ticket one past the last is the first of the next lap.
-    assert!(same_ticket(lap, TICKET_MASK + 1));
-    assert!(same_ticket(2 * lap, 0));
-    assert!(!same_ticket(TICKET_MASK, 0));
+    assert_eq!(stamp_of(5), 5);
+    assert_eq!(stamp_of(3 * lap + 5), stamp_of(5));
+    assert_ne!(stamp_of(3 * lap + 5), stamp_of(6));
+    assert_ne!(stamp_of((1 << 31) + 5), stamp_of(5));
+    // The last ticket before the words' wrap is one stamp before the first after it.
+    assert_eq!(stamp_of(TICKET_MASK).wrapping_add(1), stamp_of(0));
+    assert!(moves_base(0) && moves_base(1 << 32) && moves_base(lap));
+    assert!(!moves_base(1) && !moves_base((1 << 32) - 1));
+}
+
+/// `base` lags the tickets by 2^37 and the put of every multiple of 2^32 moves it up: a
+/// ring whose `base` is left as far behind as it can be still widens, and the put of the
+/// multiple of 2^32 brings `base` back, so the tickets after it (too far from the old
+/// `base` to widen right) keep exact ids.
+#[test]
+fn the_put_of_a_multiple_of_2_to_the_32_moves_the_base() {
+    let mark = 100 << 32;
+    let start = mark - 3;
+    let ring = Ring::starting_at(Bound::Buffered(4), start);
+    assert_eq!(ring.base.load(Ordering::Relaxed), start - BASE_LAG);
+    // As far behind as a `base` can be: up to its step and the lag behind.
+    let oldest = mark - (1 << 32) - BASE_LAG;
+    ring.base.store(oldest, Ordering::Relaxed);
+    for n in 0..3 {
+        assert_eq!(ring.try_put(n, 0).unwrap().0.get(), start + n);
+        assert_eq!(ring.base.load(Ordering::Relaxed), oldest);
+        assert_eq!(taken(&ring).0, start + n);
+    }
+    assert_eq!(ring.try_put(3, 0).unwrap().0.get(), mark);
+    assert_eq!(ring.base.load(Ordering::Relaxed), mark - BASE_LAG);
+    // A ticket 2^39 past `oldest`, which the old `base` would widen to `oldest + 1`,
+    // widens right from the new one.
+    let far = oldest + (1 << 39) + 1;
+    assert_eq!(ring.full(far & TICKET_MASK), far);
+    assert_eq!(taken(&ring).0, mark);
+    assert_eq!(ring.progress(), (mark + 1, mark + 1));
+}
+
+/// A batch put whose tickets include a multiple of 2^32 moves `base` too.
+#[test]
+fn a_batch_across_a_multiple_of_2_to_the_32_moves_the_base() {
+    let mark = 100 << 32;
+    let ring = Ring::starting_at(Bound::Buffered(8), mark - 2);
+    let mut items: Vec<u64> = (0..5).collect();
+    let mut ids = Vec::with_capacity(5);
+    assert_eq!(ring.try_put_many(&mut items, 0, &mut ids), Ok((5, 0)));
+    let ids: Vec<u64> = ids.into_iter().map(JobId::get).collect();
+    assert_eq!(ids, (mark - 2..mark + 3).collect::<Vec<_>>());
+    assert_eq!(ring.base.load(Ordering::Relaxed), mark - 2 - BASE_LAG);
 }
 
 struct Noisy<'a> {
