@@ -148,17 +148,16 @@ impl<T, O: Owner<T>> Lease<T, O> {
         }
     }
 
+    /// The drop of a delivery that never ended: hands the item to the steward as
+    /// abandoned. Takes the lease's parts by value, not the lease: a lease whose address
+    /// is never taken stays in registers, and the drop of a resolved one folds away.
     #[cold]
-    fn abandoned(&mut self) {
+    fn abandoned(steward: &Steward<T>, id: JobId, attempt: u32, item: T) {
         #[cfg(feature = "std")]
         let panicking = std::thread::panicking();
         #[cfg(not(feature = "std"))]
         let panicking = false;
-        let item = self.item.take().expect("the drop checked it");
-        let left = self
-            .owner
-            .steward()
-            .abandon(self.id, self.attempt(), item, panicking);
+        let left = steward.abandon(id, attempt, item, panicking);
         // An item nobody keeps is dropped after the ledger counted its ending.
         drop(left);
     }
@@ -167,8 +166,8 @@ impl<T, O: Owner<T>> Lease<T, O> {
 impl<T, O: Owner<T>> Drop for Lease<T, O> {
     #[inline]
     fn drop(&mut self) {
-        if self.item.is_some() {
-            self.abandoned();
+        if let Some(item) = self.item.take() {
+            Self::abandoned(self.owner.steward(), self.id, self.attempt(), item);
         }
         // Every lease drops once, whichever way it ended.
         #[cfg(feature = "metrics")]
