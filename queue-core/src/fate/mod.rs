@@ -130,6 +130,7 @@ impl<T> Steward<T> {
     pub(crate) fn set_journal(&mut self, journal: Journaled) {
         self.journal = Some(journal);
         self.raw.observe();
+        debug_assert!(!self.raw.is_ring(), "an observed queue is never on the ring");
     }
 
     /// Installs `policy`. Only for a queue not shared yet; every item stays where it is
@@ -260,6 +261,11 @@ impl<T> Steward<T> {
         turn: bool,
         wrap: impl FnOnce(Handout, Slot<T>) -> D,
     ) -> Result<D, TryGetError> {
+        // A queue on the ring has no journal (installing one moves it off the ring): the
+        // look at the buffer that the take makes anyway answers for the journal.
+        if self.raw.is_ring() {
+            return self.raw.take(turn, wrap, None::<fn(Handout)>);
+        }
         let Some(journal) = &self.journal else {
             return self.raw.take(turn, wrap, None::<fn(Handout)>);
         };
@@ -285,7 +291,13 @@ impl<T> Steward<T> {
         outcome: Outcome,
         take_item: impl FnOnce() -> I,
     ) -> I {
-        let item = match &self.journal {
+        // As in `take_wrapped`: on the ring, no journal.
+        let journal = if self.raw.is_ring() {
+            None
+        } else {
+            self.journal.as_ref()
+        };
+        let item = match journal {
             None => take_item(),
             Some(journal) => {
                 let _motion = self.transition();
