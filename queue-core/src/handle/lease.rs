@@ -72,15 +72,19 @@ impl<T, O: Owner<T>> Lease<T, O> {
             .expect("a delivery holds its item until it is consumed")
     }
 
+    /// Ends the delivery with `outcome`. The item leaves the lease first, so that the
+    /// lease's drop does nothing; the steward guards it while the ending goes on.
     // Always: on the hot path.
     #[inline(always)]
     pub(crate) fn resolve(mut self, outcome: Outcome) -> T {
-        let id = self.id;
-        let item = &mut self.item;
-        self.owner.steward().resolve(id, outcome, || {
-            item.take()
-                .expect("a delivery holds its item until it is consumed")
-        })
+        let item = self
+            .item
+            .take()
+            .expect("a delivery holds its item until it is consumed");
+        let attempt = self.attempt();
+        self.owner
+            .steward()
+            .resolve(self.id, attempt, outcome, item)
     }
 
     /// Puts the item back for its next attempt; refused (the lease comes back, still in
@@ -147,27 +151,15 @@ impl<T, O: Owner<T>> Lease<T, O> {
             }
         }
     }
-
-    /// The drop of a delivery that never ended: hands the item to the steward as
-    /// abandoned. Takes the lease's parts by value, not the lease: a lease whose address
-    /// is never taken stays in registers, and the drop of a resolved one folds away.
-    #[cold]
-    fn abandoned(steward: &Steward<T>, id: JobId, attempt: u32, item: T) {
-        #[cfg(feature = "std")]
-        let panicking = std::thread::panicking();
-        #[cfg(not(feature = "std"))]
-        let panicking = false;
-        let left = steward.abandon(id, attempt, item, panicking);
-        // An item nobody keeps is dropped after the ledger counted its ending.
-        drop(left);
-    }
 }
 
 impl<T, O: Owner<T>> Drop for Lease<T, O> {
     #[inline]
     fn drop(&mut self) {
         if let Some(item) = self.item.take() {
-            Self::abandoned(self.owner.steward(), self.id, self.attempt(), item);
+            // The lease's parts, not the lease: a lease whose address is never taken
+            // stays in registers, and the drop of a resolved one folds away.
+            self.owner.steward().dropped(self.id, self.attempt(), item);
         }
         // Every lease drops once, whichever way it ended.
         #[cfg(feature = "metrics")]
