@@ -203,6 +203,15 @@ impl<T> RawQueue<T> {
         self.buffer.limit()
     }
 
+    /// Whether the buffer is the ring. An observed queue is never on the ring
+    /// ([`observe`](RawQueue::observe) moves it off), so a layer above that keeps an
+    /// observer answers "observed?" with this look, the one its take or ending makes
+    /// anyway.
+    #[inline(always)]
+    pub(crate) fn is_ring(&self) -> bool {
+        self.buffer.ring().is_some()
+    }
+
     // ------------------------------------------------------------------------ put
 
     /// One put attempt. `turn`: the caller is a woken put holding a turn, which may take

@@ -130,6 +130,10 @@ impl<T> Steward<T> {
     pub(crate) fn set_journal(&mut self, journal: Journaled) {
         self.journal = Some(journal);
         self.raw.observe();
+        debug_assert!(
+            !self.raw.is_ring(),
+            "an observed queue is never on the ring"
+        );
     }
 
     /// Installs `policy`. Only for a queue not shared yet; every item stays where it is
@@ -260,6 +264,11 @@ impl<T> Steward<T> {
         turn: bool,
         wrap: impl FnOnce(Handout, Slot<T>) -> D,
     ) -> Result<D, TryGetError> {
+        // A queue on the ring has no journal (installing one moves it off the ring): the
+        // look at the buffer that the take makes anyway answers for the journal.
+        if self.raw.is_ring() {
+            return self.raw.take(turn, wrap, None::<fn(Handout)>);
+        }
         let Some(journal) = &self.journal else {
             return self.raw.take(turn, wrap, None::<fn(Handout)>);
         };
@@ -275,26 +284,37 @@ impl<T> Steward<T> {
 
     // -------------------------------------------------------------------- endings
 
-    /// A delivery of `id` ends with `outcome`: the journal hears of it while the item is
-    /// still in the delivery (`take_item` takes it out afterwards) and before the ledger
-    /// counts it, so a join that returns has it recorded.
+    /// Delivery number `attempt` of `id`, whose item the caller took out of it, ends with
+    /// `outcome`; gives the item back.
     #[inline(always)]
-    pub(crate) fn resolve<I>(
-        &self,
-        id: JobId,
-        outcome: Outcome,
-        take_item: impl FnOnce() -> I,
-    ) -> I {
-        let item = match &self.journal {
-            None => take_item(),
-            Some(journal) => {
-                let _motion = self.transition();
-                journal.record(JobEvent::Ended { id, outcome });
-                let item = take_item();
-                self.count_ended(id, outcome);
-                return item;
-            }
+    pub(crate) fn resolve(&self, id: JobId, attempt: u32, outcome: Outcome, item: T) -> T {
+        // As in `take_wrapped`: on the ring, no journal.
+        if self.raw.is_ring() || self.journal.is_none() {
+            self.count_ended(id, outcome);
+            return item;
+        }
+        self.resolve_journaled(id, attempt, outcome, item)
+    }
+
+    /// [`resolve`](Steward::resolve) with a journal: the journal hears of the ending
+    /// before the ledger counts it, so a join that returns has it recorded. Meanwhile a
+    /// guard holds the item, which ends it as abandoned if the journal panics, as the
+    /// drop of a delivery that still held it would.
+    ///
+    /// Always inlined: a call here costs a journaled resolve more than its guard.
+    #[inline(always)]
+    fn resolve_journaled(&self, id: JobId, attempt: u32, outcome: Outcome, item: T) -> T {
+        // Made before the transition, so dropped after it: an abandonment enters one of
+        // its own.
+        let unended = Unended {
+            steward: self,
+            id,
+            attempt,
+            item: Some(item),
         };
+        let _motion = self.transition();
+        self.note(|| JobEvent::Ended { id, outcome });
+        let item = unended.disarm();
         self.count_ended(id, outcome);
         item
     }
@@ -360,6 +380,19 @@ impl<T> Steward<T> {
                 None
             }
         }
+    }
+
+    /// Delivery number `attempt` of `id` was dropped, or a panic unwound its ending,
+    /// before it ended: [`abandon`](Steward::abandon), with whether a panic is unwinding.
+    #[cold]
+    pub(crate) fn dropped(&self, id: JobId, attempt: u32, item: T) {
+        #[cfg(feature = "std")]
+        let panicking = std::thread::panicking();
+        #[cfg(not(feature = "std"))]
+        let panicking = false;
+        let left = self.abandon(id, attempt, item, panicking);
+        // An item nobody keeps is dropped after the ledger counted its ending.
+        drop(left);
     }
 
     /// Holds back delivery number `attempt` of `id`, abandoned, for the redelivery
@@ -621,5 +654,32 @@ impl<T> Steward<T> {
     pub(crate) fn redeliveries(&self) -> u64 {
         // Relaxed: a statistic.
         self.redelivered.load(Ordering::Relaxed)
+    }
+}
+
+/// The item of a delivery whose ending the journal is hearing of (see
+/// [`Steward::resolve`]): dropped before [`disarm`](Unended::disarm), by a panic in the
+/// journal, it ends the delivery as abandoned.
+struct Unended<'s, T> {
+    steward: &'s Steward<T>,
+    id: JobId,
+    attempt: u32,
+    item: Option<T>,
+}
+
+impl<T> Unended<'_, T> {
+    /// The item, for its ending to go on.
+    fn disarm(mut self) -> T {
+        self.item
+            .take()
+            .expect("the guard holds the item until it is disarmed")
+    }
+}
+
+impl<T> Drop for Unended<'_, T> {
+    fn drop(&mut self) {
+        if let Some(item) = self.item.take() {
+            self.steward.dropped(self.id, self.attempt, item);
+        }
     }
 }

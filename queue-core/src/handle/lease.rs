@@ -72,15 +72,19 @@ impl<T, O: Owner<T>> Lease<T, O> {
             .expect("a delivery holds its item until it is consumed")
     }
 
+    /// Ends the delivery with `outcome`. The item leaves the lease first, so that the
+    /// lease's drop does nothing; the steward guards it while the ending goes on.
     // Always: on the hot path.
     #[inline(always)]
     pub(crate) fn resolve(mut self, outcome: Outcome) -> T {
-        let id = self.id;
-        let item = &mut self.item;
-        self.owner.steward().resolve(id, outcome, || {
-            item.take()
-                .expect("a delivery holds its item until it is consumed")
-        })
+        let item = self
+            .item
+            .take()
+            .expect("a delivery holds its item until it is consumed");
+        let attempt = self.attempt();
+        self.owner
+            .steward()
+            .resolve(self.id, attempt, outcome, item)
     }
 
     /// Puts the item back for its next attempt; refused (the lease comes back, still in
@@ -147,28 +151,15 @@ impl<T, O: Owner<T>> Lease<T, O> {
             }
         }
     }
-
-    #[cold]
-    fn abandoned(&mut self) {
-        #[cfg(feature = "std")]
-        let panicking = std::thread::panicking();
-        #[cfg(not(feature = "std"))]
-        let panicking = false;
-        let item = self.item.take().expect("the drop checked it");
-        let left = self
-            .owner
-            .steward()
-            .abandon(self.id, self.attempt(), item, panicking);
-        // An item nobody keeps is dropped after the ledger counted its ending.
-        drop(left);
-    }
 }
 
 impl<T, O: Owner<T>> Drop for Lease<T, O> {
     #[inline]
     fn drop(&mut self) {
-        if self.item.is_some() {
-            self.abandoned();
+        if let Some(item) = self.item.take() {
+            // The lease's parts, not the lease: a lease whose address is never taken
+            // stays in registers, and the drop of a resolved one folds away.
+            self.owner.steward().dropped(self.id, self.attempt(), item);
         }
         // Every lease drops once, whichever way it ended.
         #[cfg(feature = "metrics")]
