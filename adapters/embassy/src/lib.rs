@@ -62,7 +62,23 @@ struct ReadmeDoctests;
 #[cfg(target_has_atomic = "ptr")]
 extern crate alloc;
 
+/// Declares a `const fn`, except under `cfg(loom)`, whose mutex is not `const`.
+macro_rules! const_fn {
+    ($(#[$attr:meta])* $vis:vis fn $name:ident($($arg:ident: $ty:ty),*) -> $ret:ty $body:block) => {
+        #[cfg(not(loom))]
+        $(#[$attr])*
+        $vis const fn $name($($arg: $ty),*) -> $ret $body
+
+        #[cfg(loom)]
+        $(#[$attr])*
+        $vis fn $name($($arg: $ty),*) -> $ret $body
+    };
+}
+pub(crate) use const_fn;
+
 mod latch;
+#[cfg(target_has_atomic = "ptr")]
+mod lock;
 mod queue;
 #[cfg(target_has_atomic = "ptr")]
 mod redelivery;

@@ -6,9 +6,9 @@
 //! earliest claim is due and releases it. A claim that comes due earlier than the one
 //! slept on wakes the task, which sleeps again on the new earliest.
 //!
-//! The table sits behind a [`critical_section::Mutex`]: the queue's schedule pushes into it
-//! from whatever task drops a delivery (on a host, from any thread), and a critical section
-//! is the lock every embassy target already links. The waker of the task sleeping on it
+//! The table sits behind a critical section (`lock.rs`; a loom mutex in the models): the
+//! queue's schedule pushes into it from whatever task drops a delivery (on a host, from any
+//! thread), and a critical section is the lock every embassy target already links. The waker of the task sleeping on it
 //! lives in the same table, under the same lock, so a claim and the wake it may need cannot
 //! pass each other. Claims are released, and wakers
 //! woken or dropped, outside the critical section: releasing one takes the queue's own
@@ -16,17 +16,19 @@
 //! the table is meant for the handful of redeliveries firmware has pending at once.
 
 use alloc::sync::Arc;
-use core::cell::RefCell;
 use core::fmt;
 use core::future::{poll_fn, Future};
 use core::pin::Pin;
 use core::task::{Poll, Waker};
 
-use critical_section::Mutex;
 use embassy_time::{Instant, Timer};
 use tally_queue::{Backoff, Queue, Redelivery};
 
+use crate::lock::Lock;
 use crate::retry::embassy_duration;
+
+#[cfg(all(test, loom))]
+mod loom_models;
 
 /// A fixed table of `N` held redeliveries, each waiting for its due
 /// [`Instant`](embassy_time::Instant), and the task-side loop that releases them:
@@ -81,7 +83,7 @@ use crate::retry::embassy_duration;
 /// again.succeed();
 /// ```
 pub struct Redeliveries<const N: usize> {
-    table: Mutex<RefCell<Table<N>>>,
+    table: Lock<Table<N>>,
 }
 
 /// The state behind the critical section.
@@ -111,26 +113,28 @@ enum AfterHold {
 }
 
 impl<const N: usize> Redeliveries<N> {
-    /// An empty table, for a `static`.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use tally_embassy::Redeliveries;
-    ///
-    /// static REDELIVERIES: Redeliveries<16> = Redeliveries::new();
-    /// assert!(REDELIVERIES.is_empty());
-    /// ```
-    #[must_use]
-    pub const fn new() -> Self {
-        Redeliveries {
-            table: Mutex::new(RefCell::new(Table {
-                places: [const { None }; N],
-                sleeps_until: Instant::MAX,
-                woken: false,
-                waker: None,
-                released_at_once: 0,
-            })),
+    crate::const_fn! {
+        /// An empty table, for a `static`.
+        ///
+        /// # Examples
+        ///
+        /// ```
+        /// use tally_embassy::Redeliveries;
+        ///
+        /// static REDELIVERIES: Redeliveries<16> = Redeliveries::new();
+        /// assert!(REDELIVERIES.is_empty());
+        /// ```
+        #[must_use]
+        pub fn new() -> Self {
+            Redeliveries {
+                table: Lock::new(Table {
+                    places: [const { None }; N],
+                    sleeps_until: Instant::MAX,
+                    woken: false,
+                    waker: None,
+                    released_at_once: 0,
+                }),
+            }
         }
     }
 
@@ -164,9 +168,7 @@ impl<const N: usize> Redeliveries<N> {
     /// assert!(REDELIVERIES.is_empty());
     /// ```
     pub fn hold(&self, redelivery: Redelivery, due: Instant) {
-        let out = critical_section::with(|cs| {
-            let mut table = self.table.borrow_ref_mut(cs);
-            let table = &mut *table;
+        let out = self.table.with(|table| {
             let Some(place) = table.places.iter_mut().find(|place| place.is_none()) else {
                 table.released_at_once = table.released_at_once.saturating_add(1);
                 return AfterHold::Release(redelivery);
@@ -217,7 +219,7 @@ impl<const N: usize> Redeliveries<N> {
         loop {
             match self.next(Instant::now()) {
                 Ok(due) => due.release(),
-                Err(next) => self.sleep(next).await,
+                Err(next) => self.sleep(next.map(Timer::at)).await,
             }
         }
     }
@@ -225,9 +227,7 @@ impl<const N: usize> Redeliveries<N> {
     /// Takes a claim due at `now`; or, with none due, records the runner's next wake-up
     /// (the earliest claim's instant, if any) and returns it.
     fn next(&self, now: Instant) -> Result<Redelivery, Option<Instant>> {
-        critical_section::with(|cs| {
-            let mut table = self.table.borrow_ref_mut(cs);
-            let table = &mut *table;
+        self.table.with(|table| {
             let earliest = table
                 .places
                 .iter_mut()
@@ -246,17 +246,17 @@ impl<const N: usize> Redeliveries<N> {
         })
     }
 
-    /// Sleeps until `next` (for ever if `None`), or until a claim due sooner wakes it.
-    async fn sleep(&self, next: Option<Instant>) {
-        let mut timer = next.map(Timer::at);
+    /// Sleeps until `timer` fires (for ever if `None`), or until a claim due sooner than the
+    /// instant [`next`](Self::next) planned wakes it. `run` passes a [`Timer`]; the loom
+    /// models, whose clock stands still, pass none.
+    async fn sleep(&self, mut timer: Option<impl Future<Output = ()> + Unpin>) {
         poll_fn(|cx| {
             if let Some(timer) = &mut timer {
                 if Pin::new(timer).poll(cx).is_ready() {
                     return Poll::Ready(());
                 }
             }
-            let (poll, replaced) = critical_section::with(|cs| {
-                let mut table = self.table.borrow_ref_mut(cs);
+            let (poll, replaced) = self.table.with(|table| {
                 if table.woken {
                     return (Poll::Ready(()), None);
                 }
@@ -283,8 +283,7 @@ impl<const N: usize> Redeliveries<N> {
     /// ```
     #[must_use]
     pub fn len(&self) -> usize {
-        critical_section::with(|cs| {
-            let table = self.table.borrow_ref(cs);
+        self.table.with(|table| {
             table.places.iter().filter(|place| place.is_some()).count()
         })
     }
@@ -328,7 +327,7 @@ impl<const N: usize> Redeliveries<N> {
     /// ```
     #[must_use]
     pub fn released_at_once(&self) -> u64 {
-        critical_section::with(|cs| self.table.borrow_ref(cs).released_at_once)
+        self.table.with(|table| table.released_at_once)
     }
 }
 
