@@ -283,9 +283,8 @@ impl<const N: usize> Redeliveries<N> {
     /// ```
     #[must_use]
     pub fn len(&self) -> usize {
-        self.table.with(|table| {
-            table.places.iter().filter(|place| place.is_some()).count()
-        })
+        self.table
+            .with(|table| table.places.iter().filter(|place| place.is_some()).count())
     }
 
     /// Whether the table holds no claim.

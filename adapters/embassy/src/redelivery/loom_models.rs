@@ -82,7 +82,10 @@ fn abandoned(items: &[u8]) -> (Arc<Queue<u8>>, Vec<(JobId, Redelivery)>) {
     let queue = Queue::unbounded()
         .with_abandon_policy(AbandonPolicy::redeliver(3).unwrap())
         .with_redelivery_delay(move |claim| schedule.lock().unwrap().push(claim));
-    let ids: Vec<JobId> = items.iter().map(|&item| queue.try_put(item).unwrap()).collect();
+    let ids: Vec<JobId> = items
+        .iter()
+        .map(|&item| queue.try_put(item).unwrap())
+        .collect();
     for _ in items {
         drop(queue.try_get().unwrap());
     }
@@ -130,7 +133,10 @@ fn a_claim_held_while_the_runner_releases_due_ones_is_released_too() {
         assert_eq!(table.released_at_once(), 0);
         assert_eq!(ready(&queue), [1, 2, 3]);
         let ledger = queue.ledger();
-        assert_eq!((ledger.buffered, ledger.in_flight, ledger.succeeded), (0, 0, 3));
+        assert_eq!(
+            (ledger.buffered, ledger.in_flight, ledger.succeeded),
+            (0, 0, 3)
+        );
     });
 }
 
@@ -160,7 +166,10 @@ fn a_full_table_releases_the_new_claim_while_another_thread_holds() {
         all.sort_unstable();
         assert_eq!(all, [1, 2]);
         let ledger = queue.ledger();
-        assert_eq!((ledger.buffered, ledger.in_flight, ledger.succeeded), (0, 0, 2));
+        assert_eq!(
+            (ledger.buffered, ledger.in_flight, ledger.succeeded),
+            (0, 0, 2)
+        );
     });
 }
 
@@ -234,6 +243,9 @@ fn a_claim_due_sooner_than_the_runners_sleep_wakes_it() {
         drop(table);
         assert_eq!(ready(&queue), [1, 2]);
         let ledger = queue.ledger();
-        assert_eq!((ledger.buffered, ledger.in_flight, ledger.succeeded), (0, 0, 3));
+        assert_eq!(
+            (ledger.buffered, ledger.in_flight, ledger.succeeded),
+            (0, 0, 3)
+        );
     });
 }
