@@ -8,9 +8,9 @@
 //!
 //! The table sits behind a critical section (`lock.rs`; a loom mutex in the models): the
 //! queue's schedule pushes into it from whatever task drops a delivery (on a host, from any
-//! thread), and a critical section is the lock every embassy target already links. The waker of the task sleeping on it
-//! lives in the same table, under the same lock, so a claim and the wake it may need cannot
-//! pass each other. Claims are released, and wakers
+//! thread), and a critical section is the lock every embassy target already links. The
+//! waker of the task sleeping on it lives in the same table, under the same lock, so a
+//! claim and the wake it may need cannot pass each other. Claims are released, and wakers
 //! woken or dropped, outside the critical section: releasing one takes the queue's own
 //! locks and wakes its getters. A hold and each pass of the runner scan the `N` places:
 //! the table is meant for the handful of redeliveries firmware has pending at once.
