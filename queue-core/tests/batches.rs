@@ -9,10 +9,9 @@ use core::task::Poll;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 
-use common::{
-    counting_waker, every_kind, expect_ready, poll_once, poll_with, scaled, waker_fn, within, Log,
-    Task,
-};
+use common::{counting_waker, every_kind, expect_ready, poll_once, poll_with, waker_fn, Log, Task};
+#[cfg(feature = "std")]
+use common::{scaled, within};
 use futures_lite::future::block_on;
 use tally_queue::{
     AbandonPolicy, GetError, JobEvent, JobId, Outcome, PutError, Queue, TryGetError, TryPutError,
@@ -191,6 +190,7 @@ fn a_shutdown_mid_batch_refuses_the_items_after_it() {
 }
 
 #[test]
+#[cfg(feature = "std")]
 fn a_shutdown_before_the_batch_refuses_its_first_item_on_every_kind() {
     for (kind, queue) in every_kind::<u32>(AbandonPolicy::Abandon) {
         queue.shutdown();
@@ -242,6 +242,7 @@ fn an_immediate_shutdown_mid_batch_loses_nothing() {
 }
 
 #[test]
+#[cfg(feature = "std")]
 fn no_workers_refuses_the_batch_and_each_form_says_so() {
     let queue = Queue::bounded(2).unwrap();
     drop(queue.worker());
@@ -574,6 +575,7 @@ fn owned_batches_move_into_threads() {
 /// Batch producers and batch consumers on every kind: every item delivered once, the
 /// ledger exact, within a time limit.
 #[test]
+#[cfg(feature = "std")]
 fn batch_producers_and_consumers_deliver_every_item_once() {
     let per = scaled(5_000, 60);
     for (kind, queue) in every_kind::<usize>(AbandonPolicy::Abandon) {
@@ -708,6 +710,7 @@ fn a_batch_get_of_any_size_takes_what_is_there() {
 /// catches work that grows with the rest of the batch at every poll.)
 #[test]
 #[cfg_attr(miri, ignore = "a million items")]
+#[cfg(feature = "std")]
 fn a_large_batch_into_a_small_ring_is_linear() {
     // An item of a cache line, as a job's payload may well be.
     type Item = [u64; 8];

@@ -3,13 +3,20 @@
 
 mod common;
 
+#[cfg(feature = "std")]
 use std::collections::BTreeSet;
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Barrier};
+use std::sync::Arc;
+#[cfg(feature = "std")]
+use std::sync::Barrier;
+#[cfg(feature = "std")]
 use std::thread;
 
+#[cfg(feature = "std")]
 use futures_lite::future::{block_on, or};
-use tally_queue::{JobId, Outcome, Queue};
+use tally_queue::Queue;
+#[cfg(feature = "std")]
+use tally_queue::{JobId, Outcome};
 
 use common::{
     assert_pending, counting_waker, expect_panic, expect_ready, panicking_waker, poll_with,
@@ -20,6 +27,7 @@ use common::{
 /// against `cancelled()`, sees the request, and ends uncertain; the abort returns the
 /// buffered rest; the ids of the two sets cover every accepted id exactly once.
 #[test]
+#[cfg(feature = "std")]
 fn abort_while_handlers_run_ends_them_uncertain() {
     const HANDLERS: usize = 3;
     let queue = Queue::unbounded();
@@ -107,6 +115,7 @@ fn a_request_never_ends_a_delivery() {
 /// A handler waiting on another thread (async and blocking forms) is woken by the
 /// request; a hang would fail the test.
 #[test]
+#[cfg(feature = "std")]
 fn waiting_handlers_are_woken_by_the_request() {
     let queue = Arc::new(Queue::unbounded());
     queue.try_put(1).unwrap();

@@ -53,6 +53,7 @@ fn cpython_task_done() {
 
 /// The blocking twin of J2, with threads.
 #[test]
+#[cfg(feature = "std")]
 fn cpython_task_done_threads() {
     let queue = Queue::unbounded();
     let sum = AtomicU64::new(0);

@@ -8,7 +8,9 @@ use std::sync::Arc;
 use std::task::Poll;
 use std::thread;
 
-use common::{counting_waker, poll_once, poll_with, within, Task};
+#[cfg(feature = "std")]
+use common::within;
+use common::{counting_waker, poll_once, poll_with, Task};
 use tally_queue::{AbandonPolicy, Queue, TryGetError, TryPutError};
 
 /// The attack, made deterministic: after every put, a barging `try_get` runs
@@ -136,6 +138,7 @@ fn a_dropped_woken_getter_passes_its_turn_on() {
 /// Under a barging thread that calls `try_get` in a loop, a blocked `get_blocking` is
 /// still served: every item put while it waits is one it may get.
 #[test]
+#[cfg(feature = "std")]
 fn a_blocked_get_is_served_despite_a_barging_thread() {
     // Under Miri (which interprets the spinning barger step by step) fewer rounds keep the
     // run within its time limit; the rounds natively are what test the fairness.

@@ -3,19 +3,23 @@
 
 mod common;
 
+#[cfg(feature = "std")]
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::{Arc, Barrier, Mutex, OnceLock, Weak};
-use std::thread;
+use std::sync::{Arc, Mutex, OnceLock, Weak};
+#[cfg(feature = "std")]
+use std::{sync::Barrier, thread};
 
+#[cfg(feature = "std")]
 use futures_lite::future::{block_on, or};
-use tally_queue::{
-    AbandonPolicy, JobEvent, JobId, JobState, Journal, Outcome, Queue, Record, TryGetError,
-};
+#[cfg(feature = "std")]
+use tally_queue::{AbandonPolicy, JobId, JobState, Outcome, Record};
+use tally_queue::{JobEvent, Journal, Queue, TryGetError};
 
 use common::{within, Log};
 
 /// Checks that `events` is a path of the job life cycle documented on `JobEvent`, and
 /// returns its final event (None if the job is still pending).
+#[cfg(feature = "std")]
 fn check_path(events: &[JobEvent]) -> Option<JobEvent> {
     #[derive(Clone, Copy, PartialEq, Debug)]
     enum At {
@@ -104,6 +108,7 @@ fn accepted_is_recorded_before_any_getter_can_take_the_item() {
 /// Many producers and consumers, with retries: every id's events form a path of the life
 /// cycle, in order, as the journal received them.
 #[test]
+#[cfg(feature = "std")]
 fn events_for_one_id_arrive_in_causal_order_under_concurrency() {
     let per_producer = common::scaled(2_000, 50);
     let log = Arc::new(Log::default());
@@ -149,6 +154,7 @@ fn events_for_one_id_arrive_in_causal_order_under_concurrency() {
 /// abort comes see the request and end uncertain; the record names them, names the
 /// drained ids as discarded, and agrees with the ledger.
 #[test]
+#[cfg(feature = "std")]
 fn an_abort_while_handlers_run_agrees_with_the_record_and_the_ledger() {
     const HANDLERS: usize = 2;
     let record = Arc::new(Record::new());
@@ -195,6 +201,7 @@ fn an_abort_while_handlers_run_agrees_with_the_record_and_the_ledger() {
 /// retries, then an abort at a random point; every accepted id has exactly one final
 /// event, and the finals match the ledger count by count.
 #[test]
+#[cfg(feature = "std")]
 fn every_accepted_id_has_one_final_event_matching_the_ledger() {
     let jobs = common::scaled(600, 40);
     for seed in 0..common::scaled(8, 2) as u64 {
@@ -284,6 +291,7 @@ fn every_accepted_id_has_one_final_event_matching_the_ledger() {
 /// A journal that panics on every event loses nothing and hangs nobody: a blocked getter
 /// is still woken, every item is delivered and counted, and the panics are counted.
 #[test]
+#[cfg(feature = "std")]
 fn a_panicking_journal_loses_nothing_and_hangs_nobody() {
     struct Broken;
     impl Journal for Broken {
@@ -361,6 +369,7 @@ fn a_reentrant_journal_does_not_hang() {
 /// bounded queue (whose items move to another buffer for the journal) as on an unbounded
 /// one. Its buffered item is still delivered, then gets see `ShutDown`.
 #[test]
+#[cfg(feature = "std")]
 fn a_journal_installed_after_shutdown_keeps_the_queue_shut_down() {
     for queue in [Queue::bounded(4).unwrap(), Queue::unbounded()] {
         queue.try_put(1u8).unwrap();
@@ -377,6 +386,7 @@ fn a_journal_installed_after_shutdown_keeps_the_queue_shut_down() {
 /// retry was refused outright (its attempts used up) or after it was noted (an immediate
 /// shutdown closed the queue to returns in between).
 #[test]
+#[cfg(feature = "std")]
 fn after_a_refused_retry_the_record_keeps_the_deliverys_attempt() {
     for max_attempts in [2, 3] {
         let record = Arc::new(Record::new());
@@ -410,6 +420,7 @@ fn after_a_refused_retry_the_record_keeps_the_deliverys_attempt() {
 /// attempt: the `Record` says the job waits for that attempt, as the delivery that follows
 /// reports it.
 #[test]
+#[cfg(feature = "std")]
 fn after_a_retry_the_record_says_which_attempt_comes_next() {
     let record = Arc::new(Record::new());
     let queue = Queue::unbounded().with_journal(Arc::clone(&record));

@@ -4,6 +4,7 @@
 mod common;
 
 use std::collections::BTreeMap;
+#[cfg(feature = "std")]
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use proptest::prelude::*;
@@ -232,6 +233,7 @@ proptest! {
 
 /// One observer's successive snapshots: what went wrong between them.
 #[derive(Default)]
+#[cfg(feature = "std")]
 struct Dips {
     /// Per counter: how many snapshots went down, and the largest fall.
     falls: BTreeMap<&'static str, (u64, u64)>,
@@ -240,6 +242,7 @@ struct Dips {
     snapshots: u64,
 }
 
+#[cfg(feature = "std")]
 impl Dips {
     fn compare(&mut self, before: &Ledger, now: &Ledger) {
         self.snapshots += 1;
@@ -264,6 +267,7 @@ impl Dips {
 }
 
 /// Runs the workload of `ledger_counters_never_go_down_between_snapshots` on `queue`.
+#[cfg(feature = "std")]
 fn counters_never_go_down(queue: Queue<u64>) -> Result<Dips, String> {
     let per_producer = common::scaled(5_000, 100) as u64;
     let done = AtomicBool::new(false);
@@ -340,6 +344,7 @@ fn counters_never_go_down(queue: Queue<u64>) -> Result<Dips, String> {
 /// `accepted`. On a ring (`bounded(128)`) and an unbounded queue, each run again on fresh
 /// queues until a dip shows or 600 ms have passed.
 #[test]
+#[cfg(feature = "std")]
 fn ledger_counters_never_go_down_between_snapshots() {
     let policy = tally_queue::AbandonPolicy::redeliver(3).unwrap();
     type Make = fn() -> Queue<u64>;

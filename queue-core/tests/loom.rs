@@ -1627,3 +1627,56 @@ fn skipped_notification_in_own_word_vs_barging_try_get_on_the_journaled_growable
         skipped_getter_notification(Queue::unbounded().with_journal(Arc::new(Events::default())))
     });
 }
+
+/// A batch of two vs `shutdown_now` vs a `try_get` on the growable buffer (a journaled
+/// unbounded queue): the batch counts each item's wake-up for the getters before the
+/// journal hears of it, and after telling the getters looks once for a drain its items
+/// landed after. Each item is delivered, handed back by the drain, dead-lettered, or
+/// refused back to the caller, exactly once; the ledger balances and settles.
+#[test]
+fn journaled_put_many_vs_shutdown_now_vs_try_get() {
+    loom::model(|| {
+        let queue = Arc::new(Queue::unbounded().with_journal(Arc::new(Events::default())));
+        let producer = {
+            let queue = Arc::clone(&queue);
+            thread::spawn(move || {
+                let mut items = vec![1u8, 2];
+                let mut ids = Vec::new();
+                match queue.try_put_many(&mut items, &mut ids) {
+                    Ok(_) => {}
+                    Err(TryPutError::ShutDown(item)) => items.push(item),
+                    Err(other) => panic!("{other:?}"),
+                }
+                (ids.len() as u64, items)
+            })
+        };
+        let drainer = {
+            let queue = Arc::clone(&queue);
+            thread::spawn(move || queue.shutdown_now())
+        };
+        let got = queue.try_get().ok().map(|delivery| delivery.succeed());
+        let (accepted, refused) = producer.join().unwrap();
+        let drained = drainer.join().unwrap();
+        let dead = queue.take_dead_letters();
+        let mut fates: Vec<u8> = got
+            .into_iter()
+            .chain(drained.iter().map(|&(_, item)| item))
+            .chain(dead.iter().map(|letter| letter.item))
+            .chain(refused)
+            .collect();
+        fates.sort_unstable();
+        assert_eq!(fates, [1, 2], "each item ends once");
+        let ledger = queue.ledger();
+        assert!(ledger.is_balanced(), "{ledger:?}");
+        assert_eq!(
+            (ledger.accepted, ledger.succeeded, ledger.discarded),
+            (
+                accepted,
+                u64::from(got.is_some()),
+                (drained.len() + dead.len()) as u64
+            ),
+            "{ledger:?}"
+        );
+        assert_eq!(queue.unfinished(), 0);
+    });
+}

@@ -57,6 +57,7 @@ fn a_waiting_worker_is_released_by_the_last_producer() {
 /// producer guards the workers would wait for ever; with them the pool drains and stops,
 /// and the ledger accounts for every accepted job.
 #[test]
+#[cfg(feature = "std")]
 fn panicking_producers_do_not_hang_the_pool() {
     let ledger = within(10, || {
         let queue = Arc::new(Queue::<u32>::bounded(4).unwrap());

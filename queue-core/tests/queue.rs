@@ -48,6 +48,7 @@ fn capacity_above_preallocation_still_bounds() {
 }
 
 #[test]
+#[cfg(feature = "std")]
 fn put_after_shutdown_returns_item() {
     let queue = Queue::unbounded();
     queue.shutdown();
@@ -86,6 +87,7 @@ fn smoke_async() {
 }
 
 #[test]
+#[cfg(feature = "std")]
 fn smoke_blocking() {
     let queue = Queue::bounded(2).unwrap();
     let a = queue.put_blocking(1).unwrap();

@@ -10,7 +10,9 @@ use core::task::{Context, Poll};
 use std::sync::Arc;
 
 use common::{assert_pending, expect_ready, poll_once, within};
-use tally_queue::{AbandonPolicy, GetError, Queue, Record, TryGetError};
+#[cfg(feature = "std")]
+use tally_queue::Record;
+use tally_queue::{AbandonPolicy, GetError, Queue, TryGetError};
 
 /// A deadline that passes at its `n + 1`-th poll.
 struct After(usize);
@@ -207,6 +209,7 @@ fn attempts_never_reset_and_count_toward_max_attempts() {
 }
 
 #[test]
+#[cfg(feature = "std")]
 fn a_waiting_get_is_woken_when_the_item_is_due() {
     let queue = Arc::new(Queue::unbounded());
     queue.try_put(5).unwrap();
@@ -228,6 +231,7 @@ fn a_waiting_get_is_woken_when_the_item_is_due() {
 }
 
 #[test]
+#[cfg(feature = "std")]
 fn the_journal_hears_the_retry_and_the_next_delivery() {
     let record = Arc::new(Record::new());
     let queue = Queue::unbounded().with_journal(record.clone());

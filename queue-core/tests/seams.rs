@@ -9,7 +9,9 @@ use std::pin::{pin, Pin};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Waker};
+#[cfg(feature = "std")]
 use std::thread;
+#[cfg(feature = "std")]
 use std::time::Duration;
 
 use common::{
@@ -102,6 +104,7 @@ fn timed_out_put_until_kept_alive_does_not_swallow_a_wakeup() {
 /// The form: a finished `get_until` held in a struct field while another thread
 /// blocks in `get_blocking`; the put must reach that thread.
 #[test]
+#[cfg(feature = "std")]
 fn blocked_get_is_not_starved_by_a_finished_get_until_in_a_struct() {
     struct Holder<F> {
         _finished: F,
@@ -125,6 +128,7 @@ fn blocked_get_is_not_starved_by_a_finished_get_until_in_a_struct() {
 
 /// The other form: `put_blocking` on a queue with a free slot.
 #[test]
+#[cfg(feature = "std")]
 fn blocked_put_is_not_starved_by_a_finished_put_until() {
     let queue = Arc::new(Queue::bounded(1).unwrap());
     queue.try_put(0).unwrap();
@@ -325,6 +329,7 @@ fn panicking_putter_waker_during_shutdown_still_wakes_getters() {
 /// The same with a blocked thread: `get_blocking` returns after a shutdown whose putter
 /// waker panicked.
 #[test]
+#[cfg(feature = "std")]
 fn blocked_getter_wakes_on_shutdown_despite_a_panicking_waker() {
     let queue = Arc::new(Queue::<u8>::with_unfinished_limit(1).unwrap());
     queue.try_put(1).unwrap();
@@ -344,7 +349,10 @@ fn blocked_getter_wakes_on_shutdown_despite_a_panicking_waker() {
 
 /// Every waiter of a class is woken by a terminal transition even when several wakers
 /// panic, and the first panic reaches the caller.
+// Without `std` a second waker panicking during the unwinding of the first aborts (see the
+// crate docs on wakers).
 #[test]
+#[cfg(feature = "std")]
 fn shutdown_wakes_every_getter_when_several_wakers_panic() {
     let queue = Queue::<u8>::unbounded();
     let mut panicking: Vec<_> = (0..2).map(|_| Box::pin(queue.get())).collect();

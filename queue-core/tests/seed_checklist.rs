@@ -6,13 +6,17 @@ mod common;
 
 use std::collections::BTreeMap;
 use std::panic::{self, AssertUnwindSafe};
+#[cfg(feature = "std")]
 use std::sync::Mutex;
 
 use common::{assert_pending, expect_ready};
 use futures_lite::future::block_on;
-use tally_queue::{Outcome, PutError, Queue};
+#[cfg(feature = "std")]
+use tally_queue::PutError;
+use tally_queue::{Outcome, Queue};
 
 #[test]
+#[cfg(feature = "std")]
 fn checklist_graceful_drain() {
     let queue = Queue::<u64>::bounded(4).unwrap();
     let seen = Mutex::new(Vec::new());
@@ -83,6 +87,7 @@ fn checklist_immediate_discard_while_consumer_holds_work() {
 }
 
 #[test]
+#[cfg(feature = "std")]
 fn checklist_worker_panics() {
     let queue = Queue::bounded(1).unwrap();
     std::thread::scope(|s| {
@@ -143,6 +148,7 @@ fn checklist_worker_panics_catch_unwind() {
 }
 
 #[test]
+#[cfg(feature = "std")]
 fn checklist_producer_blocked_at_capacity_during_shutdown() {
     let queue = Queue::bounded(1).unwrap();
     queue.try_put("first").unwrap();

@@ -10,11 +10,16 @@ use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::task::{Context, Poll};
+#[cfg(feature = "std")]
 use std::thread;
 
-use common::{assert_pending, expect_ready, within};
+#[cfg(feature = "std")]
+use common::within;
+use common::{assert_pending, expect_ready};
 use futures_lite::future::block_on;
-use tally_queue::{JobEvent, JobId, Journal, Queue, Record};
+use tally_queue::{JobEvent, Journal, Queue};
+#[cfg(feature = "std")]
+use tally_queue::{JobId, Record};
 
 /// A deadline that completes once fired, and counts its polls.
 #[derive(Clone, Default)]
@@ -29,6 +34,7 @@ impl Manual {
         self.fired.store(true, Ordering::SeqCst);
     }
 
+    #[cfg(feature = "std")]
     fn polls(&self) -> usize {
         self.polls.load(Ordering::SeqCst)
     }
@@ -48,6 +54,7 @@ impl Future for Manual {
     }
 }
 
+#[cfg(feature = "std")]
 fn recorded() -> (Queue<&'static str>, Arc<Record>) {
     let record = Arc::new(Record::new());
     let queue = Queue::unbounded().with_journal(Arc::clone(&record));
@@ -55,6 +62,7 @@ fn recorded() -> (Queue<&'static str>, Arc<Record>) {
 }
 
 #[test]
+#[cfg(feature = "std")]
 fn past_the_deadline_the_work_in_flight_is_asked_to_stop() {
     let (queue, _record) = recorded();
     let running = queue.try_put("running").unwrap();
@@ -79,6 +87,7 @@ fn past_the_deadline_the_work_in_flight_is_asked_to_stop() {
 }
 
 #[test]
+#[cfg(feature = "std")]
 fn the_grace_period_is_not_started_before_the_deadline() {
     let (queue, _record) = recorded();
     queue.try_put("running").unwrap();
@@ -106,6 +115,7 @@ fn the_grace_period_is_not_started_before_the_deadline() {
 /// period and end uncertain; the one that ignores it is named; the journal agrees with
 /// the ledger.
 #[test]
+#[cfg(feature = "std")]
 fn handlers_that_stop_in_the_grace_period_end_and_the_stubborn_one_is_named() {
     let (queue, record) = recorded();
     let ids: Vec<JobId> = ["a", "b", "stubborn", "buffered"]
@@ -202,6 +212,7 @@ fn without_a_journal_that_keeps_ids_the_report_says_it_cannot_name_them() {
 }
 
 #[test]
+#[cfg(feature = "std")]
 fn a_journal_that_panics_when_asked_for_ids_answers_none_and_is_counted() {
     struct Fragile;
     impl Journal for Fragile {
@@ -222,6 +233,7 @@ fn a_journal_that_panics_when_asked_for_ids_answers_none_and_is_counted() {
 /// The deadline is polled before cancellation is requested, and a deadline whose poll
 /// ends the last job makes the drain in time, with nothing cancelled.
 #[test]
+#[cfg(feature = "std")]
 fn cancellation_follows_the_deadline_and_a_drain_it_finishes_is_in_time() {
     let (queue, _record) = recorded();
     queue.try_put("last").unwrap();
@@ -248,6 +260,7 @@ fn cancellation_follows_the_deadline_and_a_drain_it_finishes_is_in_time() {
 /// Dropped at every poll, before and after the deadline, the policy loses no item: each
 /// one is delivered, returned or dropped with the future, and the ledger balances.
 #[test]
+#[cfg(feature = "std")]
 fn dropped_at_every_poll_the_policy_loses_nothing() {
     for stop_after in 0..5 {
         let (queue, _record) = recorded();
@@ -282,6 +295,7 @@ fn dropped_at_every_poll_the_policy_loses_nothing() {
 /// A `Record` that holds the thread recording the first event `hold` picks until told to
 /// go on, or for half a second: the queue is then between the two steps of a move, as it
 /// is for an instant on every such move.
+#[cfg(feature = "std")]
 struct HeldAt {
     record: Record,
     hold: fn(&JobEvent) -> bool,
@@ -290,6 +304,7 @@ struct HeldAt {
     go: std::sync::Mutex<std::sync::mpsc::Receiver<()>>,
 }
 
+#[cfg(feature = "std")]
 impl HeldAt {
     fn new(
         hold: fn(&JobEvent) -> bool,
@@ -311,6 +326,7 @@ impl HeldAt {
     }
 }
 
+#[cfg(feature = "std")]
 impl Journal for HeldAt {
     fn record(&self, event: JobEvent) {
         self.record.record(event);
@@ -334,6 +350,7 @@ impl Journal for HeldAt {
 /// Whether a report agrees with itself: its ledger balances and counts `accepted` jobs,
 /// and its ids in flight (if it has them) are exactly as many as its ledger counts in
 /// flight, each one of `held` (the ids delivered, possibly still in flight).
+#[cfg(feature = "std")]
 fn disagreement<T>(
     closed: &tally_queue::Closed<T>,
     accepted: u64,
@@ -359,6 +376,7 @@ fn disagreement<T>(
 /// ending is recorded in the journal, not yet counted in the ledger). The report must agree
 /// with itself: not `in_flight_ids: Some([])` beside `in_flight: 1`.
 #[test]
+#[cfg(feature = "std")]
 fn a_report_made_while_a_job_ends_names_as_many_ids_as_it_counts_in_flight() {
     let (journal, recorded, go) = HeldAt::new(|event| matches!(event, JobEvent::Ended { .. }));
     let queue = Arc::new(Queue::unbounded().with_journal(Arc::clone(&journal)));
@@ -398,6 +416,7 @@ fn a_report_made_while_a_job_ends_names_as_many_ids_as_it_counts_in_flight() {
 /// test makes report after report (`shutdown_until` past its deadline, again and again)
 /// while the handler ends the job, until the queue is settled.
 #[test]
+#[cfg(feature = "std")]
 fn a_report_made_while_a_job_ends_counts_no_job_twice() {
     let rounds = common::scaled(50_000, 20);
     let mut unbalanced = Vec::new();
@@ -479,6 +498,7 @@ fn a_report_made_while_a_job_ends_counts_no_job_twice() {
 /// report meanwhile. The report must name as many ids as it counts in flight: the
 /// running job alone.
 #[test]
+#[cfg(feature = "std")]
 fn a_report_made_while_another_thread_drains_names_as_many_ids_as_it_counts_in_flight() {
     let (journal, reached, go) = HeldAt::new(|event| matches!(event, JobEvent::Discarded(_)));
     let queue = Arc::new(Queue::unbounded().with_journal(Arc::clone(&journal)));
@@ -513,6 +533,7 @@ fn a_report_made_while_another_thread_drains_names_as_many_ids_as_it_counts_in_f
 /// held between the two (its item taken, not yet counted discarded) must name as many ids
 /// as it counts in flight.
 #[test]
+#[cfg(feature = "std")]
 fn a_report_made_while_a_late_put_is_buried_names_as_many_ids_as_it_counts_in_flight() {
     // The journal holds the late put twice: at its acceptance (until the drain is done),
     // then at its burial (while the report is made).

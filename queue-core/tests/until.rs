@@ -121,6 +121,7 @@ fn join_until_reports_the_ledger_at_the_deadline() {
 
 /// The seed's "choose drain or abort": workers keep up, the drain finishes in time.
 #[test]
+#[cfg(feature = "std")]
 fn shutdown_until_drains_in_time() {
     let queue = Arc::new(Queue::<i32>::bounded(4).unwrap());
     let worker = {

@@ -55,6 +55,7 @@ fn shutdown_is_reported_before_no_workers() {
 }
 
 #[test]
+#[cfg(feature = "std")]
 fn owned_worker_in_thread() {
     let queue = Arc::new(Queue::<u32>::bounded(1).unwrap());
     let worker = queue.worker_owned();

@@ -147,10 +147,22 @@ impl<T> RawQueue<T> {
             } else {
                 putters.turns().owed_signed()
             };
-            match self.buffer.put(item, owed, &mut accepted) {
+            // Only the growable buffer's put calls `accepted`, once the id is drawn, and it
+            // answers every item it buffers with `Wake::Check`: that wake-up is counted
+            // before the journal hears of the item. Without `std` nothing catches the
+            // journal's panic, which then unwinds a put whose item is buffered all the same
+            // (see `Growable::put`); the pass still tells the getters of it, and looks for
+            // a drain it landed after.
+            let put = self.buffer.put(item, owed, |id| {
+                pass.getters.add(Wake::Check);
+                accepted(id);
+            });
+            match put {
                 Ok((id, wake)) => {
                     ids.push(id);
-                    pass.getters.add(wake);
+                    if wake != Wake::Check {
+                        pass.getters.add(wake);
+                    }
                     crate::events::accepted(self.label, id);
                     // After the event: a panic in it leaves the turn with the waiting put,
                     // whose drop passes it on (see `registration.rs`), so it is given up

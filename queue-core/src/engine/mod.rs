@@ -47,6 +47,8 @@ pub(crate) mod lifecycle;
 pub(crate) mod registry;
 pub(crate) mod tally;
 
+use core::cell::Cell;
+
 #[cfg(target_has_atomic = "ptr")]
 use alloc::sync::Arc;
 use alloc::vec::Vec;
@@ -241,20 +243,28 @@ impl<T> RawQueue<T> {
         // And the growable buffer, whose put runs `accepted` before the item can be taken
         // and is answered with a look for a drain it landed after.
         match self.buffer.growable() {
-            Some(growable) => self.put_with(
-                turn,
-                item,
-                |item, owed| {
-                    // Without `std` nothing catches a journal's panic, which `accepted` may
-                    // raise once the id is drawn: the growable buffer then buffers the item
-                    // all the same, and this guard tells the getters of it.
-                    let unwinding = GettersOnUnwind { queue: self };
-                    let put = growable.put(item, owed, accepted);
-                    core::mem::forget(unwinding);
-                    put.map(|id| (id, Wake::Check))
-                },
-                || self.buffer.after_put(late),
-            ),
+            Some(growable) => {
+                // Taken by the look after the put, or by the guard below as a panic unwinds it.
+                let late = Cell::new(Some(late));
+                self.put_with(
+                    turn,
+                    item,
+                    |item, owed| {
+                        // Without `std` nothing catches a journal's panic, which `accepted`
+                        // may raise once the id is drawn: the growable buffer then buffers
+                        // the item all the same, and this guard tells the getters of it and
+                        // looks for a drain it landed after.
+                        let unwinding = UnwoundPut {
+                            queue: self,
+                            late: &late,
+                        };
+                        let put = growable.put(item, owed, accepted);
+                        core::mem::forget(unwinding);
+                        put.map(|id| (id, Wake::Check))
+                    },
+                    || late.take().is_some_and(|late| self.buffer.after_put(late)),
+                )
+            }
             None => unreachable!("a buffer is a ring, a list or a growable buffer"),
         }
     }
@@ -839,15 +849,27 @@ impl<T> Drop for TakeWakes<'_, T> {
     }
 }
 
-/// Tells the getters of an item that a growable buffer buffered while a journal's panic
-/// unwound its put (see `Growable::put`); forgotten when the put returns.
-struct GettersOnUnwind<'q, T> {
+/// For an item that a growable buffer buffered while a journal's panic unwound its put
+/// (see `Growable::put`), what the put would have done after it: tells the getters, then
+/// looks for an immediate shutdown's drain the item landed after, whose items `late`
+/// buries (the journal may have shut the queue down itself). Forgotten when the put
+/// returns.
+struct UnwoundPut<'q, T, L: FnMut(JobId, T), F: FnOnce() -> L> {
     queue: &'q RawQueue<T>,
+    late: &'q Cell<Option<F>>,
 }
 
-impl<T> Drop for GettersOnUnwind<'_, T> {
+impl<T, L: FnMut(JobId, T), F: FnOnce() -> L> Drop for UnwoundPut<'_, T, L, F> {
     fn drop(&mut self) {
-        self.queue.getters().notify_for(Wake::Check, 1);
+        let queue = self.queue;
+        // The notification first: it is the read-modify-write after which a put looks for
+        // a drain (see `growable.rs`).
+        queue.getters().notify_for(Wake::Check, 1);
+        if let Some(late) = self.late.take() {
+            if queue.buffer.after_put(late) {
+                queue.wake_getters_at_end();
+            }
+        }
     }
 }
 

@@ -132,6 +132,7 @@ impl Log {
 /// the panic unwinds through the delivery, as in a real worker), until the queue reports
 /// `ShutDown`. Returns the
 /// (id, attempt) of every delivery seen.
+#[cfg(feature = "std")]
 pub fn panicking_worker(
     queue: &tally_queue::Queue<u32>,
     poison: u32,
@@ -156,11 +157,15 @@ pub fn panicking_worker(
 
 /// Every kind of queue a behaviour must hold on, by name: a small bound (ring), a large
 /// bound (growable), unbounded, an unfinished limit, and a journaled queue (a `Record`
-/// installed), each with `policy` installed.
+/// installed; without `std`, which has no `Record`, a `Log`), each with `policy` installed.
 pub fn every_kind<T: 'static>(
     policy: tally_queue::AbandonPolicy,
 ) -> Vec<(&'static str, tally_queue::Queue<T>)> {
     use tally_queue::Queue;
+    #[cfg(feature = "std")]
+    let journal = std::sync::Arc::new(tally_queue::Record::new());
+    #[cfg(not(feature = "std"))]
+    let journal = std::sync::Arc::new(Log::default());
     vec![
         (
             "bounded(4)",
@@ -182,7 +187,7 @@ pub fn every_kind<T: 'static>(
             Queue::bounded(4)
                 .unwrap()
                 .with_abandon_policy(policy)
-                .with_journal(std::sync::Arc::new(tally_queue::Record::new())),
+                .with_journal(journal),
         ),
     ]
 }

@@ -143,6 +143,7 @@ fn the_last_ending_settles_and_reports_registered_joiners() {
 }
 
 #[test]
+#[cfg(feature = "std")]
 fn a_put_counts_a_notification_for_a_waiting_getter_once() {
     let ring = Ring::new(Bound::Buffered(4));
     let getters = ring.counted(Kind::Getters);
@@ -166,6 +167,7 @@ fn a_put_counts_a_notification_for_a_waiting_getter_once() {
 }
 
 #[test]
+#[cfg(feature = "std")]
 fn a_get_counts_a_notification_for_a_waiting_putter_once() {
     let ring = Ring::new(Bound::Buffered(1));
     ring.try_put(1, 0).unwrap();
@@ -183,6 +185,7 @@ fn a_get_counts_a_notification_for_a_waiting_putter_once() {
 }
 
 #[test]
+#[cfg(feature = "std")]
 fn the_drain_tells_no_putter() {
     let ring = Ring::new(Bound::Buffered(2));
     ring.try_put(1, 0).unwrap();

@@ -5,7 +5,9 @@ extern crate std;
 use alloc::vec;
 use alloc::vec::Vec;
 
-use super::super::{BoxedRing, Kind, TICKET_MASK};
+#[cfg(feature = "std")]
+use super::super::Kind;
+use super::super::{BoxedRing, TICKET_MASK};
 use super::*;
 
 /// Takes up to `max` items with nothing owed; (id, item) pairs.
@@ -96,6 +98,7 @@ fn a_closed_ring_refuses_a_batch_and_ends_a_batch_get() {
 }
 
 #[test]
+#[cfg(feature = "std")]
 fn a_batch_counts_as_many_notifications_as_waiters_without_one() {
     let ring = Ring::new(Bound::Buffered(8));
     let getters = ring.counted(Kind::Getters);
