@@ -156,7 +156,8 @@ pub(crate) fn render(
     let batch = meta.setup.batch;
     let baseline = baseline.and_then(Summary::from_baseline);
     let mut out = String::new();
-    out.push_str("## Redis\n\n");
+    let title = std::env::var("REDIS_BENCH_HEADING").unwrap_or_else(|_| "## Redis".to_string());
+    let _ = writeln!(out, "{title}\n");
     out.push_str(
         "Written by `bash adapters/redis/benches/report.sh` from one run of its own (the \
          harness is `adapters/redis/benches/peers/`; `benches/report.sh` keeps this section as \
