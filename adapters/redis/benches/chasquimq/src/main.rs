@@ -368,11 +368,8 @@ fn main() {
         stream: format!("{{chasqui:{QUEUE}}}:stream"),
         run: None,
     };
-    let _ = writeln!(
-        out,
-        "hello chasquimq 1.3.0 (Rust), events {}",
-        if events { "on" } else { "off" }
-    );
+    // The version is pinned in Cargo.toml.
+    let _ = writeln!(out, "hello chasquimq 1.3.0 (Rust, fred client)");
     let _ = out.flush();
     for line in std::io::stdin().lock().lines() {
         let Ok(line) = line else { break };
