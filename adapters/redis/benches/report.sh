@@ -6,6 +6,14 @@
 #   bash adapters/redis/benches/report.sh                 # about 5 minutes on 2 cores
 #   REDIS_BENCH_JOBS=2000 REDIS_BENCH_ROUNDS=1 bash adapters/redis/benches/report.sh
 #   REDIS_BENCH_SAVE_BASELINE=1 bash adapters/redis/benches/report.sh   # a new baseline
+#   REDIS8=1 bash adapters/redis/benches/report.sh       # on Redis 8.6, with chasquimq
+#
+# REDIS8=1 runs the same harness on Redis 8.6.3 (fetched by redis8.sh into target/redis8,
+# the system's packages untouched), with chasquimq as one more system, and writes its own
+# section ("## Redis 8.6, with chasquimq", after the Redis section), compared with no
+# baseline (the baseline is from the system's server). chasquimq is measured only on a
+# server >= 8.2 (it needs XACKDEL); its side is the project of its own in
+# adapters/redis/benches/chasquimq/, built here in release, never by the workspace.
 #
 # Every REDIS_BENCH_* setting is passed on (see adapters/redis/benches/peers/main.rs):
 # jobs, rounds, batch, consumers, fsync policy (everysec unless REDIS_BENCH_FSYNC says),
@@ -20,6 +28,19 @@ root=$PWD
 target=${CARGO_TARGET_DIR:-$root/target}
 export CARGO_TARGET_DIR=$target
 out=$target/redis-bench
+begin_marker='<!-- redis section: begin (adapters/redis/benches/report.sh writes it) -->'
+end_marker='<!-- redis section: end -->'
+after_marker=
+if [[ -n ${REDIS8:-} ]]; then
+  bin=$(bash adapters/redis/benches/redis8.sh) || { echo "no Redis 8.6: nothing measured" >&2; exit 2; }
+  export PATH=$bin:$PATH
+  out=$target/redis-bench-redis8
+  export REDIS_BENCH_HEADING="## Redis 8.6, with chasquimq" REDIS_BENCH_NO_BASELINE=1
+  unset REDIS_BENCH_SAVE_BASELINE
+  after_marker=$end_marker
+  begin_marker='<!-- redis 8 section: begin (REDIS8=1 adapters/redis/benches/report.sh writes it) -->'
+  end_marker='<!-- redis 8 section: end -->'
+fi
 export REDIS_BENCH_OUT=$out
 bullmq_version=${BULLMQ_VERSION:-6.7.6}
 ioredis_version=${IOREDIS_VERSION:-5.11.1}
@@ -58,6 +79,19 @@ else
 fi
 echo "${REDIS_BENCH_BULLMQ:-not measured: ${REDIS_BENCH_BULLMQ_ABSENT:-}}"
 
+echo "==> chasquimq (Redis >= 8.2 only)"
+unset REDIS_BENCH_CHASQUIMQ REDIS_BENCH_CHASQUIMQ_ABSENT
+server_version=$(redis-server --version)
+if ! [[ $server_version =~ v=([0-9]+)\.([0-9]+) ]] ||
+  ((BASH_REMATCH[1] < 8 || (BASH_REMATCH[1] == 8 && BASH_REMATCH[2] < 2))); then
+  export REDIS_BENCH_CHASQUIMQ_ABSENT="the server is not Redis >= 8.2 (chasquimq needs XACKDEL; REDIS8=1 runs on 8.6): $server_version"
+elif log=$(nice cargo build --release --manifest-path adapters/redis/benches/chasquimq/Cargo.toml 2>&1); then
+  export REDIS_BENCH_CHASQUIMQ=$target/release/chasquimq-peer
+else
+  export REDIS_BENCH_CHASQUIMQ_ABSENT="cargo build of adapters/redis/benches/chasquimq failed: $(printf '%s' "$log" | grep -m1 '^error' || printf '%s' "$log" | tail -n 1)"
+fi
+echo "${REDIS_BENCH_CHASQUIMQ:-not measured: ${REDIS_BENCH_CHASQUIMQ_ABSENT:-}}"
+
 echo "==> what is measured"
 head=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 source_commit=$(git log -1 --format=%h -- adapters/redis/src 2>/dev/null || echo unknown)
@@ -81,14 +115,12 @@ cargo bench -p tally-redis --bench peers || status=$?
 if [[ -n ${NO_MARKDOWN:-} ]]; then
   echo "NO_MARKDOWN set: BENCHMARKS.md left as it is; the section is $section"
 else
-  echo "==> the Redis section of BENCHMARKS.md"
+  echo "==> the ${REDIS8:+Redis 8.6 }Redis section of BENCHMARKS.md"
   # The section goes between the markers (benches/report.sh keeps what is between them);
-  # without markers, it replaces the heading "## Redis…" up to the next "## ", or is
-  # appended.
-  begin_marker='<!-- redis section: begin (adapters/redis/benches/report.sh writes it) -->'
-  end_marker='<!-- redis section: end -->'
+  # without markers, it replaces the heading "## Redis…" up to the next "## " (REDIS8=1:
+  # it goes right after the Redis section's end marker), or is appended.
   [[ -f BENCHMARKS.md ]] || echo "# Benchmarks" > BENCHMARKS.md
-  awk -v section="$section" -v begin="$begin_marker" -v end="$end_marker" '
+  awk -v section="$section" -v begin="$begin_marker" -v end="$end_marker" -v after="$after_marker" '
     function emit(   line) {
       print begin
       while ((getline line < section) > 0) print line
@@ -104,6 +136,8 @@ else
         if (marked) {
           if (line == begin) { emit(); skip = 1; continue }
           if (skip && line == end) { skip = 0; continue }
+        } else if (after != "") {
+          if (!done && line == after) { print line; print ""; emit(); continue }
         } else {
           if (!done && line ~ /^## Redis/) { emit(); print ""; skip = 1; continue }
           if (skip && line ~ /^## /) skip = 0

@@ -16,12 +16,20 @@
 //!   `put-bulk`, `consume-N` for each N of `REDIS_BENCH_CONSUMERS`); all by default;
 //! - `REDIS_BENCH_BULLMQ`: a `node_modules` folder with bullmq and ioredis, or
 //!   `REDIS_BENCH_BULLMQ_ABSENT`: why there is none;
+//! - `REDIS_BENCH_CHASQUIMQ`: the `chasquimq-peer` binary (`benches/chasquimq/`), or
+//!   `REDIS_BENCH_CHASQUIMQ_ABSENT`: why there is none; measured only on Redis >= 8.2
+//!   (chasquimq needs `XACKDEL`);
+//! - `REDIS_BENCH_HEADING` (`## Redis`): the section's heading;
+//! - `REDIS_BENCH_NO_BASELINE=1`: no comparison with the baseline (a run on another
+//!   server than the baseline's);
 //! - `REDIS_BENCH_OUT`: where `runs.tsv` and `section.md` go (`target/redis-bench`);
 //! - `REDIS_BENCH_COMMIT`: what was measured, for the report;
 //! - `REDIS_BENCH_SAVE_BASELINE=1`: this run becomes the baseline (`baseline.tsv`) that
 //!   later runs compare the one-at-a-time path with.
 
 mod bullmq;
+mod chasquimq;
+mod child;
 mod measurement;
 mod meta;
 mod raw;
@@ -38,7 +46,6 @@ use std::time::{Duration, Instant};
 
 use redis::aio::MultiplexedConnection;
 
-use crate::bullmq::BullMq;
 use crate::measurement::{load_average, runs_tsv, Failure, Measurement};
 use crate::meta::Meta;
 use crate::raw::Raw;
@@ -110,7 +117,7 @@ fn main() {
     ];
     let mut meta = Meta::collect(&server, setup, rounds, &consumers);
     match std::env::var_os("REDIS_BENCH_BULLMQ") {
-        Some(modules) => match BullMq::start(Path::new(&modules), &server) {
+        Some(modules) => match bullmq::start(Path::new(&modules), &server) {
             Ok(bullmq) => {
                 meta.bullmq = Ok(bullmq.versions.clone());
                 systems.push(Box::new(bullmq));
@@ -126,6 +133,26 @@ fn main() {
             )
         }
     }
+    meta.chasquimq = match (
+        std::env::var_os("REDIS_BENCH_CHASQUIMQ"),
+        server::at_least(&server.version, 8, 2),
+    ) {
+        (_, false) => Err(format!(
+            "the server is not Redis >= 8.2 (chasquimq needs `XACKDEL`): {}",
+            server.version
+        )),
+        (Some(binary), true) => chasquimq::start(Path::new(&binary), &server).map(|peers| {
+            let versions = peers[0].versions.clone();
+            systems.extend(peers.into_iter().map(|p| Box::new(p) as Box<dyn System>));
+            versions
+        }),
+        (None, true) => Err(
+            std::env::var("REDIS_BENCH_CHASQUIMQ_ABSENT").unwrap_or_else(|_| {
+                "REDIS_BENCH_CHASQUIMQ was not set (report.sh builds chasquimq's peer and sets it)"
+                    .to_string()
+            }),
+        ),
+    };
     if let Ok(only) = std::env::var("REDIS_BENCH_SYSTEMS") {
         let words: Vec<String> = only.split('|').map(|w| w.trim().to_lowercase()).collect();
         systems.retain(|s| words.iter().any(|w| s.name().to_lowercase().contains(w)));
@@ -137,6 +164,9 @@ fn main() {
         .collect();
     if let Err(why) = &meta.bullmq {
         eprintln!("BullMQ is not measured: {why}");
+    }
+    if let Err(why) = &meta.chasquimq {
+        eprintln!("chasquimq is not measured: {why}");
     }
 
     let mut workloads = vec![Workload::PutOne, Workload::PutBulk];
@@ -183,8 +213,10 @@ fn main() {
     std::fs::write(&runs, runs_tsv(&measurements)).expect("write runs.tsv");
     let baseline_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/peers/baseline.tsv");
     let summary = Summary::new(&measurements, &failures, &names);
-    let is_baseline =
-        std::env::var("REDIS_BENCH_SAVE_BASELINE").as_deref() == Ok("1") && failures.is_empty();
+    let no_baseline = std::env::var("REDIS_BENCH_NO_BASELINE").as_deref() == Ok("1");
+    let is_baseline = std::env::var("REDIS_BENCH_SAVE_BASELINE").as_deref() == Ok("1")
+        && failures.is_empty()
+        && !no_baseline;
     if !failures.is_empty() {
         println!("{} runs failed: no baseline written", failures.len());
     }
@@ -192,7 +224,11 @@ fn main() {
         std::fs::write(&baseline_path, summary.baseline_tsv(&meta)).expect("write baseline.tsv");
         println!("baseline written to {}", baseline_path.display());
     }
-    let baseline = std::fs::read_to_string(&baseline_path).ok();
+    let baseline = if no_baseline {
+        None
+    } else {
+        std::fs::read_to_string(&baseline_path).ok()
+    };
     let section = report::render(&meta, &summary, &failures, baseline.as_deref(), is_baseline);
     std::fs::write(out.join("section.md"), section).expect("write section.md");
     if !failures.is_empty() {

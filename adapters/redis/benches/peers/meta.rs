@@ -24,6 +24,8 @@ pub(crate) struct Meta {
     pub(crate) clients: String,
     /// BullMQ's versions, or why it was not measured.
     pub(crate) bullmq: Result<String, String>,
+    /// chasquimq's version, or why it was not measured.
+    pub(crate) chasquimq: Result<String, String>,
     pub(crate) setup: Setup,
     pub(crate) rounds: usize,
     pub(crate) consumers: Vec<usize>,
@@ -86,6 +88,7 @@ impl Meta {
                 command_output("rustc", &["--version"])
             ),
             bullmq: Err("not started".to_string()),
+            chasquimq: Err("not started".to_string()),
             setup,
             rounds,
             consumers: consumers.to_vec(),
@@ -106,6 +109,13 @@ impl Meta {
             format!(
                 "BullMQ:   {}",
                 match &self.bullmq {
+                    Ok(versions) => versions.clone(),
+                    Err(why) => format!("not measured: {why}"),
+                }
+            ),
+            format!(
+                "chasquimq: {}",
+                match &self.chasquimq {
                     Ok(versions) => versions.clone(),
                     Err(why) => format!("not measured: {why}"),
                 }

@@ -156,9 +156,11 @@ pub(crate) fn render(
     let batch = meta.setup.batch;
     let baseline = baseline.and_then(Summary::from_baseline);
     let mut out = String::new();
-    out.push_str("## Redis\n\n");
+    let title = std::env::var("REDIS_BENCH_HEADING").unwrap_or_else(|_| "## Redis".to_string());
+    let _ = writeln!(out, "{title}\n");
     out.push_str(
-        "Written by `bash adapters/redis/benches/report.sh` from one run of its own (the \
+        "Written by `bash adapters/redis/benches/report.sh` (with `REDIS8=1` for the section on \
+         Redis 8.6) from one run of its own (the \
          harness is `adapters/redis/benches/peers/`; `benches/report.sh` keeps this section as \
          it is). Every system below ran in that run, on one `redis-server` the harness \
          started, with the same settings for all:\n\n",
@@ -262,7 +264,9 @@ pub(crate) fn render(
             out.push_str("Left on the server:\n\n");
             left_table(&mut out, base, batch);
         }
-        None => out.push_str("No baseline recorded.\n\n"),
+        None => {
+            let _ = writeln!(out, "{}.\n", upper_first(crate::verdicts::no_baseline()));
+        }
     }
 
     if !summary.commands.is_empty() {
@@ -314,4 +318,11 @@ pub(crate) fn render(
         out.push_str("</details>\n\n");
     }
     out
+}
+
+fn upper_first(text: &str) -> String {
+    let mut chars = text.chars();
+    chars.next().map_or_else(String::new, |c| {
+        c.to_uppercase().chain(chars).collect::<String>()
+    })
 }

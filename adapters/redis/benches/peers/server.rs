@@ -153,3 +153,18 @@ pub(crate) fn field_value<'a>(info: &'a str, field: &str) -> Option<&'a str> {
         (name == field).then_some(value.trim())
     })
 }
+
+/// Whether `redis-server --version` (`Redis server v=8.6.3 ...`) is at least
+/// `major.minor`.
+pub(crate) fn at_least(version: &str, major: u32, minor: u32) -> bool {
+    let Some(v) = version.split("v=").nth(1) else {
+        return false;
+    };
+    let mut parts = v
+        .split(|c: char| !c.is_ascii_digit())
+        .map(|p| p.parse::<u32>());
+    match (parts.next(), parts.next()) {
+        (Some(Ok(a)), Some(Ok(b))) => (a, b) >= (major, minor),
+        _ => false,
+    }
+}

@@ -231,6 +231,7 @@ impl Summary {
                     "server:",
                     "clients:",
                     "BullMQ:",
+                    "chasquimq:",
                     "work:",
                     "load:",
                 ]

@@ -182,9 +182,19 @@ pub(crate) fn verdicts(
     } else {
         out.push(Verdict {
             target,
-            measured: "no baseline recorded (benches/peers/baseline.tsv)".to_string(),
+            measured: no_baseline().to_string(),
             met: None,
         });
     }
     out
+}
+
+/// Why there is no baseline to compare with.
+pub(crate) fn no_baseline() -> &'static str {
+    if std::env::var("REDIS_BENCH_NO_BASELINE").as_deref() == Ok("1") {
+        "not compared: the baseline (benches/peers/baseline.tsv) is from another server than \
+         this run's"
+    } else {
+        "no baseline recorded (benches/peers/baseline.tsv)"
+    }
 }
