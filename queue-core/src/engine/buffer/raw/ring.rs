@@ -671,11 +671,14 @@ impl<T, S: ?Sized + Storage<T>> Ring<T, S> {
 
     /// The bound check of a put of `ticket`, leaving `owed` slots alone (zero or less:
     /// none).
-    #[inline]
-    fn room(&self, ticket: u64, owed: i64) -> Room {
-        let used = match self.bound {
+    /// What the bound counts as used at `ticket`: the tickets from the last get (a
+    /// buffered bound) or the last ending (an unfinished bound) up to it; a value that is
+    /// [`behind`] means `ticket` was read stale.
+    #[inline(always)]
+    pub(super) fn used(&self, ticket: u64) -> u64 {
+        match self.bound {
             // Relaxed (both): a bound check; the slot's stamp orders the write after the
-            // read of the get that freed the slot.
+            // read of the get (or the ending) that freed the slot.
             Bound::Buffered(_) => distance(
                 ticket,
                 ticket_of(self.consumers.head.load(Ordering::Relaxed)),
@@ -684,7 +687,12 @@ impl<T, S: ?Sized + Storage<T>> Ring<T, S> {
                 ticket,
                 ticket_of(self.consumers.ended.load(Ordering::Relaxed)),
             ),
-        };
+        }
+    }
+
+    #[inline]
+    fn room(&self, ticket: u64, owed: i64) -> Room {
+        let used = self.used(ticket);
         let free = if owed > 0 {
             self.bound.get().saturating_sub(owed as u64)
         } else {

@@ -77,18 +77,7 @@ impl<T, S: ?Sized + Storage<T>> Ring<T, S> {
             }
             let ticket = ticket_of(tail);
             // The bound, as `room` reads it for a single put.
-            let used = match self.bound {
-                // Relaxed (both): a bound check; each slot's stamp orders the write after
-                // the read of the get that freed it.
-                Bound::Buffered(_) => distance(
-                    ticket,
-                    ticket_of(self.consumers.head.load(Ordering::Relaxed)),
-                ),
-                Bound::Unfinished(_) => distance(
-                    ticket,
-                    ticket_of(self.consumers.ended.load(Ordering::Relaxed)),
-                ),
-            };
+            let used = self.used(ticket);
             let limit = self.bound.get().saturating_sub(owed);
             if behind(used) {
                 // `tail` was read stale: a get (or an ending) already passed it.
