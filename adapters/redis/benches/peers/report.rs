@@ -160,10 +160,11 @@ pub(crate) fn render(
     let _ = writeln!(out, "{title}\n");
     out.push_str(
         "Written by `bash adapters/redis/benches/report.sh` (with `REDIS8=1` for the section on \
-         Redis 8.6) from one run of its own (the \
-         harness is `adapters/redis/benches/peers/`; `benches/report.sh` keeps this section as \
-         it is). Every system below ran in that run, on one `redis-server` the harness \
-         started, with the same settings for all:\n\n",
+         Redis 8.6) from one run of its own (the harness is `adapters/redis/benches/peers/`; \
+         `benches/report.sh` runs it for the section on the system's Redis, unless `SKIP_REDIS` \
+         is set or no `redis-server` is installed, and keeps the Redis 8.6 section as it is). \
+         Every system below ran in that run, on one `redis-server` the harness started, with \
+         the same settings for all:\n\n",
     );
     let _ = writeln!(out, "```text\n{}\n```\n", meta.lines().join("\n"));
 
