@@ -17,7 +17,8 @@ use tally_queue::{AbandonPolicy, Queue, TryGetError, TryPutError};
 /// before the woken getter is polled. The getter must be served every time.
 #[test]
 fn a_barging_try_get_cannot_take_a_woken_getters_item() {
-    const ROUNDS: usize = 1_000;
+    // Under Miri, which takes about 40 ms a round, 50 rounds check the same steps for UB.
+    const ROUNDS: usize = common::scaled(1_000, 50);
     let queue = Queue::unbounded();
     let mut served = 0;
     let mut barged = 0;
@@ -75,7 +76,8 @@ fn a_newcomer_get_cannot_take_a_woken_getters_item() {
 /// full, and the woken put lands.
 #[test]
 fn a_barging_try_put_cannot_take_a_woken_putters_slot() {
-    const ROUNDS: usize = 1_000;
+    // Under Miri, which takes about 40 ms a round, 50 rounds check the same steps for UB.
+    const ROUNDS: usize = common::scaled(1_000, 50);
     let queue = Queue::bounded(1).unwrap();
     queue.try_put(usize::MAX).unwrap();
     let mut served = 0;
