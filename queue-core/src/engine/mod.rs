@@ -804,6 +804,7 @@ impl<T> RawQueue<T> {
         self.buffer.len() + self.lane.len()
     }
 
+    #[inline]
     pub(crate) fn is_shut_down(&self) -> bool {
         self.lifecycle.is_shut_down()
     }
