@@ -41,10 +41,29 @@ use crate::sync::{AtomicUsize, Ordering};
 ///
 /// Cost: a load on the paths that take; read-modify-writes only for notifications that
 /// reach a listener, none while nobody waits or every waiter is already woken.
+///
+/// The word's low bit is a mark its owner may set for good ([`mark`](Turns::mark)): the
+/// putters' is set once a put must look further than the turns (the queue is shut down or
+/// has lost its workers, or its bound is not checked by the slot alone), so a put reads
+/// one word, [`gate`](Turns::gate), to learn that nothing is owed and nothing else needs
+/// a look.
 #[derive(Debug)]
 pub(crate) struct Turns {
-    /// Turns granted minus turns redeemed or revoked, as a wrapping `isize`.
+    /// Turns granted minus turns redeemed or revoked, as a wrapping `isize`, in the bits
+    /// above [`MARKED`].
     owed: AtomicUsize,
+}
+
+/// The low bit of the word: see [`Turns::mark`].
+const MARKED: usize = 1;
+/// One turn, counted above [`MARKED`].
+const TURN: usize = 2;
+
+/// The turns owed in `word`, as the count stands (see [`Turns::owed_signed`]).
+#[inline(always)]
+const fn owed_in(word: usize) -> i64 {
+    // An arithmetic shift: the count is signed, and the mark bit drops out.
+    (word as isize >> 1) as i64
 }
 
 impl Turns {
@@ -69,10 +88,7 @@ impl Turns {
     /// The turns owed, reading an instant's negative count as none.
     #[inline]
     pub(crate) fn owed(&self) -> usize {
-        // Relaxed: advisory (see the type's documentation); the item or slot itself is
-        // claimed through the buffer or the slot counter, which carry the ordering.
-        let owed = self.owed.load(Ordering::Relaxed) as isize;
-        owed.max(0) as usize
+        self.owed_signed().max(0) as usize
     }
 
     /// The turns owed as the count stands: zero or less (an instant's negative count)
@@ -82,16 +98,42 @@ impl Turns {
     /// [`owed`]: Turns::owed
     #[inline]
     pub(crate) fn owed_signed(&self) -> i64 {
-        // Relaxed: as in `owed`.
-        self.owed.load(Ordering::Relaxed) as isize as i64
+        // Relaxed: advisory (see the type's documentation); the item or slot itself is
+        // claimed through the buffer or the slot counter, which carry the ordering.
+        owed_in(self.owed.load(Ordering::Relaxed))
+    }
+
+    /// `None` if nothing is owed and the word is not [marked](Turns::mark); otherwise the
+    /// turns owed, as [`owed_signed`](Turns::owed_signed) reads them. One load.
+    #[inline(always)]
+    pub(crate) fn gate(&self) -> Option<i64> {
+        // Relaxed: as in `owed_signed`; a mark is read as `mark` documents.
+        let word = self.owed.load(Ordering::Relaxed);
+        if word == 0 {
+            None
+        } else {
+            Some(owed_in(word))
+        }
+    }
+
+    /// Marks the word for good, so that [`gate`](Turns::gate) never reads `None` again:
+    /// the owner's sign that its fast path no longer applies. A reader whose load comes
+    /// after the mark in the word's modification order sees it (every later change keeps
+    /// the bit), so a caller that marks before the change it announces is publicly done
+    /// (a shutdown, the last worker leaving) is seen by every reader that starts after.
+    #[inline]
+    pub(crate) fn mark(&self) {
+        // Relaxed: the bit itself is the news; whatever it announces is read, with its own
+        // ordering, by the reader that sees it.
+        self.owed.fetch_or(MARKED, Ordering::Relaxed);
     }
 
     /// `n` notifications reached a listener.
     #[inline]
     pub(crate) fn grant(&self, n: usize) {
         if n != 0 {
-            // Relaxed: advisory, as above.
-            self.owed.fetch_add(n, Ordering::Relaxed);
+            // Relaxed: advisory, as above. Wrapping: see the type's documentation.
+            self.owed.fetch_add(n.wrapping_mul(TURN), Ordering::Relaxed);
         }
     }
 
@@ -100,7 +142,7 @@ impl Turns {
     pub(crate) fn revoke(&self, n: usize) {
         if n != 0 {
             // Relaxed: advisory, as above. Wrapping: see the type's documentation.
-            self.owed.fetch_sub(n, Ordering::Relaxed);
+            self.owed.fetch_sub(n.wrapping_mul(TURN), Ordering::Relaxed);
         }
     }
 
@@ -152,5 +194,34 @@ mod tests {
         assert_eq!(turns.owed(), 1);
         turns.revoke(0);
         assert_eq!(turns.owed(), 1);
+    }
+
+    #[test]
+    fn the_gate_is_clear_only_with_nothing_owed_and_no_mark() {
+        let turns = Turns::new();
+        assert_eq!(turns.gate(), None);
+        turns.grant(2);
+        assert_eq!(turns.gate(), Some(2));
+        turns.revoke(3);
+        assert_eq!(
+            turns.gate(),
+            Some(-1),
+            "an instant's negative count is not clear"
+        );
+        turns.grant(1);
+        assert_eq!(turns.gate(), None);
+        turns.mark();
+        assert_eq!(turns.gate(), Some(0));
+        turns.grant(1);
+        assert_eq!((turns.gate(), turns.owed()), (Some(1), 1));
+        turns.redeem();
+        turns.redeem();
+        assert_eq!(
+            (turns.gate(), turns.owed(), turns.owed_signed()),
+            (Some(-1), 0, -1)
+        );
+        turns.grant(1);
+        assert_eq!(turns.gate(), Some(0), "the mark stays");
+        assert!(turns.lets_pass(|| unreachable!("nothing owed")));
     }
 }

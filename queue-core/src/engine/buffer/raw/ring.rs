@@ -590,16 +590,38 @@ impl<T, S: ?Sized + Storage<T>> Ring<T, S> {
     /// enter midway (see [`uninterrupted`]).
     #[inline]
     pub(crate) fn try_put(&self, item: T, owed: i64) -> Result<(JobId, Wake), PutRefused<T>> {
-        uninterrupted(|| self.put_unguarded(item, owed))
-    }
-
-    #[inline(always)]
-    fn put_unguarded(&self, item: T, owed: i64) -> Result<(JobId, Wake), PutRefused<T>> {
         // A slot free for a ticket means the get of the item one lap back is done, so fewer
         // items than slots are buffered: where the bound is the slot count and no slot is
         // owed, the stamp is the bound check, and the bound (on the consumers' line) is
         // read only once the slot is found taken.
         let by_stamp = owed <= 0 && self.stamp_bound;
+        uninterrupted(|| self.put_unguarded(item, owed, by_stamp))
+    }
+
+    /// As [`try_put`](Ring::try_put) with no slot owed, on a ring whose bound is checked by
+    /// the slot's stamp alone ([`puts_by_stamp`](Ring::puts_by_stamp)): the caller knows
+    /// both, so the put does not look.
+    #[inline]
+    pub(crate) fn try_put_by_stamp(&self, item: T) -> Result<(JobId, Wake), PutRefused<T>> {
+        debug_assert!(self.stamp_bound, "only where the stamp is the bound check");
+        uninterrupted(|| self.put_unguarded(item, 0, true))
+    }
+
+    /// Whether the bound is the slot count, so that a put with no slot owed checks it by
+    /// the slot's stamp alone.
+    pub(crate) fn puts_by_stamp(&self) -> bool {
+        self.stamp_bound
+    }
+
+    /// A put leaving `owed` slots alone; `by_stamp`: the slot's stamp is the bound check
+    /// (see `try_put`).
+    #[inline(always)]
+    fn put_unguarded(
+        &self,
+        item: T,
+        owed: i64,
+        by_stamp: bool,
+    ) -> Result<(JobId, Wake), PutRefused<T>> {
         let mut waited = 0;
         // Relaxed: the compare-exchange below validates it.
         let mut tail = self.tail.0.load(Ordering::Relaxed);
