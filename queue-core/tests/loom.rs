@@ -445,9 +445,22 @@ fn getter_vs_put_vs_barging_try_get(
 /// reserved (the queue fills to its capacity again).
 #[test]
 fn reserved_slot_vs_barging_try_put() {
-    loom::model(|| {
-        let queue = Arc::new(Queue::<u8>::bounded(1).unwrap());
-        queue.try_put(0).unwrap();
+    reserved_slot_vs_barging_try_put_at(1);
+}
+
+/// As [`reserved_slot_vs_barging_try_put`], where the bound is the slot count: a put
+/// without a turn then reads room past the owed slot off the stamp of the slot ahead.
+#[test]
+fn reserved_slot_vs_barging_try_put_at_the_slot_count() {
+    reserved_slot_vs_barging_try_put_at(2);
+}
+
+fn reserved_slot_vs_barging_try_put_at(capacity: u8) {
+    loom::model(move || {
+        let queue = Arc::new(Queue::<u8>::bounded(usize::from(capacity)).unwrap());
+        for item in 0..capacity {
+            queue.try_put(item).unwrap();
+        }
         let done = Arc::new(loom::sync::atomic::AtomicBool::new(false));
         let putter = {
             let (queue, done) = (Arc::clone(&queue), Arc::clone(&done));
@@ -461,7 +474,7 @@ fn reserved_slot_vs_barging_try_put() {
             let queue = Arc::clone(&queue);
             thread::spawn(move || queue.try_get().map(|d| d.succeed()).ok())
         };
-        let barged = queue.try_put(2).is_ok();
+        let barged = queue.try_put(200).is_ok();
         let freed = consumer.join().unwrap();
         // Free slots until the putter is done.
         let mut drained = Vec::new();
@@ -478,10 +491,12 @@ fn reserved_slot_vs_barging_try_put() {
             drained.push(delivery.succeed());
         }
         let ledger = queue.ledger();
-        assert_eq!(ledger.accepted, 2 + u64::from(barged));
+        assert_eq!(ledger.accepted, u64::from(capacity) + 1 + u64::from(barged));
         assert!(ledger.is_balanced());
-        queue.try_put(4).unwrap();
-        assert!(queue.try_put(5).unwrap_err().is_full());
+        for item in 0..capacity {
+            queue.try_put(item).unwrap();
+        }
+        assert!(queue.try_put(250).unwrap_err().is_full());
     });
 }
 

@@ -299,22 +299,25 @@ impl<T> RawQueue<T> {
         put_in: impl FnOnce(T, Option<i64>) -> Result<(JobId, Wake), PutRefused<T>>,
         after_put: impl FnOnce() -> bool,
     ) -> Result<JobId, TryPutError<T>> {
-        // One load answers the common put: nothing owed, and the word unmarked, so the
-        // lifecycle refuses nothing (a shutdown and the last worker leaving mark it first).
+        // One load of the putters' word answers the common put: unmarked, the lifecycle
+        // refuses nothing (a shutdown and the last worker leaving mark it first), and with
+        // nothing owed either, the put needs no other look.
         let gate = self.putters.turns().gate();
-        let owed = if gate.is_none() && !turn {
+        let owed = if gate.is_clear() && !turn {
             None
         } else {
-            if let Some(refusal) = self.lifecycle.refusal() {
-                // A final answer uses the turn up.
-                if turn {
-                    self.putters.turns().redeem();
+            if gate.is_marked() {
+                if let Some(refusal) = self.lifecycle.refusal() {
+                    // A final answer uses the turn up.
+                    if turn {
+                        self.putters.turns().redeem();
+                    }
+                    return Err(refused(refusal, item).into());
                 }
-                return Err(refused(refusal, item).into());
             }
             // Without a turn, the slots owed to woken puts are not free: a `try_put` or a
             // new put cannot take the slot a woken put was woken for.
-            Some(if turn { 0 } else { gate.unwrap_or(0) })
+            Some(if turn { 0 } else { gate.owed_signed() })
         };
         match put_in(item, owed) {
             Ok((id, getters)) => {

@@ -54,6 +54,30 @@ pub(crate) struct Turns {
     owed: AtomicUsize,
 }
 
+/// One read of a [`Turns`] word ([`Turns::gate`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Gate(usize);
+
+impl Gate {
+    /// Nothing owed, and the word unmarked.
+    #[inline(always)]
+    pub(crate) fn is_clear(self) -> bool {
+        self.0 == 0
+    }
+
+    /// The word was [marked](Turns::mark).
+    #[inline(always)]
+    pub(crate) fn is_marked(self) -> bool {
+        self.0 & MARKED != 0
+    }
+
+    /// The turns owed, as [`Turns::owed_signed`] reads them.
+    #[inline(always)]
+    pub(crate) fn owed_signed(self) -> i64 {
+        owed_in(self.0)
+    }
+}
+
 /// The low bit of the word: see [`Turns::mark`].
 const MARKED: usize = 1;
 /// One turn, counted above [`MARKED`].
@@ -103,20 +127,15 @@ impl Turns {
         owed_in(self.owed.load(Ordering::Relaxed))
     }
 
-    /// `None` if nothing is owed and the word is not [marked](Turns::mark); otherwise the
-    /// turns owed, as [`owed_signed`](Turns::owed_signed) reads them. One load.
+    /// The word as it stands, for a reader that needs both the turns owed and the mark:
+    /// one load.
     #[inline(always)]
-    pub(crate) fn gate(&self) -> Option<i64> {
+    pub(crate) fn gate(&self) -> Gate {
         // Relaxed: as in `owed_signed`; a mark is read as `mark` documents.
-        let word = self.owed.load(Ordering::Relaxed);
-        if word == 0 {
-            None
-        } else {
-            Some(owed_in(word))
-        }
+        Gate(self.owed.load(Ordering::Relaxed))
     }
 
-    /// Marks the word for good, so that [`gate`](Turns::gate) never reads `None` again:
+    /// Marks the word for good, so that a [`gate`](Turns::gate) is never clear again:
     /// the owner's sign that its fast path no longer applies. A reader whose load comes
     /// after the mark in the word's modification order sees it (every later change keeps
     /// the bit), so a caller that marks before the change it announces is publicly done
@@ -199,29 +218,30 @@ mod tests {
     #[test]
     fn the_gate_is_clear_only_with_nothing_owed_and_no_mark() {
         let turns = Turns::new();
-        assert_eq!(turns.gate(), None);
+        let read = |turns: &Turns| {
+            let gate = turns.gate();
+            (gate.is_clear(), gate.is_marked(), gate.owed_signed())
+        };
+        assert_eq!(read(&turns), (true, false, 0));
         turns.grant(2);
-        assert_eq!(turns.gate(), Some(2));
+        assert_eq!(read(&turns), (false, false, 2));
         turns.revoke(3);
         assert_eq!(
-            turns.gate(),
-            Some(-1),
-            "an instant's negative count is not clear"
+            read(&turns),
+            (false, false, -1),
+            "a negative count is not clear"
         );
         turns.grant(1);
-        assert_eq!(turns.gate(), None);
+        assert_eq!(read(&turns), (true, false, 0));
         turns.mark();
-        assert_eq!(turns.gate(), Some(0));
+        assert_eq!(read(&turns), (false, true, 0));
         turns.grant(1);
-        assert_eq!((turns.gate(), turns.owed()), (Some(1), 1));
+        assert_eq!((read(&turns), turns.owed()), ((false, true, 1), 1));
         turns.redeem();
         turns.redeem();
-        assert_eq!(
-            (turns.gate(), turns.owed(), turns.owed_signed()),
-            (Some(-1), 0, -1)
-        );
+        assert_eq!((read(&turns), turns.owed()), ((false, true, -1), 0));
         turns.grant(1);
-        assert_eq!(turns.gate(), Some(0), "the mark stays");
+        assert_eq!(read(&turns), (false, true, 0), "the mark stays");
         assert!(turns.lets_pass(|| unreachable!("nothing owed")));
     }
 }

@@ -77,9 +77,9 @@
 //! [`Bound::Buffered`]`(n)` counts buffered items (`tail - head`); a get frees a slot.
 //! Where `n` is the slot count (a power of two, 128 say), a put checks the bound by its
 //! slot's stamp alone: a slot free for its ticket means the get of the item one lap back is
-//! done, so fewer than `n` items are buffered; `head` is read only when the slot is found
-//! taken (full, or a get still moving the old item out), or while slots are owed to woken
-//! putters.
+//! done, so fewer than `n` items are buffered; while `k` slots are owed to woken putters,
+//! the stamp of the slot `k` tickets ahead tells the same for `n - k`. `head` is read only
+//! when that slot is found taken (full, or a get still moving the old item out).
 //!
 //! [`Bound::Unfinished`]`(n)` counts buffered and delivered items (`tail - ended`); an
 //! ending frees a slot. Either way the ring has `n.next_power_of_two()` slots (at least two), since
@@ -630,7 +630,7 @@ impl<T, S: ?Sized + Storage<T>> Ring<T, S> {
                 return Err(PutRefused::Closed(item));
             }
             let ticket = ticket_of(tail);
-            if !by_stamp {
+            if !by_stamp && !self.room_past_owed(ticket, owed) {
                 match self.room(ticket, owed) {
                     Room::Free => {}
                     Room::Full => return Err(PutRefused::Full(item)),
@@ -710,6 +710,27 @@ impl<T, S: ?Sized + Storage<T>> Ring<T, S> {
                 ticket_of(self.consumers.ended.load(Ordering::Relaxed)),
             ),
         }
+    }
+
+    /// Whether a put of `ticket` has room past the `owed` slots it leaves alone, told by a
+    /// stamp where the bound is the slot count: the slot of ticket `ticket + owed` free for
+    /// that ticket means the get one lap before it is done, so fewer than `slots - owed`
+    /// items are buffered at `ticket`. `false` means "look at the bound" ([`room`]): full,
+    /// a get still moving that item out, or `ticket` read stale. Only for `owed` between
+    /// one and the slot count.
+    ///
+    /// [`room`]: Ring::room
+    #[inline(always)]
+    fn room_past_owed(&self, ticket: u64, owed: i64) -> bool {
+        if !(self.stamp_bound && owed > 0 && (owed as u64) <= self.mask) {
+            return false;
+        }
+        // Tickets wrap at a multiple of the slot count and of 2^32, so the slot and the
+        // stamp of the wrapped sum are those of the ticket `owed` after `ticket`.
+        let ahead = ticket.wrapping_add(owed as u64);
+        // Relaxed: a bound check, as `used`'s loads; this put writes its own slot only
+        // after the Acquire load of that slot's stamp.
+        self.slot(ahead).stamp().load(Ordering::Relaxed) == stamp_of(ahead)
     }
 
     #[inline]
