@@ -716,8 +716,8 @@ impl<T, S: ?Sized + Storage<T>> Ring<T, S> {
     /// stamp where the bound is the slot count: the slot of ticket `ticket + owed` free for
     /// that ticket means the get one lap before it is done, so fewer than `slots - owed`
     /// items are buffered at `ticket`. `false` means "look at the bound" ([`room`]): full,
-    /// a get still moving that item out, or `ticket` read stale. Only for `owed` between
-    /// one and the slot count.
+    /// a get still moving that item out, or `ticket` read stale. Read off a stamp only for
+    /// `owed` from one to one less than the slot count.
     ///
     /// [`room`]: Ring::room
     #[inline(always)]
