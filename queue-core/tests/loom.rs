@@ -445,9 +445,22 @@ fn getter_vs_put_vs_barging_try_get(
 /// reserved (the queue fills to its capacity again).
 #[test]
 fn reserved_slot_vs_barging_try_put() {
-    loom::model(|| {
-        let queue = Arc::new(Queue::<u8>::bounded(1).unwrap());
-        queue.try_put(0).unwrap();
+    reserved_slot_vs_barging_try_put_at(1);
+}
+
+/// As [`reserved_slot_vs_barging_try_put`], where the bound is the slot count: a put
+/// without a turn then reads room past the owed slot off the stamp of the slot ahead.
+#[test]
+fn reserved_slot_vs_barging_try_put_at_the_slot_count() {
+    reserved_slot_vs_barging_try_put_at(2);
+}
+
+fn reserved_slot_vs_barging_try_put_at(capacity: u8) {
+    loom::model(move || {
+        let queue = Arc::new(Queue::<u8>::bounded(usize::from(capacity)).unwrap());
+        for item in 0..capacity {
+            queue.try_put(item).unwrap();
+        }
         let done = Arc::new(loom::sync::atomic::AtomicBool::new(false));
         let putter = {
             let (queue, done) = (Arc::clone(&queue), Arc::clone(&done));
@@ -461,7 +474,7 @@ fn reserved_slot_vs_barging_try_put() {
             let queue = Arc::clone(&queue);
             thread::spawn(move || queue.try_get().map(|d| d.succeed()).ok())
         };
-        let barged = queue.try_put(2).is_ok();
+        let barged = queue.try_put(200).is_ok();
         let freed = consumer.join().unwrap();
         // Free slots until the putter is done.
         let mut drained = Vec::new();
@@ -478,10 +491,12 @@ fn reserved_slot_vs_barging_try_put() {
             drained.push(delivery.succeed());
         }
         let ledger = queue.ledger();
-        assert_eq!(ledger.accepted, 2 + u64::from(barged));
+        assert_eq!(ledger.accepted, u64::from(capacity) + 1 + u64::from(barged));
         assert!(ledger.is_balanced());
-        queue.try_put(4).unwrap();
-        assert!(queue.try_put(5).unwrap_err().is_full());
+        for item in 0..capacity {
+            queue.try_put(item).unwrap();
+        }
+        assert!(queue.try_put(250).unwrap_err().is_full());
     });
 }
 
@@ -1678,5 +1693,53 @@ fn journaled_put_many_vs_shutdown_now_vs_try_get() {
             "{ledger:?}"
         );
         assert_eq!(queue.unfinished(), 0);
+    });
+}
+
+/// The last worker leaving vs a `try_put` vs a new worker, on a ring whose bound is its
+/// slot count (where a put with nothing owed reads only the putters' word before its
+/// claim): a put that starts after the exit returned, with no worker since, is refused;
+/// one racing the exit lands or is refused, and whatever landed is buffered.
+#[test]
+fn last_worker_leaves_vs_put_vs_new_worker() {
+    loom::model(|| {
+        let queue = Arc::new(Queue::<u8>::bounded(2).unwrap());
+        let worker = queue.worker_owned();
+        let exiting = thread::spawn(move || drop(worker));
+        let producer = {
+            let queue = Arc::clone(&queue);
+            thread::spawn(move || queue.try_put(1))
+        };
+        exiting.join().unwrap();
+        assert!(matches!(queue.try_put(2), Err(TryPutError::NoWorkers(2))));
+        let raced = producer.join().unwrap();
+        assert!(matches!(raced, Ok(_) | Err(TryPutError::NoWorkers(1))));
+        let adopted = queue.worker_owned();
+        assert!(queue.try_put(3).is_ok(), "a new worker adopts the queue");
+        let ledger = queue.ledger();
+        assert_eq!(ledger.accepted, 1 + u64::from(raced.is_ok()));
+        assert_eq!(ledger.buffered, ledger.accepted);
+        drop(adopted);
+    });
+}
+
+/// A shutdown vs a `try_put` on a ring whose bound is its slot count (as above): a put
+/// after the shutdown returned is refused, one racing it lands or is refused, and the
+/// drain hands back exactly what landed.
+#[test]
+fn shutdown_vs_put_read_by_the_putters_word() {
+    loom::model(|| {
+        let queue = Arc::new(Queue::<u8>::bounded(2).unwrap());
+        let producer = {
+            let queue = Arc::clone(&queue);
+            thread::spawn(move || queue.try_put(1))
+        };
+        queue.shutdown();
+        assert!(matches!(queue.try_put(2), Err(TryPutError::ShutDown(2))));
+        let raced = producer.join().unwrap();
+        assert!(matches!(raced, Ok(_) | Err(TryPutError::ShutDown(1))));
+        let got = queue.try_get().map(|delivery| delivery.succeed()).ok();
+        assert_eq!(got, raced.ok().map(|_| 1));
+        assert!(queue.ledger().is_balanced());
     });
 }

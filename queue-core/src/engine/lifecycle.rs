@@ -62,6 +62,7 @@ impl Lifecycle {
         self.state.fetch_or(SHUT_DOWN, Ordering::AcqRel) & SHUT_DOWN == 0
     }
 
+    #[inline]
     pub(crate) fn is_shut_down(&self) -> bool {
         // Acquire: an observer.
         self.state.load(Ordering::Acquire) & SHUT_DOWN != 0

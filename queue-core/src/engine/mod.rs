@@ -147,14 +147,22 @@ impl<T> RawQueue<T> {
         let waiters = || Waiters::new(&deferred);
         #[cfg(not(target_has_atomic = "ptr"))]
         let waiters = Waiters::new;
+        let buffer = Buffer::new(limit);
+        let putters = waiters();
+        // A put that finds the putters' word unmarked with nothing owed checks a ring's
+        // bound by the slot's stamp alone: the word is marked where that is not the bound
+        // check (the other buffers do not look).
+        if buffer.ring().is_some_and(|ring| !ring.puts_by_stamp()) {
+            putters.turns().mark();
+        }
         RawQueue {
-            buffer: Buffer::new(limit),
+            buffer,
             lane: Lane::new(),
             tally: Tally::new(),
             lifecycle: Lifecycle::new(),
             producers: Registry::new(),
             getters: waiters(),
-            putters: waiters(),
+            putters,
             joiners: waiters(),
             returns_after_shutdown: false,
             #[cfg(target_has_atomic = "ptr")]
@@ -233,8 +241,18 @@ impl<T> RawQueue<T> {
         // The ring has a copy of its own, whose branches the compiler keeps apart from the
         // other buffers'. A ring's queue has no journal (see `buffer/mod.rs`), and nothing
         // lands after its drain (nor after the list's).
+        // With nothing owed and the putters' word unmarked, its bound is checked by the slot
+        // alone (see `new`).
         if let Some(ring) = self.buffer.ring() {
-            return self.put_with(turn, item, |item, owed| ring.try_put(item, owed), || false);
+            return self.put_with(
+                turn,
+                item,
+                |item, owed| match owed {
+                    None => ring.try_put_by_stamp(item),
+                    Some(owed) => ring.try_put(item, owed),
+                },
+                || false,
+            );
         }
         // So has the list, which owes no slot (its queue is unbounded).
         if let Some(list) = self.buffer.list() {
@@ -258,7 +276,7 @@ impl<T> RawQueue<T> {
                             queue: self,
                             late: &late,
                         };
-                        let put = growable.put(item, owed, accepted);
+                        let put = growable.put(item, owed.unwrap_or(0), accepted);
                         core::mem::forget(unwinding);
                         put.map(|id| (id, Wake::Check))
                     },
@@ -270,28 +288,36 @@ impl<T> RawQueue<T> {
     }
 
     /// [`put`](RawQueue::put) through `put_in`, the buffer's put, and `after_put`, its look
-    /// for items landed after a drain.
+    /// for items landed after a drain. `put_in` is given the slots to leave alone (zero or
+    /// less: none), or `None` when nothing is owed and the putters' word is unmarked (see
+    /// `new`).
     #[inline(always)]
     fn put_with(
         &self,
         turn: bool,
         item: T,
-        put_in: impl FnOnce(T, i64) -> Result<(JobId, Wake), PutRefused<T>>,
+        put_in: impl FnOnce(T, Option<i64>) -> Result<(JobId, Wake), PutRefused<T>>,
         after_put: impl FnOnce() -> bool,
     ) -> Result<JobId, TryPutError<T>> {
-        if let Some(refusal) = self.lifecycle.refusal() {
-            // A final answer uses the turn up.
-            if turn {
-                self.putters.turns().redeem();
-            }
-            return Err(refused(refusal, item).into());
-        }
-        // Without a turn, the slots owed to woken puts are not free: a `try_put` or a new
-        // put cannot take the slot a woken put was woken for.
-        let owed = if turn {
-            0
+        // One load of the putters' word answers the common put: unmarked, the lifecycle
+        // refuses nothing (a shutdown and the last worker leaving mark it first), and with
+        // nothing owed either, the put needs no other look.
+        let gate = self.putters.turns().gate();
+        let owed = if gate.is_clear() && !turn {
+            None
         } else {
-            self.putters.turns().owed_signed()
+            if gate.is_marked() {
+                if let Some(refusal) = self.lifecycle.refusal() {
+                    // A final answer uses the turn up.
+                    if turn {
+                        self.putters.turns().redeem();
+                    }
+                    return Err(refused(refusal, item).into());
+                }
+            }
+            // Without a turn, the slots owed to woken puts are not free: a `try_put` or a
+            // new put cannot take the slot a woken put was woken for.
+            Some(if turn { 0 } else { gate.owed_signed() })
         };
         match put_in(item, owed) {
             Ok((id, getters)) => {
@@ -703,6 +729,9 @@ impl<T> RawQueue<T> {
     /// drain, then refuse). Returns whether this call shut the queue down.
     pub(crate) fn shut_down(&self) -> bool {
         let first = self.lifecycle.shut_down();
+        // Puts look at the lifecycle from now on (see `put_with`); the buffer's close below
+        // is what refuses the puts that did not look.
+        self.putters.turns().mark();
         if !self.returns_after_shutdown {
             self.lane.close();
         }
@@ -749,6 +778,9 @@ impl<T> RawQueue<T> {
     /// A worker left; if it was the last, the waiting puts are told (to refuse).
     pub(crate) fn unregister_worker(&self) {
         if self.lifecycle.unregister_worker() {
+            // Puts look at the lifecycle from now on (see `put_with`), for good: a put that
+            // did not look yet is accepted as if it came before the exit.
+            self.putters.turns().mark();
             crate::events::last_worker_left(self.label);
             // Terminal for the waiting puts: wake them all to refuse.
             self.putters().notify_all();
@@ -804,6 +836,7 @@ impl<T> RawQueue<T> {
         self.buffer.len() + self.lane.len()
     }
 
+    #[inline]
     pub(crate) fn is_shut_down(&self) -> bool {
         self.lifecycle.is_shut_down()
     }

@@ -349,8 +349,19 @@ impl<'a, T> Future for Get<'a, T> {
 impl<T> Drop for Get<'_, T> {
     #[inline]
     fn drop(&mut self) {
-        self.wait.release(|| self.steward.raw().getters());
+        // Only a get that waited holds a registration: the common drop is this check, and
+        // the release stays out of line, so the drop is inlined where the future ends.
+        if !self.wait.is_new() {
+            release(&mut self.wait, self.steward);
+        }
     }
+}
+
+/// Gives up a get's registration (see [`Wait::release`]).
+#[cold]
+#[inline(never)]
+fn release<T>(wait: &mut Wait, steward: &Steward<T>) {
+    wait.release(|| steward.raw().getters());
 }
 
 impl<T> fmt::Debug for Get<'_, T> {
@@ -420,8 +431,12 @@ impl<T> Future for GetOwned<T> {
 // A future dropped while it waits counts its waiter out and passes on its wake-up.
 #[cfg(target_has_atomic = "ptr")]
 impl<T> Drop for GetOwned<T> {
+    #[inline]
     fn drop(&mut self) {
-        self.wait.release(|| self.queue.steward.raw().getters());
+        // As for `Get`.
+        if !self.wait.is_new() {
+            release(&mut self.wait, &self.queue.steward);
+        }
     }
 }
 

@@ -41,10 +41,53 @@ use crate::sync::{AtomicUsize, Ordering};
 ///
 /// Cost: a load on the paths that take; read-modify-writes only for notifications that
 /// reach a listener, none while nobody waits or every waiter is already woken.
+///
+/// The word's low bit is a mark its owner may set for good ([`mark`](Turns::mark)): the
+/// putters' is set once a put must look further than the turns (the queue is shut down or
+/// has lost its workers, or its bound is not checked by the slot alone), so a put reads
+/// one word, [`gate`](Turns::gate), to learn that nothing is owed and nothing else needs
+/// a look.
 #[derive(Debug)]
 pub(crate) struct Turns {
-    /// Turns granted minus turns redeemed or revoked, as a wrapping `isize`.
+    /// Turns granted minus turns redeemed or revoked, as a wrapping `isize`, in the bits
+    /// above [`MARKED`].
     owed: AtomicUsize,
+}
+
+/// One read of a [`Turns`] word ([`Turns::gate`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Gate(usize);
+
+impl Gate {
+    /// Nothing owed, and the word unmarked.
+    #[inline(always)]
+    pub(crate) fn is_clear(self) -> bool {
+        self.0 == 0
+    }
+
+    /// The word was [marked](Turns::mark).
+    #[inline(always)]
+    pub(crate) fn is_marked(self) -> bool {
+        self.0 & MARKED != 0
+    }
+
+    /// The turns owed, as [`Turns::owed_signed`] reads them.
+    #[inline(always)]
+    pub(crate) fn owed_signed(self) -> i64 {
+        owed_in(self.0)
+    }
+}
+
+/// The low bit of the word: see [`Turns::mark`].
+const MARKED: usize = 1;
+/// One turn, counted above [`MARKED`].
+const TURN: usize = 2;
+
+/// The turns owed in `word`, as the count stands (see [`Turns::owed_signed`]).
+#[inline(always)]
+const fn owed_in(word: usize) -> i64 {
+    // An arithmetic shift: the count is signed, and the mark bit drops out.
+    (word as isize >> 1) as i64
 }
 
 impl Turns {
@@ -69,10 +112,7 @@ impl Turns {
     /// The turns owed, reading an instant's negative count as none.
     #[inline]
     pub(crate) fn owed(&self) -> usize {
-        // Relaxed: advisory (see the type's documentation); the item or slot itself is
-        // claimed through the buffer or the slot counter, which carry the ordering.
-        let owed = self.owed.load(Ordering::Relaxed) as isize;
-        owed.max(0) as usize
+        self.owed_signed().max(0) as usize
     }
 
     /// The turns owed as the count stands: zero or less (an instant's negative count)
@@ -82,16 +122,37 @@ impl Turns {
     /// [`owed`]: Turns::owed
     #[inline]
     pub(crate) fn owed_signed(&self) -> i64 {
-        // Relaxed: as in `owed`.
-        self.owed.load(Ordering::Relaxed) as isize as i64
+        // Relaxed: advisory (see the type's documentation); the item or slot itself is
+        // claimed through the buffer or the slot counter, which carry the ordering.
+        owed_in(self.owed.load(Ordering::Relaxed))
+    }
+
+    /// The word as it stands, for a reader that needs both the turns owed and the mark:
+    /// one load.
+    #[inline(always)]
+    pub(crate) fn gate(&self) -> Gate {
+        // Relaxed: as in `owed_signed`; a mark is read as `mark` documents.
+        Gate(self.owed.load(Ordering::Relaxed))
+    }
+
+    /// Marks the word for good, so that a [`gate`](Turns::gate) is never clear again:
+    /// the owner's sign that its fast path no longer applies. A reader whose load comes
+    /// after the mark in the word's modification order sees it (every later change keeps
+    /// the bit), so a caller that marks before the change it announces is publicly done
+    /// (a shutdown, the last worker leaving) is seen by every reader that starts after.
+    #[inline]
+    pub(crate) fn mark(&self) {
+        // Relaxed: the bit itself is the news; whatever it announces is read, with its own
+        // ordering, by the reader that sees it.
+        self.owed.fetch_or(MARKED, Ordering::Relaxed);
     }
 
     /// `n` notifications reached a listener.
     #[inline]
     pub(crate) fn grant(&self, n: usize) {
         if n != 0 {
-            // Relaxed: advisory, as above.
-            self.owed.fetch_add(n, Ordering::Relaxed);
+            // Relaxed: advisory, as above. Wrapping: see the type's documentation.
+            self.owed.fetch_add(n.wrapping_mul(TURN), Ordering::Relaxed);
         }
     }
 
@@ -100,7 +161,7 @@ impl Turns {
     pub(crate) fn revoke(&self, n: usize) {
         if n != 0 {
             // Relaxed: advisory, as above. Wrapping: see the type's documentation.
-            self.owed.fetch_sub(n, Ordering::Relaxed);
+            self.owed.fetch_sub(n.wrapping_mul(TURN), Ordering::Relaxed);
         }
     }
 
@@ -152,5 +213,35 @@ mod tests {
         assert_eq!(turns.owed(), 1);
         turns.revoke(0);
         assert_eq!(turns.owed(), 1);
+    }
+
+    #[test]
+    fn the_gate_is_clear_only_with_nothing_owed_and_no_mark() {
+        let turns = Turns::new();
+        let read = |turns: &Turns| {
+            let gate = turns.gate();
+            (gate.is_clear(), gate.is_marked(), gate.owed_signed())
+        };
+        assert_eq!(read(&turns), (true, false, 0));
+        turns.grant(2);
+        assert_eq!(read(&turns), (false, false, 2));
+        turns.revoke(3);
+        assert_eq!(
+            read(&turns),
+            (false, false, -1),
+            "a negative count is not clear"
+        );
+        turns.grant(1);
+        assert_eq!(read(&turns), (true, false, 0));
+        turns.mark();
+        assert_eq!(read(&turns), (false, true, 0));
+        turns.grant(1);
+        assert_eq!((read(&turns), turns.owed()), ((false, true, 1), 1));
+        turns.redeem();
+        turns.redeem();
+        assert_eq!((read(&turns), turns.owed()), ((false, true, -1), 0));
+        turns.grant(1);
+        assert_eq!(read(&turns), (false, true, 0), "the mark stays");
+        assert!(turns.lets_pass(|| unreachable!("nothing owed")));
     }
 }

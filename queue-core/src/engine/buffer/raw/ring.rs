@@ -77,9 +77,9 @@
 //! [`Bound::Buffered`]`(n)` counts buffered items (`tail - head`); a get frees a slot.
 //! Where `n` is the slot count (a power of two, 128 say), a put checks the bound by its
 //! slot's stamp alone: a slot free for its ticket means the get of the item one lap back is
-//! done, so fewer than `n` items are buffered; `head` is read only when the slot is found
-//! taken (full, or a get still moving the old item out), or while slots are owed to woken
-//! putters.
+//! done, so fewer than `n` items are buffered; while `k` slots are owed to woken putters,
+//! the stamp of the slot `k` tickets ahead tells the same for `n - k`. `head` is read only
+//! when that slot is found taken (full, or a get still moving the old item out).
 //!
 //! [`Bound::Unfinished`]`(n)` counts buffered and delivered items (`tail - ended`); an
 //! ending frees a slot. Either way the ring has `n.next_power_of_two()` slots (at least two), since
@@ -590,16 +590,38 @@ impl<T, S: ?Sized + Storage<T>> Ring<T, S> {
     /// enter midway (see [`uninterrupted`]).
     #[inline]
     pub(crate) fn try_put(&self, item: T, owed: i64) -> Result<(JobId, Wake), PutRefused<T>> {
-        uninterrupted(|| self.put_unguarded(item, owed))
-    }
-
-    #[inline(always)]
-    fn put_unguarded(&self, item: T, owed: i64) -> Result<(JobId, Wake), PutRefused<T>> {
         // A slot free for a ticket means the get of the item one lap back is done, so fewer
         // items than slots are buffered: where the bound is the slot count and no slot is
         // owed, the stamp is the bound check, and the bound (on the consumers' line) is
         // read only once the slot is found taken.
         let by_stamp = owed <= 0 && self.stamp_bound;
+        uninterrupted(|| self.put_unguarded(item, owed, by_stamp))
+    }
+
+    /// As [`try_put`](Ring::try_put) with no slot owed, on a ring whose bound is checked by
+    /// the slot's stamp alone ([`puts_by_stamp`](Ring::puts_by_stamp)): the caller knows
+    /// both, so the put does not look.
+    #[inline]
+    pub(crate) fn try_put_by_stamp(&self, item: T) -> Result<(JobId, Wake), PutRefused<T>> {
+        debug_assert!(self.stamp_bound, "only where the stamp is the bound check");
+        uninterrupted(|| self.put_unguarded(item, 0, true))
+    }
+
+    /// Whether the bound is the slot count, so that a put with no slot owed checks it by
+    /// the slot's stamp alone.
+    pub(crate) fn puts_by_stamp(&self) -> bool {
+        self.stamp_bound
+    }
+
+    /// A put leaving `owed` slots alone; `by_stamp`: the slot's stamp is the bound check
+    /// (see `try_put`).
+    #[inline(always)]
+    fn put_unguarded(
+        &self,
+        item: T,
+        owed: i64,
+        by_stamp: bool,
+    ) -> Result<(JobId, Wake), PutRefused<T>> {
         let mut waited = 0;
         // Relaxed: the compare-exchange below validates it.
         let mut tail = self.tail.0.load(Ordering::Relaxed);
@@ -608,7 +630,7 @@ impl<T, S: ?Sized + Storage<T>> Ring<T, S> {
                 return Err(PutRefused::Closed(item));
             }
             let ticket = ticket_of(tail);
-            if !by_stamp {
+            if !by_stamp && !self.room_past_owed(ticket, owed) {
                 match self.room(ticket, owed) {
                     Room::Free => {}
                     Room::Full => return Err(PutRefused::Full(item)),
@@ -688,6 +710,27 @@ impl<T, S: ?Sized + Storage<T>> Ring<T, S> {
                 ticket_of(self.consumers.ended.load(Ordering::Relaxed)),
             ),
         }
+    }
+
+    /// Whether a put of `ticket` has room past the `owed` slots it leaves alone, told by a
+    /// stamp where the bound is the slot count: the slot of ticket `ticket + owed` free for
+    /// that ticket means the get one lap before it is done, so fewer than `slots - owed`
+    /// items are buffered at `ticket`. `false` means "look at the bound" ([`room`]): full,
+    /// a get still moving that item out, or `ticket` read stale. Read off a stamp only for
+    /// `owed` from one to one less than the slot count.
+    ///
+    /// [`room`]: Ring::room
+    #[inline(always)]
+    fn room_past_owed(&self, ticket: u64, owed: i64) -> bool {
+        if !(self.stamp_bound && owed > 0 && (owed as u64) <= self.mask) {
+            return false;
+        }
+        // Tickets wrap at a multiple of the slot count and of 2^32, so the slot and the
+        // stamp of the wrapped sum are those of the ticket `owed` after `ticket`.
+        let ahead = ticket.wrapping_add(owed as u64);
+        // Relaxed: a bound check, as `used`'s loads; this put writes its own slot only
+        // after the Acquire load of that slot's stamp.
+        self.slot(ahead).stamp().load(Ordering::Relaxed) == stamp_of(ahead)
     }
 
     #[inline]

@@ -83,6 +83,45 @@ fn a_bound_at_the_slot_count_is_exact_by_the_stamps() {
     assert!(!BoxedRing::<u8>::new(Bound::Unfinished(4)).stamp_bound);
 }
 
+/// With slots owed, a ring bound at its slot count reads room off the stamp of the slot
+/// that many tickets ahead: exactly as the bound says, for every number owed, lap after
+/// lap and across the 39-bit wrap.
+#[test]
+fn owed_slots_are_left_alone_by_the_stamp_ahead_across_the_wrap() {
+    for start in [0, TICKET_MASK - 9] {
+        let ring = Ring::starting_at(Bound::Buffered(4), start);
+        assert!(ring.stamp_bound);
+        let mut next = 0;
+        for lap in 0..12u64 {
+            let buffered = ring.len();
+            for owed in 1..=5i64 {
+                let room = 4u64.saturating_sub(owed as u64) > buffered;
+                match ring.try_put(next, owed) {
+                    Ok(_) => {
+                        assert!(room, "lap {lap}: {buffered} buffered, {owed} owed");
+                        next += 1;
+                        // Taken back out, so that each number owed meets the same count.
+                        taken(&ring);
+                        ring.end(1, false);
+                    }
+                    Err(PutRefused::Full(_)) => assert!(!room, "lap {lap}: {owed} owed"),
+                    Err(PutRefused::Closed(_)) => unreachable!(),
+                }
+            }
+            // One more buffered each lap (up to full, then drained), so every count meets
+            // every number owed.
+            if buffered < 4 {
+                ring.try_put(next, 0).unwrap();
+                next += 1;
+            } else {
+                while ring.len() > 0 {
+                    taken(&ring);
+                }
+            }
+        }
+    }
+}
+
 #[test]
 #[should_panic(expected = "a ring bound is between 1 and")]
 fn a_zero_bound_is_refused() {
