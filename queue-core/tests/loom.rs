@@ -1743,3 +1743,76 @@ fn shutdown_vs_put_read_by_the_putters_word() {
         assert!(queue.ledger().is_balanced());
     });
 }
+
+/// A thread that sees the queue shut down (`is_shut_down`) and then calls `try_put` is
+/// refused with `ShutDown`: the put starts after the shutdown is observable.
+#[test]
+fn a_put_after_is_shut_down_reads_true_is_refused() {
+    loom::model(|| {
+        let queue = Arc::new(Queue::<u8>::bounded(2).unwrap());
+        let closer = {
+            let queue = Arc::clone(&queue);
+            thread::spawn(move || {
+                queue.shutdown();
+            })
+        };
+        if queue.is_shut_down() {
+            let put = queue.try_put(1);
+            assert!(
+                matches!(put, Err(TryPutError::ShutDown(1))),
+                "accepted after is_shut_down() returned true: {put:?}"
+            );
+        }
+        closer.join().unwrap();
+    });
+}
+
+/// A thread that sees the last worker gone through `workers()` (the queue had a worker, so zero
+/// means it left) and then calls `try_put` is refused with `NoWorkers`.
+#[test]
+fn a_put_after_workers_reads_zero_is_refused() {
+    loom::model(|| {
+        let queue = Arc::new(Queue::<u8>::bounded(2).unwrap());
+        let worker = queue.worker_owned();
+        let observer = {
+            let queue = Arc::clone(&queue);
+            thread::spawn(move || {
+                if queue.workers() == 0 {
+                    let put = queue.try_put(2);
+                    assert!(
+                        matches!(put, Err(TryPutError::NoWorkers(2))),
+                        "accepted after workers() read 0: {put:?}"
+                    );
+                }
+            })
+        };
+        drop(worker);
+        observer.join().unwrap();
+    });
+}
+
+/// A thread whose batch put was refused with `NoWorkers` (no worker registered since)
+/// and then calls `try_put` is refused the same way: "every later put is refused".
+#[test]
+fn a_put_after_a_no_workers_refusal_is_refused() {
+    loom::model(|| {
+        let queue = Arc::new(Queue::<u8>::bounded(2).unwrap());
+        let worker = queue.worker_owned();
+        let producer = {
+            let queue = Arc::clone(&queue);
+            thread::spawn(move || {
+                let mut items = vec![1u8];
+                let mut ids = Vec::new();
+                if let Err(TryPutError::NoWorkers(1)) = queue.try_put_many(&mut items, &mut ids) {
+                    let put = queue.try_put(2);
+                    assert!(
+                        matches!(put, Err(TryPutError::NoWorkers(2))),
+                        "accepted after NoWorkers was reported: {put:?}"
+                    );
+                }
+            })
+        };
+        drop(worker);
+        producer.join().unwrap();
+    });
+}
