@@ -95,7 +95,11 @@ impl Lifecycle {
 
     /// Unregisters a worker. Returns whether it was the last one (the queue is orphaned
     /// now: waiting puts must wake to be refused).
-    pub(crate) fn unregister_worker(&self) -> bool {
+    ///
+    /// `before_orphaning` runs before each attempt to store an orphaned word, so that what
+    /// it does is released with the exit (the queue marks its putters' word there). It may
+    /// run for an attempt that then fails, a worker having registered meanwhile.
+    pub(crate) fn unregister_worker(&self, before_orphaning: impl Fn()) -> bool {
         // Relaxed: the compare-exchange below validates it.
         let mut state = self.state.load(Ordering::Relaxed);
         loop {
@@ -103,6 +107,7 @@ impl Lifecycle {
             let mut next = state - WORKER;
             if next / WORKER == 0 {
                 next |= ORPHANED;
+                before_orphaning();
             }
             // AcqRel: releases this exit to puts that read the word.
             match self
@@ -139,9 +144,9 @@ mod tests {
         life.register_worker();
         life.register_worker();
         assert_eq!(life.workers(), 2);
-        assert!(!life.unregister_worker());
+        assert!(!life.unregister_worker(|| ()));
         assert_eq!(life.refusal(), None);
-        assert!(life.unregister_worker());
+        assert!(life.unregister_worker(|| ()));
         assert_eq!(life.refusal(), Some(Refusal::NoWorkers));
         life.register_worker();
         assert_eq!(life.refusal(), None);
@@ -152,7 +157,7 @@ mod tests {
     fn shutdown_is_reported_once_and_wins_over_orphaned() {
         let life = Lifecycle::new();
         life.register_worker();
-        assert!(life.unregister_worker());
+        assert!(life.unregister_worker(|| ()));
         assert!(life.shut_down());
         assert!(!life.shut_down());
         assert!(life.is_shut_down());

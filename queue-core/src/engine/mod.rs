@@ -728,10 +728,11 @@ impl<T> RawQueue<T> {
     /// Refuses puts from now on, and wakes every waiting put (to refuse) and get (to
     /// drain, then refuse). Returns whether this call shut the queue down.
     pub(crate) fn shut_down(&self) -> bool {
-        let first = self.lifecycle.shut_down();
-        // Puts look at the lifecycle from now on (see `put_with`); the buffer's close below
-        // is what refuses the puts that did not look.
+        // Marked before the lifecycle says "shut down": a put that starts after anyone saw
+        // that (an observer, a batch put's refusal) sees the mark and looks (see
+        // `put_with`); the buffer's close below is what refuses the puts that did not look.
         self.putters.turns().mark();
+        let first = self.lifecycle.shut_down();
         if !self.returns_after_shutdown {
             self.lane.close();
         }
@@ -777,10 +778,10 @@ impl<T> RawQueue<T> {
 
     /// A worker left; if it was the last, the waiting puts are told (to refuse).
     pub(crate) fn unregister_worker(&self) {
-        if self.lifecycle.unregister_worker() {
-            // Puts look at the lifecycle from now on (see `put_with`), for good: a put that
-            // did not look yet is accepted as if it came before the exit.
-            self.putters.turns().mark();
+        // Marked before the exit that orphans the queue is in the lifecycle (see `shut_down`).
+        // An exit raced by a new worker may mark and then not orphan the queue: its puts
+        // then look at the lifecycle for good, which is slower, not wrong.
+        if self.lifecycle.unregister_worker(|| self.putters.turns().mark()) {
             crate::events::last_worker_left(self.label);
             // Terminal for the waiting puts: wake them all to refuse.
             self.putters().notify_all();

@@ -142,8 +142,8 @@ impl Turns {
     /// (a shutdown, the last worker leaving) is seen by every reader that starts after.
     #[inline]
     pub(crate) fn mark(&self) {
-        // Relaxed: the bit itself is the news; whatever it announces is read, with its own
-        // ordering, by the reader that sees it.
+        // Relaxed: the caller marks before the change it announces, whose release (the
+        // lifecycle's AcqRel) carries the mark to every thread that reads that change.
         self.owed.fetch_or(MARKED, Ordering::Relaxed);
     }
 
