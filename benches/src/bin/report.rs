@@ -133,24 +133,33 @@ fn read_memory(path: &Path) -> BTreeMap<String, f64> {
 }
 
 /// The lines that open and close the Redis section (`adapters/redis/benches/report.sh`
-/// writes them).
+/// writes them), and the Redis 8.6 section (the same script with `REDIS8=1`).
 const REDIS_BEGIN: &str = "<!-- redis section: begin";
 const REDIS_END: &str = "<!-- redis section: end -->";
+const REDIS8_BEGIN: &str = "<!-- redis 8 section: begin";
+const REDIS8_END: &str = "<!-- redis 8 section: end -->";
 
-/// The Redis section of the existing report, markers included, or a placeholder between
-/// markers if it has none.
+/// The Redis sections of the existing report, markers included: the Redis section, or a
+/// placeholder between markers if it has none, then the Redis 8.6 section if it has one.
 fn redis_section(existing: &str) -> String {
-    let lines: Vec<&str> = existing.lines().collect();
-    let begin = lines.iter().position(|line| line.starts_with(REDIS_BEGIN));
-    let end = begin.and_then(|b| Some(b + lines[b..].iter().position(|line| *line == REDIS_END)?));
-    match (begin, end) {
-        (Some(begin), Some(end)) => format!("{}\n\n", lines[begin..=end].join("\n")),
-        _ => format!(
+    let redis = kept(existing, REDIS_BEGIN, REDIS_END).unwrap_or_else(|| {
+        format!(
             "{REDIS_BEGIN} (adapters/redis/benches/report.sh writes it) -->\n## Redis\n\nNot \
              measured yet: `bash adapters/redis/benches/report.sh` writes this section.\n\n\
              {REDIS_END}\n\n"
-        ),
-    }
+        )
+    });
+    let redis8 = kept(existing, REDIS8_BEGIN, REDIS8_END).unwrap_or_default();
+    redis + &redis8
+}
+
+/// The lines of `existing` from the one that starts with `begin` to the first after it
+/// that is `end`, both included, if both are there.
+fn kept(existing: &str, begin: &str, end: &str) -> Option<String> {
+    let lines: Vec<&str> = existing.lines().collect();
+    let first = lines.iter().position(|line| line.starts_with(begin))?;
+    let last = first + lines[first..].iter().position(|line| *line == end)?;
+    Some(format!("{}\n\n", lines[first..=last].join("\n")))
 }
 
 /// The speed targets of the engine: instructions per message, locked instructions,
