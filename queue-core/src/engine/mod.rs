@@ -781,7 +781,10 @@ impl<T> RawQueue<T> {
         // Marked before the exit that orphans the queue is in the lifecycle (see `shut_down`).
         // An exit raced by a new worker may mark and then not orphan the queue: its puts
         // then look at the lifecycle for good, which is slower, not wrong.
-        if self.lifecycle.unregister_worker(|| self.putters.turns().mark()) {
+        if self
+            .lifecycle
+            .unregister_worker(|| self.putters.turns().mark())
+        {
             crate::events::last_worker_left(self.label);
             // Terminal for the waiting puts: wake them all to refuse.
             self.putters().notify_all();
