@@ -33,6 +33,15 @@ pub(crate) use portable_atomic::{AtomicUsize, Ordering};
 #[cfg(all(not(loom), not(feature = "portable-atomic")))]
 pub(crate) use core::sync::atomic::{AtomicUsize, Ordering};
 
+// The fences that order a waiter's re-check against a redeemed turn (`wait/waiters.rs`,
+// `engine/mod.rs`).
+#[cfg(all(not(loom), feature = "alloc", not(feature = "portable-atomic")))]
+pub(crate) use core::sync::atomic::fence;
+#[cfg(all(loom, feature = "alloc"))]
+pub(crate) use loom::sync::atomic::fence;
+#[cfg(all(not(loom), feature = "alloc", feature = "portable-atomic"))]
+pub(crate) use portable_atomic::fence;
+
 #[cfg(all(not(loom), target_has_atomic = "64"))]
 pub(crate) use core::sync::atomic::AtomicU64;
 

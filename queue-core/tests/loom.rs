@@ -1816,3 +1816,65 @@ fn a_put_after_a_no_workers_refusal_is_refused() {
         producer.join().unwrap();
     });
 }
+
+/// Two getters, each of which tries once (`try_get`), yields, and then waits (blocking, or
+/// async under `loom::future::block_on`), against two `try_put`s: each getter takes one
+/// item, and neither sleeps through its wake-up.
+///
+/// The yield is a switch that costs the model no preemption, so that the schedules where
+/// the first getter is woken, takes its item and redeems its turn while the second one
+/// registers are reached within the bound; there the second getter's re-check must not read
+/// the first one's used turn as still owed. A user's `try_get` followed by a wait is that
+/// sequence.
+///
+/// Explored with at most two preemptions whatever `LOOM_MAX_PREEMPTIONS` says: that finds
+/// the lost wake-up above within seconds, while three takes about four minutes for the ring
+/// alone.
+fn tried_then_waiting_gets_vs_puts(queue: fn() -> Queue<u8>, blocking: bool) {
+    let mut model = loom::model::Builder::new();
+    model.preemption_bound = Some(2);
+    model.check(move || {
+        let queue = Arc::new(queue());
+        let getters: Vec<_> = (0..2)
+            .map(|_| {
+                let queue = Arc::clone(&queue);
+                thread::spawn(move || {
+                    if let Ok(delivery) = queue.try_get() {
+                        return delivery.succeed();
+                    }
+                    thread::yield_now();
+                    if blocking {
+                        queue.get_blocking().unwrap().succeed()
+                    } else {
+                        loom::future::block_on(queue.get()).unwrap().succeed()
+                    }
+                })
+            })
+            .collect();
+        queue.try_put(1).unwrap();
+        queue.try_put(2).unwrap();
+        let mut got: Vec<_> = getters.into_iter().map(|g| g.join().unwrap()).collect();
+        got.sort_unstable();
+        assert_eq!(got, [1, 2]);
+    });
+}
+
+#[test]
+fn tried_then_blocking_gets_vs_puts_on_the_ring() {
+    tried_then_waiting_gets_vs_puts(|| Queue::bounded(2).unwrap(), true);
+}
+
+#[test]
+fn tried_then_blocking_gets_vs_puts_on_the_list() {
+    tried_then_waiting_gets_vs_puts(Queue::unbounded, true);
+}
+
+#[test]
+fn tried_then_async_gets_vs_puts_on_the_ring() {
+    tried_then_waiting_gets_vs_puts(|| Queue::bounded(2).unwrap(), false);
+}
+
+#[test]
+fn tried_then_async_gets_vs_puts_on_the_list() {
+    tried_then_waiting_gets_vs_puts(Queue::unbounded, false);
+}

@@ -64,6 +64,7 @@ use crate::error::{PutError, TryGetError, TryPutError};
 use crate::job_id::JobId;
 use crate::ledger::Ledger;
 use crate::outcome::Outcome;
+use crate::sync::{fence, Ordering};
 #[cfg(target_has_atomic = "ptr")]
 use crate::wait::relay::Deferred;
 use crate::wait::waiters::{Class, Waiters, Wake};
@@ -577,6 +578,10 @@ impl<T> RawQueue<T> {
     fn getter_turn_used(&self) {
         let getters = self.getters();
         getters.turns().redeem();
+        // SeqCst: pairs with the fence after a registration (see `Class::listen`), so that
+        // either a registering getter's re-check reads this redemption or this look reads
+        // its count-in and the item it re-checks for.
+        fence(Ordering::SeqCst);
         if self.len() > getters.turns().owed() {
             getters.notify_additional(1);
         }
@@ -588,6 +593,8 @@ impl<T> RawQueue<T> {
     fn putter_turn_used(&self) {
         let putters = self.putters();
         putters.turns().redeem();
+        // SeqCst: as in `getter_turn_used`, for a registering putter and the slot.
+        fence(Ordering::SeqCst);
         if self.room() > putters.turns().owed() {
             putters.notify_additional(1);
         }

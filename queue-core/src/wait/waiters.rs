@@ -15,7 +15,7 @@ use super::counted::Counted;
 use super::relay::Deferred;
 use super::turns::Turns;
 pub(crate) use super::wake::Wake;
-use crate::sync::AtomicU64;
+use crate::sync::{fence, AtomicU64, Ordering};
 
 /// An [`Event`] that knows whether anyone listens.
 ///
@@ -133,10 +133,22 @@ impl<'a> Class<'a> {
     }
 
     /// Counts a waiter in, then registers its listener.
+    ///
+    /// The re-check that follows is ordered against a turn redeemed on another thread: a
+    /// woken waiter that redeems its turn then looks for an item (slot) left over, and a
+    /// registering waiter re-checks with the turns it reads, a store-buffer pattern. With a
+    /// `SeqCst` fence on each side (here, and after the redemption, see
+    /// `RawQueue::getter_turn_used`), either the re-check reads the redemption, or the
+    /// redeemer's look reads this count-in and every change before it, so it sees the item
+    /// and notifies this listener. Without them the re-check could read a turn already used
+    /// as owed, leave the item alone, and sleep beside it.
     #[inline]
     pub(crate) fn listen(self) -> EventListener {
         self.counted.count_in();
-        self.waiters.event.listen()
+        let listener = self.waiters.event.listen();
+        // SeqCst: pairs with the fence after a redemption (see above).
+        fence(Ordering::SeqCst);
+        listener
     }
 
     /// Counts out a waiter whose listener has already left the event's list, `notified`
