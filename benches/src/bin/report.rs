@@ -1093,3 +1093,36 @@ fn tick(value: f64) -> String {
         format!("{value:.1}")
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{redis_section, REDIS8_BEGIN, REDIS8_END, REDIS_BEGIN, REDIS_END};
+
+    /// A rewrite keeps both Redis sections, markers included, and drops what lies around
+    /// them (the rest of the report is written afresh).
+    #[test]
+    fn a_rewrite_keeps_the_redis_section_and_the_redis_8_section() {
+        let existing = format!(
+            "# Report\n\nold figures\n\n{REDIS_BEGIN} (x) -->\n## Redis\n\n7.0 rows\n{REDIS_END}\n\n\
+             {REDIS8_BEGIN} (y) -->\n## Redis 8.6, with chasquimq\n\n8.6 rows\n{REDIS8_END}\n\n\
+             ## Latch, wall clock\n"
+        );
+        let kept = redis_section(&existing);
+        assert_eq!(
+            kept,
+            format!(
+                "{REDIS_BEGIN} (x) -->\n## Redis\n\n7.0 rows\n{REDIS_END}\n\n\
+                 {REDIS8_BEGIN} (y) -->\n## Redis 8.6, with chasquimq\n\n8.6 rows\n{REDIS8_END}\n\n"
+            )
+        );
+    }
+
+    /// With no Redis section yet, a placeholder between the markers; no Redis 8.6 section
+    /// is made up.
+    #[test]
+    fn a_report_without_redis_sections_gets_a_placeholder_only() {
+        let kept = redis_section("# Report\n");
+        assert!(kept.starts_with(REDIS_BEGIN) && kept.ends_with(&format!("{REDIS_END}\n\n")));
+        assert!(!kept.contains(REDIS8_BEGIN));
+    }
+}
