@@ -117,6 +117,29 @@ fn endings_settle_and_read_the_joiners() {
 }
 
 #[test]
+fn a_watched_list_looks_at_settling_on_every_ending() {
+    let mut list = List::new();
+    for i in 0..3 {
+        list.try_put(i).unwrap();
+        taken(&list);
+    }
+    assert_eq!(list.end_watched(1), None, "not watched: nobody to tell");
+    list.watch_settled(true);
+    assert_eq!(list.end_watched(1), Some((false, false)));
+    assert_eq!(
+        list.end_watched(1),
+        Some((true, false)),
+        "the last one settles"
+    );
+    assert_eq!(list.ended(), 3, "the flag is no ending");
+    list.watch_settled(false);
+    list.try_put(3).unwrap();
+    taken(&list);
+    assert_eq!(list.end_watched(1), None);
+    assert_eq!(list.unfinished(), 0);
+}
+
+#[test]
 fn counts_are_full_64_bit_across_the_wrap() {
     let start = TICKET_MASK - CAP as u64 - 3;
     let list = List::starting_at(start);
