@@ -53,7 +53,7 @@ use core::cell::Cell;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 
-use self::buffer::ring::Kind;
+use self::buffer::ring::{BoxedRing, Kind};
 use self::buffer::slots::Limit;
 use self::buffer::{Buffer, Nothing, PutRefused};
 use self::lane::{Lane, Returned};
@@ -253,7 +253,7 @@ impl<T> RawQueue<T> {
             if clear {
                 return self.put_done(ring.try_put_by_stamp(item));
             }
-            return self.put_on_ring(turn, item);
+            return self.put_on_ring(ring, turn, item);
         }
         if clear {
             if let Some(list) = self.buffer.list() {
@@ -287,10 +287,12 @@ impl<T> RawQueue<T> {
     /// putters' word marked. Generic over the item type alone, so that every caller of
     /// every queue of `T` shares one copy.
     #[inline]
-    fn put_on_ring(&self, turn: bool, item: T) -> Result<JobId, TryPutError<T>> {
-        let Some(ring) = self.buffer.ring() else {
-            unreachable!("called for a ring")
-        };
+    fn put_on_ring(
+        &self,
+        ring: &BoxedRing<T>,
+        turn: bool,
+        item: T,
+    ) -> Result<JobId, TryPutError<T>> {
         // A ring's queue has no journal (see `buffer/mod.rs`), and nothing lands after its
         // drain. With nothing owed (`None`) and the word unmarked, `try_put` checks the
         // bound by the slot's stamp alone (see `new`).
