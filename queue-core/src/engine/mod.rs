@@ -234,8 +234,9 @@ impl<T> RawQueue<T> {
     ///
     /// Always inlined, and small: the common put (no turn held, nothing owed, the
     /// putters' word unmarked, on the ring or the list) is a load of that word and the
-    /// buffer's put; everything else is a call (`put_on_ring`, `put_other`), so that the put stays inlined
-    /// into its caller however the crate is split into codegen units.
+    /// buffer's put; everything else is in functions of its own (`put_on_ring`,
+    /// `put_other`) that the compiler may keep out of line, so that the common put stays
+    /// inlined into its caller however the crate is split into codegen units.
     #[inline(always)]
     pub(crate) fn put<L: FnMut(JobId, T)>(
         &self,
