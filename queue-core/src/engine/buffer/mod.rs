@@ -252,7 +252,7 @@ impl<T> Buffer<T> {
                 .end_watched(n)
                 .map(|(settled, joiners)| self.ended_in_word(settled, joiners)),
             Store::Other(Other::List(list)) => list
-                .end_watched(n)
+                .end(n)
                 .map(|(settled, joiners)| self.ended_in_word(settled, joiners)),
             Store::Other(Other::Growable(growable)) => growable.end(n, self.watch_endings),
         }

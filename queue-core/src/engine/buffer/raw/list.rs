@@ -505,28 +505,8 @@ impl<T> List<T> {
 
     // --------------------------------------------------------------------- endings
 
-    /// Records `n` endings (resolutions, abandonments or discards). Returns whether they
-    /// settled the list and whether joiners were registered. Settling is looked at only
-    /// when joiners are registered or settling is watched (`watch_settled`, or the flag
-    /// of [`watch_settled`]), and reads `false` otherwise: the look reads `tail`, the
-    /// producers' cache line.
-    ///
-    /// [`watch_settled`]: Self::watch_settled
-    #[inline]
-    pub(crate) fn end(&self, n: u64, watch_settled: bool) -> (bool, bool) {
-        self.end_looking(n, watch_settled).unwrap_or((false, false))
-    }
-
-    /// As [`end`](Self::end), settling looked at as the flag of
-    /// [`watch_settled`](Self::watch_settled) says; `None`: the endings concern nobody (no
-    /// joiner registered, settling not watched).
-    #[inline(always)]
-    pub(crate) fn end_watched(&self, n: u64) -> Option<(bool, bool)> {
-        self.end_looking(n, false)
-    }
-
-    /// Whether every ending looks at settling ([`end_watched`](Self::end_watched)). Only
-    /// for a list not shared yet.
+    /// Whether every ending looks at settling ([`end`](Self::end)). Only for a list not
+    /// shared yet.
     pub(crate) fn watch_settled(&mut self, watch: bool) {
         // Relaxed: the list is not shared yet.
         if watch {
@@ -536,8 +516,13 @@ impl<T> List<T> {
         }
     }
 
+    /// Records `n` endings (resolutions, abandonments or discards). `None`: they concern
+    /// nobody (no joiner registered, settling not watched, see
+    /// [`watch_settled`](Self::watch_settled)); otherwise whether they settled the list
+    /// and whether joiners were registered. Settling is looked at only then: the look
+    /// reads `tail`, the producers' cache line.
     #[inline(always)]
-    fn end_looking(&self, n: u64, watch_settled: bool) -> Option<(bool, bool)> {
+    pub(crate) fn end(&self, n: u64) -> Option<(bool, bool)> {
         // AcqRel: releases this ending (and the work before it) to joiners that acquire
         // `ended`; acquires the earlier endings, so the `tail` read below sees the claim
         // of every item they ended.
@@ -547,7 +532,7 @@ impl<T> List<T> {
             .fetch_add(n << TICKET_SHIFT, Ordering::AcqRel);
         let joiners = anyone_in(before);
         // The flag rides in the word the `fetch_add` read: one test with the joiners'.
-        if !(joiners || watch_settled || before & WATCHED != 0) {
+        if !(joiners || before & WATCHED != 0) {
             return None;
         }
         // Relaxed: ordered by the acquire above.
