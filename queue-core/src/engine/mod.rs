@@ -53,7 +53,7 @@ use core::cell::Cell;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 
-use self::buffer::ring::Kind;
+use self::buffer::ring::{BoxedRing, Kind};
 use self::buffer::slots::Limit;
 use self::buffer::{Buffer, Nothing, PutRefused};
 use self::lane::{Lane, Returned};
@@ -231,7 +231,13 @@ impl<T> RawQueue<T> {
     /// after an immediate shutdown's drain, this one's included, `late` is called before
     /// they are taken back out, and the handler it returns receives them, for the caller
     /// to end as discarded.
-    #[inline]
+    ///
+    /// Always inlined, and small: the common put (no turn held, nothing owed, the
+    /// putters' word unmarked, on the ring or the list) is a load of that word and the
+    /// buffer's put; everything else is in functions of its own (`put_on_ring`,
+    /// `put_other`) that the compiler may keep out of line, so that the common put stays
+    /// inlined into its caller however the crate is split into codegen units.
+    #[inline(always)]
     pub(crate) fn put<L: FnMut(JobId, T)>(
         &self,
         turn: bool,
@@ -239,23 +245,79 @@ impl<T> RawQueue<T> {
         accepted: impl FnOnce(JobId),
         late: impl FnOnce() -> L,
     ) -> Result<JobId, TryPutError<T>> {
-        // The ring has a copy of its own, whose branches the compiler keeps apart from the
-        // other buffers'. A ring's queue has no journal (see `buffer/mod.rs`), and nothing
-        // lands after its drain (nor after the list's).
-        // With nothing owed and the putters' word unmarked, its bound is checked by the slot
-        // alone (see `new`).
+        // One load of the putters' word answers the common put (see `put_with`). A ring
+        // then checks its bound by the slot's stamp alone (the word is marked where that
+        // is not the bound check, see `new`); the list has no bound. Neither has a journal
+        // to tell, nor lands an item after a drain (see `buffer/mod.rs`).
+        let clear = !turn && self.putters.turns().gate().is_clear();
         if let Some(ring) = self.buffer.ring() {
-            return self.put_with(
-                turn,
-                item,
-                |item, owed| match owed {
-                    None => ring.try_put_by_stamp(item),
-                    Some(owed) => ring.try_put(item, owed),
-                },
-                || false,
-            );
+            if clear {
+                return self.put_done(ring.try_put_by_stamp(item));
+            }
+            return self.put_on_ring(ring, turn, item);
         }
-        // So has the list, which owes no slot (its queue is unbounded).
+        if clear {
+            if let Some(list) = self.buffer.list() {
+                return self.put_done(list.try_put(item));
+            }
+        }
+        self.put_other(turn, item, accepted, late)
+    }
+
+    /// The end of a common put (see [`put`](RawQueue::put)): a getter told of the item,
+    /// or the refusal.
+    #[inline(always)]
+    fn put_done(&self, put: Result<(JobId, Wake), PutRefused<T>>) -> Result<JobId, TryPutError<T>> {
+        match put {
+            Ok((id, getters)) => {
+                // Hand-off: one more item means one more getter can proceed.
+                if getters != Wake::No {
+                    self.getters().notify_for(getters, 1);
+                }
+                // The event once the getters are told (see `put_with`).
+                crate::events::accepted(self.label, id);
+                Ok(id)
+            }
+            Err(PutRefused::Full(item)) => Err(TryPutError::Full(item)),
+            // A shutdown closed the buffer after the putters' word was read.
+            Err(PutRefused::Closed(item)) => Err(TryPutError::ShutDown(item)),
+        }
+    }
+
+    /// [`put`](RawQueue::put) on the ring, with a turn, or with slots owed or the
+    /// putters' word marked. Generic over the item type alone, so that every caller of
+    /// every queue of `T` shares one copy.
+    #[inline]
+    fn put_on_ring(
+        &self,
+        ring: &BoxedRing<T>,
+        turn: bool,
+        item: T,
+    ) -> Result<JobId, TryPutError<T>> {
+        // A ring's queue has no journal (see `buffer/mod.rs`), and nothing lands after its
+        // drain. With nothing owed (`None`) and the word unmarked, `try_put` checks the
+        // bound by the slot's stamp alone (see `new`).
+        self.put_with(
+            turn,
+            item,
+            |item, owed| ring.try_put(item, owed.unwrap_or(0)),
+            || false,
+        )
+    }
+
+    /// [`put`](RawQueue::put) on the list or the growable buffer, with or without a turn,
+    /// whatever the putters' word says.
+    #[inline]
+    fn put_other<L: FnMut(JobId, T)>(
+        &self,
+        turn: bool,
+        item: T,
+        accepted: impl FnOnce(JobId),
+        late: impl FnOnce() -> L,
+    ) -> Result<JobId, TryPutError<T>> {
+        // The list has a copy of its own, whose branches the compiler keeps apart from the
+        // growable buffer's. Nothing lands after its drain, and it owes no slot (its queue
+        // is unbounded).
         if let Some(list) = self.buffer.list() {
             return self.put_with(turn, item, |item, _| list.try_put(item), || false);
         }
@@ -381,18 +443,23 @@ impl<T> RawQueue<T> {
         wrap: impl FnOnce(Handout, T) -> D,
         delivered: Option<impl FnOnce(Handout)>,
     ) -> Result<D, TryGetError> {
-        if turn || delivered.is_some() || self.lane.may_hold() {
-            return self.take_any(turn, wrap, delivered);
-        }
         // The common take: a getter without a turn, on an unobserved queue with nothing
         // returned, takes a fresh item. The ring has a copy of its own, whose branches the
-        // compiler keeps apart from the growable buffer's.
+        // compiler keeps apart from the growable buffer's; it is looked for first, so that
+        // a caller that just asked the same (the fate layer's journal check) is answered
+        // by that look, before the lane's atomic load would make it look again.
         let owed = || self.owed_to_woken();
         if let Some(ring) = self.buffer.ring() {
+            if turn || delivered.is_some() || self.lane.may_hold() {
+                return self.take_any(turn, wrap, delivered);
+            }
             return match ring.try_get(owed) {
                 Ok(taken) => self.hand_out_fresh(taken, wrap),
                 Err(nothing) => self.take_after_nothing(nothing, wrap),
             };
+        }
+        if turn || delivered.is_some() || self.lane.may_hold() {
+            return self.take_any(turn, wrap, delivered);
         }
         match self.buffer.take(owed) {
             Ok(taken) => self.hand_out_fresh(taken, wrap),

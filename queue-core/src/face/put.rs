@@ -79,6 +79,7 @@ impl<T> Queue<T> {
     /// // Shutdown is checked before fullness.
     /// assert!(matches!(queue.try_put('c'), Err(TryPutError::ShutDown('c'))));
     /// ```
+    #[inline]
     pub fn try_put(&self, item: T) -> Result<JobId, TryPutError<T>> {
         self.steward.put(false, item)
     }
@@ -267,7 +268,7 @@ impl<'a, T> Put<'a, T> {
 impl<T> Future for Put<'_, T> {
     type Output = Result<JobId, PutError<T>>;
 
-    #[inline]
+    #[inline(always)]
     fn poll(self: Pin<&mut Self>, context: &mut Context<'_>) -> Poll<Self::Output> {
         self.get_mut().poll_with(&mut Sleep::Task(context))
     }
@@ -278,9 +279,21 @@ impl<T> Unpin for Put<'_, T> {}
 
 // A future dropped while it waits counts its waiter out and passes on its wake-up.
 impl<T> Drop for Put<'_, T> {
+    #[inline]
     fn drop(&mut self) {
-        self.wait.release(|| self.steward.raw().putters());
+        // Only a put that waited holds a registration: the common drop is this check, and
+        // the release stays out of line, so the drop is inlined where the future ends.
+        if !self.wait.is_new() {
+            release(&mut self.wait, self.steward);
+        }
     }
+}
+
+/// Gives up a put's registration (see [`Wait::release`]).
+#[cold]
+#[inline(never)]
+fn release<T>(wait: &mut Wait, steward: &Steward<T>) {
+    wait.release(|| steward.raw().putters());
 }
 
 impl<T> fmt::Debug for Put<'_, T> {

@@ -193,7 +193,7 @@ impl<T> Steward<T> {
     /// One put attempt (see [`RawQueue::put`]): the journal hears of the acceptance
     /// before the item can be taken, and an item that landed after an immediate shutdown's
     /// drain becomes a dead letter, taken back out and buried in one transition.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn put(&self, turn: bool, item: T) -> Result<JobId, TryPutError<T>> {
         let put = self.raw.put(
             turn,

@@ -72,7 +72,8 @@ pub(crate) struct Buffer<T> {
     limit: Limit,
     /// Whether an ending concerns anyone but the joiners a ring counts: its caller watches
     /// for the queue settling (`watch_settled`), or endings free slots (an unfinished
-    /// limit). Without it, a ring's ending that reads no joiner is done.
+    /// limit). Without it, a ring's ending that reads no joiner is done. The ring and the
+    /// list keep a copy in their endings' word, which an ending reads anyway.
     watch_endings: bool,
 }
 
@@ -83,17 +84,25 @@ impl<T> Buffer<T> {
             (None, Limit::None) => Store::Other(Other::List(List::new())),
             (None, _) => Store::Other(Other::Growable(Growable::new(limit))),
         };
-        Buffer {
+        let mut buffer = Buffer {
             store,
             limit,
-            watch_endings: matches!(limit, Limit::Unfinished(_)),
-        }
+            watch_endings: false,
+        };
+        buffer.watch_settled(false);
+        buffer
     }
 
     /// Whether every ending must say if it settled the queue, joiners or not (see
     /// [`Ended::settled`]). Only for a queue not shared yet.
     pub(crate) fn watch_settled(&mut self, watch: bool) {
-        self.watch_endings = watch || matches!(self.limit, Limit::Unfinished(_));
+        let watch = watch || matches!(self.limit, Limit::Unfinished(_));
+        self.watch_endings = watch;
+        match &mut self.store {
+            Store::Ring(ring) => ring.watch_settled(watch),
+            Store::Other(Other::List(list)) => list.watch_settled(watch),
+            Store::Other(Other::Growable(_)) => {}
+        }
     }
 
     /// Moves the items onto the growable buffer, under the same ids, for a queue whose
@@ -239,31 +248,25 @@ impl<T> Buffer<T> {
     #[inline(always)]
     pub(crate) fn end(&self, n: u64) -> Option<Ended> {
         match &self.store {
-            Store::Ring(ring) => {
-                let watch = self.watch_endings;
-                let (settled, joiners) = ring.end(n, watch);
-                self.ended_in_word(settled, joiners, watch)
-            }
-            Store::Other(Other::List(list)) => {
-                let watch = self.watch_endings;
-                let (settled, joiners) = list.end(n, watch);
-                self.ended_in_word(settled, joiners, watch)
-            }
+            Store::Ring(ring) => ring
+                .end_watched(n)
+                .map(|(settled, joiners)| self.ended_in_word(settled, joiners)),
+            Store::Other(Other::List(list)) => list
+                .end(n)
+                .map(|(settled, joiners)| self.ended_in_word(settled, joiners)),
             Store::Other(Other::Growable(growable)) => growable.end(n, self.watch_endings),
         }
     }
 
-    /// What an ending on the ring or the list did, from what its read-modify-write read.
+    /// What an ending on the ring or the list that concerns someone did, from what its
+    /// read-modify-write read.
     #[inline(always)]
-    fn ended_in_word(&self, settled: bool, joiners: bool, watch: bool) -> Option<Ended> {
-        if !(watch || joiners) {
-            return None;
-        }
-        Some(Ended {
+    fn ended_in_word(&self, settled: bool, joiners: bool) -> Ended {
+        Ended {
             settled,
             joiners: Wake::counted_if(settled && joiners),
             putters: Wake::check_if(matches!(self.limit, Limit::Unfinished(_))),
-        })
+        }
     }
 
     /// Items buffered or in flight.

@@ -22,7 +22,7 @@
 //! bit     63 ............ 26 | 25     | 24 ...... 13 | 12 ........ 1 | 0
 //! tail    put ticket         | MOVING | pending gets | waiting gets  | CLOSED
 //! head    get ticket         | MOVING | -            | -             | -
-//! ended   endings            | -      | -            | waiting joins | -
+//! ended   endings            | -      | -            | waiting joins | WATCHED
 //! ```
 //!
 //! A **ticket** is a 38-bit wrapping count of items, so a ticket is also the low bits of
@@ -82,6 +82,8 @@ use crate::wait::wake::Wake;
 
 /// `tail`: no put succeeds once set.
 const CLOSED: u64 = 1;
+/// `ended`: every ending looks at settling (see [`List::watch_settled`]).
+const WATCHED: u64 = 1;
 /// `tail` and `head`: a block move is under way; nobody claims until it is cleared.
 const MOVING: u64 = 1 << FIELDS_END;
 const TICKET_SHIFT: u32 = FIELDS_END + 1;
@@ -503,11 +505,24 @@ impl<T> List<T> {
 
     // --------------------------------------------------------------------- endings
 
-    /// Records `n` endings. Returns whether they settled the list and whether joiners
-    /// were registered; settling is looked at only when joiners are registered or the
-    /// caller asks (`watch_settled`), as on the ring.
-    #[inline]
-    pub(crate) fn end(&self, n: u64, watch_settled: bool) -> (bool, bool) {
+    /// Whether every ending looks at settling ([`end`](Self::end)). Only for a list not
+    /// shared yet.
+    pub(crate) fn watch_settled(&mut self, watch: bool) {
+        // Relaxed: the list is not shared yet.
+        if watch {
+            self.consumers.ended.fetch_or(WATCHED, Ordering::Relaxed);
+        } else {
+            self.consumers.ended.fetch_and(!WATCHED, Ordering::Relaxed);
+        }
+    }
+
+    /// Records `n` endings (resolutions, abandonments or discards). `None`: they concern
+    /// nobody (no joiner registered, settling not watched, see
+    /// [`watch_settled`](Self::watch_settled)); otherwise whether they settled the list
+    /// and whether joiners were registered. Settling is looked at only then: the look
+    /// reads `tail`, the producers' cache line.
+    #[inline(always)]
+    pub(crate) fn end(&self, n: u64) -> Option<(bool, bool)> {
         // AcqRel: releases this ending (and the work before it) to joiners that acquire
         // `ended`; acquires the earlier endings, so the `tail` read below sees the claim
         // of every item they ended.
@@ -516,13 +531,14 @@ impl<T> List<T> {
             .ended
             .fetch_add(n << TICKET_SHIFT, Ordering::AcqRel);
         let joiners = anyone_in(before);
-        if !(joiners || watch_settled) {
-            return (false, false);
+        // The flag rides in the word the `fetch_add` read: one test with the joiners'.
+        if !(joiners || before & WATCHED != 0) {
+            return None;
         }
         // Relaxed: ordered by the acquire above.
         let tail = self.producers.tail.load(Ordering::Relaxed);
         let settled = distance(ticket_of(tail), ticket_of(before) + n) == 0;
-        (settled, joiners)
+        Some((settled, joiners))
     }
 
     /// Unfinished items: buffered or delivered, not ended.

@@ -16,7 +16,7 @@
 //! bit     63 ............ 25 | 24 ...... 13 | 12 ........ 1 | 0
 //! tail    put ticket         | pending gets | waiting gets  | CLOSED
 //! head    get ticket         | pending puts | waiting puts  | -
-//! ended   endings            | -            | waiting joins | -
+//! ended   endings            | -            | waiting joins | WATCHED
 //! ```
 //!
 //! - A **ticket** is a 39-bit wrapping count. The ticket of a put is its position in the
@@ -137,6 +137,8 @@ use crate::wait::wake::Wake;
 
 /// `tail`: no put succeeds once set.
 const CLOSED: u64 = 1;
+/// `ended`: every ending looks at settling (see [`Ring::watch_settled`]).
+const WATCHED: u64 = 1;
 pub(in crate::engine::buffer) const TICKET_SHIFT: u32 = FIELDS_END;
 /// One ticket.
 const TICKET: u64 = 1 << TICKET_SHIFT;
@@ -866,10 +868,37 @@ impl<T, S: ?Sized + Storage<T>> Ring<T, S> {
 
     /// Records `n` endings (resolutions, abandonments or discards). Returns whether they
     /// settled the ring and whether joiners were registered. Settling is looked at only
-    /// when joiners are registered or the caller asks (`watch_settled`), and reads `false`
-    /// otherwise: the look reads `tail`, the producers' cache line.
+    /// when joiners are registered or settling is watched (`watch_settled`, or the flag
+    /// of [`watch_settled`]), and reads `false` otherwise: the look reads `tail`, the
+    /// producers' cache line.
+    ///
+    /// [`watch_settled`]: Self::watch_settled
     #[inline]
     pub(crate) fn end(&self, n: u64, watch_settled: bool) -> (bool, bool) {
+        self.end_looking(n, watch_settled).unwrap_or((false, false))
+    }
+
+    /// As [`end`](Self::end), settling looked at as the flag of
+    /// [`watch_settled`](Self::watch_settled) says; `None`: the endings concern nobody (no
+    /// joiner registered, settling not watched).
+    #[inline(always)]
+    pub(crate) fn end_watched(&self, n: u64) -> Option<(bool, bool)> {
+        self.end_looking(n, false)
+    }
+
+    /// Whether every ending looks at settling ([`end_watched`](Self::end_watched)). Only
+    /// for a ring not shared yet.
+    pub(crate) fn watch_settled(&mut self, watch: bool) {
+        // Relaxed: the ring is not shared yet.
+        if watch {
+            self.consumers.ended.fetch_or(WATCHED, Ordering::Relaxed);
+        } else {
+            self.consumers.ended.fetch_and(!WATCHED, Ordering::Relaxed);
+        }
+    }
+
+    #[inline(always)]
+    fn end_looking(&self, n: u64, watch_settled: bool) -> Option<(bool, bool)> {
         // AcqRel: releases this ending (and the work before it) to joiners that acquire
         // `ended`; acquires the earlier endings, so the `tail` read below sees the claim
         // of every item they ended.
@@ -878,13 +907,14 @@ impl<T, S: ?Sized + Storage<T>> Ring<T, S> {
             .ended
             .fetch_add(n << TICKET_SHIFT, Ordering::AcqRel);
         let joiners = anyone_in(before);
-        if !(joiners || watch_settled) {
-            return (false, false);
+        // The flag rides in the word the `fetch_add` read: one test with the joiners'.
+        if !(joiners || watch_settled || before & WATCHED != 0) {
+            return None;
         }
         // Relaxed: ordered by the acquire above (every ended item's claim happens before).
         let tail = self.tail.0.load(Ordering::Relaxed);
         let settled = distance(ticket_of(tail), ticket_of(before) + n) == 0;
-        (settled, joiners)
+        Some((settled, joiners))
     }
 
     /// Unfinished items: buffered or delivered, not ended.

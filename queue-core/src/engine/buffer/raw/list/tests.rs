@@ -106,14 +106,33 @@ fn endings_settle_and_read_the_joiners() {
         taken(&list);
     }
     assert_eq!(list.unfinished(), 3);
-    assert_eq!(list.end(1, false), (false, false), "nobody to tell");
-    assert_eq!(list.end(1, true), (false, false));
+    assert_eq!(list.end(1), None, "nobody to tell");
     let joiners = list.counted(Kind::Joiners);
     joiners.count_in();
-    assert_eq!(list.end(1, false), (true, true));
+    assert_eq!(list.end(1), Some((false, true)));
+    assert_eq!(list.end(1), Some((true, true)));
     joiners.count_out();
     assert_eq!(list.unfinished(), 0);
     assert_eq!(list.ended(), 3);
+}
+
+#[test]
+fn a_watched_list_looks_at_settling_on_every_ending() {
+    let mut list = List::new();
+    for i in 0..3 {
+        list.try_put(i).unwrap();
+        taken(&list);
+    }
+    assert_eq!(list.end(1), None, "not watched: nobody to tell");
+    list.watch_settled(true);
+    assert_eq!(list.end(1), Some((false, false)));
+    assert_eq!(list.end(1), Some((true, false)), "the last one settles");
+    assert_eq!(list.ended(), 3, "the flag is no ending");
+    list.watch_settled(false);
+    list.try_put(3).unwrap();
+    taken(&list);
+    assert_eq!(list.end(1), None);
+    assert_eq!(list.unfinished(), 0);
 }
 
 #[test]
@@ -129,7 +148,7 @@ fn counts_are_full_64_bit_across_the_wrap() {
         assert_eq!(taken(&list), (start + i, i));
         assert_eq!(list.progress(), (start + i + 1, start + n));
     }
-    list.end(n, true);
+    list.end(n);
     assert_eq!(list.ended(), start + n);
     assert_eq!(list.unfinished(), 0);
 }

@@ -384,6 +384,35 @@ fn endings_vs_joiner() {
     });
 }
 
+/// Two endings on a ring that watches for settling, with no joiner: each reads the flag in
+/// its own `fetch_add`, so both look, and exactly one (the last in the word's order) reads
+/// the ring settled.
+#[test]
+fn watched_endings_settle_once() {
+    loom::model(|| {
+        let mut ring = Ring::new(Bound::Buffered(2));
+        ring.watch_settled(true);
+        ring.try_put(1, 0).unwrap();
+        ring.try_put(2, 0).unwrap();
+        get_spinning(&ring).unwrap();
+        get_spinning(&ring).unwrap();
+        let ring = Arc::new(ring);
+        let other = {
+            let ring = Arc::clone(&ring);
+            thread::spawn(move || ring.end_watched(1))
+        };
+        let mine = ring.end_watched(1);
+        let theirs = other.join().unwrap();
+        let (mine, theirs) = (mine.expect("watched"), theirs.expect("watched"));
+        assert_eq!((mine.1, theirs.1), (false, false), "no joiner");
+        assert!(
+            mine.0 ^ theirs.0,
+            "settled exactly once: {mine:?} {theirs:?}"
+        );
+        assert_eq!(ring.unfinished(), 0);
+    });
+}
+
 /// The owed gate vs a put. A getter is counted in; a putter puts #1 (its claim counts the
 /// getter and says to notify), grants the woken getter its turn, and puts #2. A barging
 /// thread's two `try_get`s, gated by the turns owed (read after the item's stamp is

@@ -182,6 +182,32 @@ fn the_last_ending_settles_and_reports_registered_joiners() {
 }
 
 #[test]
+fn a_watched_ring_looks_at_settling_on_every_ending() {
+    let mut ring = Ring::new(Bound::Buffered(4));
+    ring.try_put((), 0).unwrap();
+    ring.try_put((), 0).unwrap();
+    taken(&ring);
+    taken(&ring);
+    assert_eq!(ring.end_watched(1), None, "not watched: nobody to tell");
+    ring.try_put((), 0).unwrap();
+    taken(&ring);
+    ring.watch_settled(true);
+    assert_eq!(ring.end_watched(1), Some((false, false)));
+    assert_eq!(
+        ring.end_watched(1),
+        Some((true, false)),
+        "the last one settles"
+    );
+    assert_eq!(ring.unfinished(), 0);
+    assert_eq!(ring.ended(), 3, "the flag is no ending");
+    ring.watch_settled(false);
+    ring.try_put((), 0).unwrap();
+    taken(&ring);
+    assert_eq!(ring.end_watched(1), None);
+    assert_eq!(ring.ended(), 4);
+}
+
+#[test]
 #[cfg(feature = "std")]
 fn a_put_counts_a_notification_for_a_waiting_getter_once() {
     let ring = Ring::new(Bound::Buffered(4));
