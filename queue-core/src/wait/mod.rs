@@ -3,6 +3,7 @@
 //!
 //! - `counted.rs`: a class's `waiting` and `pending` fields, in a word of its own or of the
 //!   ring;
+//! - `list.rs`: a list of waiters and their wakers, under a lock no user code runs in;
 //! - `waiters.rs`: a class of waiters (an event-listener `Event`, its count, its turns);
 //! - `turns.rs`: the hand-offs a class is owed, so that a woken waiter keeps its item;
 //! - `wake.rs`: what a change reports about the waiters it must wake;
@@ -19,6 +20,9 @@ pub(crate) mod counted;
 #[cfg(all(test, feature = "std", not(loom)))]
 pub(crate) mod counting_waker;
 pub(crate) mod deadline;
+// Wired into `waiters.rs` and `registration.rs` by the change that follows.
+#[cfg_attr(not(test), allow(dead_code))]
+pub(crate) mod list;
 #[cfg(all(feature = "std", target_has_atomic = "ptr"))]
 mod local;
 #[cfg(feature = "std")]
