@@ -16,7 +16,8 @@
 //! No user code runs under the lock: a waker is cloned before the lock is taken, a waker
 //! taken out by a notification is handed to the caller's `sink` (which only stores it) and
 //! woken after the lock is released, and a waker replaced or left by a departing waiter is
-//! dropped after the release. So a waker may re-enter the list (notify, insert), panic or
+//! dropped after the release. (A blocking wait's waker, which only unparks its thread, is
+//! woken under the lock, see [`List::insert_parked`].) So a waker may re-enter the list (notify, insert), panic or
 //! block in its `Drop` without deadlocking it or leaving it half changed.
 //!
 //! The slab never shrinks: it keeps as many nodes as the most waiters the class ever had
@@ -48,8 +49,13 @@ enum Slot {
     /// Free, chained to the next free node.
     Free { next: u32 },
     /// A waiter not yet notified, with its waker, linked to its neighbours in arrival
-    /// order.
-    Waiting { waker: Waker, prev: u32, next: u32 },
+    /// order. `parks`: the waker only unparks a thread (see [`List::insert_parked`]).
+    Waiting {
+        waker: Waker,
+        parks: bool,
+        prev: u32,
+        next: u32,
+    },
     /// A waiter notified (its waker taken), off the chain, until it looks or leaves.
     Notified,
 }
@@ -106,9 +112,10 @@ impl Slab {
         })
     }
 
-    fn insert(&mut self, waker: Waker) -> Key {
+    fn insert(&mut self, waker: Waker, parks: bool) -> Key {
         let slot = Slot::Waiting {
             waker,
+            parks,
             prev: self.tail,
             next: NIL,
         };
@@ -156,10 +163,16 @@ impl Slab {
     }
 
     /// Takes the waiting node `index` off the chain, marked notified, and returns its
-    /// waker.
-    fn unlink(&mut self, index: u32) -> Waker {
+    /// waker and whether it only unparks a thread.
+    fn unlink(&mut self, index: u32) -> (Waker, bool) {
         let slot = core::mem::replace(&mut self.nodes[index as usize].slot, Slot::Notified);
-        let Slot::Waiting { waker, prev, next } = slot else {
+        let Slot::Waiting {
+            waker,
+            parks,
+            prev,
+            next,
+        } = slot
+        else {
             unreachable!("only waiting nodes are chained")
         };
         match prev {
@@ -170,7 +183,7 @@ impl Slab {
             NIL => self.tail = prev,
             next => self.set_prev(next, prev),
         }
-        waker
+        (waker, parks)
     }
 
     fn free(&mut self, index: u32) {
@@ -180,15 +193,20 @@ impl Slab {
         self.free = index;
     }
 
-    /// Notifies the oldest waiting node: `each` runs for it and `sink` takes its waker.
-    /// Returns whether there was one.
+    /// Notifies the oldest waiting node: `each` runs for it and `sink` takes its waker,
+    /// or, if the waker only unparks a thread, it is woken here, before the waiter can see
+    /// its notification. Returns whether there was one.
     fn notify_one(&mut self, each: &mut impl FnMut(), sink: &mut impl FnMut(Waker)) -> bool {
         if self.head == NIL {
             return false;
         }
-        let waker = self.unlink(self.head);
+        let (waker, parks) = self.unlink(self.head);
         each();
-        sink(waker);
+        if parks {
+            waker.wake();
+        } else {
+            sink(waker);
+        }
         true
     }
 
@@ -201,7 +219,7 @@ impl Slab {
         };
         let waker = match node.slot {
             Slot::Notified => None,
-            _ => Some(self.unlink(key.index)),
+            _ => Some(self.unlink(key.index).0),
         };
         self.free(key.index);
         (waker.is_none(), waker)
@@ -249,7 +267,20 @@ impl List {
     #[inline]
     pub(crate) fn insert(&self, waker: &Waker) -> Key {
         let waker = waker.clone();
-        self.slab.with(|slab| slab.insert(waker))
+        self.slab.with(|slab| slab.insert(waker, false))
+    }
+
+    /// As [`insert`](List::insert), for a waker that only unparks a thread and runs no
+    /// user code (a blocking wait's): a notification wakes it under the lock, so the
+    /// thread is unparked before it can see its notification and go on. Woken after the
+    /// lock, the unpark could reach the thread once it has gone on to wait for something
+    /// else (harmless with `std`'s parking, whose unparks may be spurious, but not under
+    /// loom, whose unpark ends any wait).
+    #[cfg(feature = "std")]
+    #[inline]
+    pub(crate) fn insert_parked(&self, waker: &Waker) -> Key {
+        let waker = waker.clone();
+        self.slab.with(|slab| slab.insert(waker, true))
     }
 
     /// Looks at a waiter: `Ready` if it was notified, and then its node is removed (in the
@@ -638,6 +669,25 @@ mod tests {
         for (key, (_, waker)) in keys.iter().zip(&tasks) {
             assert_eq!(list.poll(*key, waker), Poll::Ready(()));
         }
+    }
+
+    /// A blocking wait's waker is woken by the notification itself, under the lock; a
+    /// task's goes to the sink.
+    #[cfg(feature = "std")]
+    #[test]
+    fn a_parked_waiter_is_woken_before_its_notification_shows() {
+        let list = List::new();
+        let (parked, parked_waker) = counting();
+        let (task, task_waker) = counting();
+        let blocking = list.insert_parked(&parked_waker);
+        let waiting = list.insert(&task_waker);
+        let mut taken = Vec::new();
+        assert_eq!(list.notify(2, || {}, |waker| taken.push(waker)), 2);
+        assert_eq!((wakes(&parked), wakes(&task), taken.len()), (1, 0, 1));
+        assert_eq!(list.poll(blocking, &parked_waker), Poll::Ready(()));
+        taken.into_iter().for_each(Waker::wake);
+        assert_eq!(wakes(&task), 1);
+        assert_eq!(list.poll(waiting, &task_waker), Poll::Ready(()));
     }
 
     /// Freed nodes are reused: waits in steady state allocate nothing.
