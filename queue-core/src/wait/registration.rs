@@ -167,6 +167,8 @@ impl Registration {
         failed: bool,
         mut attempt: impl FnMut(bool) -> Option<R>,
     ) -> Poll<R> {
+        // A listener inserted by this poll already holds this poll's waker.
+        let mut fresh = false;
         if failed && self.listener.is_none() {
             let listener = match sleep {
                 Sleep::Task(context) => waiters.listen_with(context.waker()),
@@ -174,13 +176,18 @@ impl Registration {
                 Sleep::Thread => waiters.listen(),
             };
             self.listener = Some(listener.key());
+            fresh = true;
         }
         match sleep {
             Sleep::Task(context) => loop {
                 // Polled first: a notification that came is this attempt's turn; one that
                 // has not leaves the task's waker registered for it, before the attempt.
+                // A listener inserted just before is not looked at: it holds this task's
+                // waker, and a notification that reached it since will wake the task, whose
+                // next poll then finds it (this attempt, made without its turn, may find
+                // nothing: the item is owed to the woken waiter, which is this one).
                 let mut waiting = self.listener.is_some();
-                if waiting && self.poll_listener(waiters, context).is_ready() {
+                if waiting && !fresh && self.poll_listener(waiters, context).is_ready() {
                     self.woken(waiters);
                     waiting = false;
                 }
@@ -192,6 +199,7 @@ impl Registration {
                 }
                 // Registered, the next round's attempt is the re-check.
                 self.listener = Some(waiters.listen_with(context.waker()).key());
+                fresh = true;
             },
             #[cfg(feature = "std")]
             Sleep::Thread => loop {
