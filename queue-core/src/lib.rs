@@ -241,7 +241,7 @@
 //! | `fate/` | the steward of every job's fate: policy, dead letters, journal, record, cancellation | `engine/`, `wait/` |
 //! | `engine/` | the raw queue: every atomic of the queue's state and every place an item can be (buffer, lane, tally, lifecycle); its module docs state the invariants | `wait/`, `sync/` |
 //! | `wait/` | waiter classes, their lists, counts and turns, the registration every wait polls through, deadlines | `sync/` |
-//! | `sync/` | the atomics (core, portable-atomic, loom), critical sections, backoff | |
+//! | `sync/` | the atomics (core, portable-atomic, loom), critical sections, backoff, the waiter lists' lock | |
 //! | `fixed/` | the no-heap tier: [`fixed::FixedQueue`] and its handles over the ring (inline), the tally and the waiter fields, with waiter slots of its own | `engine/buffer/`, `engine/tally.rs`, `wait/`, `sync/` |
 //!
 //! `ledger.rs`, `job_id.rs`, `outcome.rs`, `error.rs`, `events.rs` (tracing),
