@@ -690,6 +690,48 @@ mod tests {
         assert_eq!(list.poll(waiting, &task_waker), Poll::Ready(()));
     }
 
+    /// A notify-all whose woken waiters each register again as they are woken (a task
+    /// that re-registers from its waker) ends: it is bounded by the waiters it found, not
+    /// carried on chunk after chunk by the newcomers. The wakers stop re-registering after
+    /// `LIMIT` wake-ups, so a notify-all that would run for ever fails here instead.
+    #[test]
+    fn a_notify_all_ends_though_each_woken_waiter_registers_again() {
+        const LIMIT: usize = 100 * CHUNK;
+        /// Registers a clone of itself in the list at each wake-up, `LIMIT` times in all.
+        struct Rejoin {
+            list: alloc::sync::Weak<List>,
+            wakes: AtomicUsize,
+        }
+        impl Wake for Rejoin {
+            fn wake(self: Arc<Self>) {
+                self.wake_by_ref();
+            }
+            fn wake_by_ref(self: &Arc<Self>) {
+                // Relaxed: a count read on the same thread.
+                if self.wakes.fetch_add(1, Ordering::Relaxed) < LIMIT {
+                    if let Some(list) = self.list.upgrade() {
+                        let _key = list.insert(&Waker::from(Arc::clone(self)));
+                    }
+                }
+            }
+        }
+        let list = Arc::new(List::new());
+        let task = Arc::new(Rejoin {
+            list: Arc::downgrade(&list),
+            wakes: AtomicUsize::new(0),
+        });
+        let waker = Waker::from(Arc::clone(&task));
+        for _ in 0..CHUNK {
+            let _key = list.insert(&waker);
+        }
+        let reached = list.notify_waking(usize::MAX, || {});
+        assert!(
+            reached < LIMIT,
+            "the notify-all reached {reached} waiters, ending only because the wakers \
+             stopped registering again ({CHUNK} were waiting when it began)"
+        );
+    }
+
     /// Freed nodes are reused: waits in steady state allocate nothing.
     #[test]
     fn the_slab_grows_to_the_most_waiters_at_once() {
