@@ -732,6 +732,67 @@ mod tests {
         );
     }
 
+    /// The blocking path: threads that park until their waker unparks them, against
+    /// notifiers on other threads; each waiter is woken once per notification it waits
+    /// for, and none sleeps through one. Run with a time limit, so a lost wake-up fails.
+    #[cfg(feature = "std")]
+    #[test]
+    fn parked_threads_are_woken_by_notifications_from_other_threads() {
+        use core::time::Duration;
+        use std::{sync::mpsc, thread};
+        const WAITERS: usize = 2;
+        const ROUNDS: usize = if cfg!(miri) { 2 } else { 200 };
+        let (done, finished) = mpsc::channel();
+        thread::spawn(move || {
+            let list = Arc::new(List::new());
+            let waiters: Vec<_> = (0..WAITERS)
+                .map(|_| {
+                    let list = Arc::clone(&list);
+                    thread::spawn(move || {
+                        let waker = Waker::from(Arc::new(Unpark(thread::current())));
+                        for _ in 0..ROUNDS {
+                            let key = list.insert(&waker);
+                            while list.poll(key, &waker).is_pending() {
+                                thread::park();
+                            }
+                        }
+                    })
+                })
+                .collect();
+            let notifiers: Vec<_> = (0..2)
+                .map(|_| {
+                    let list = Arc::clone(&list);
+                    thread::spawn(move || {
+                        let mut reached = 0;
+                        while reached < WAITERS * ROUNDS / 2 {
+                            reached += list.notify_waking(1, || {});
+                            thread::yield_now();
+                        }
+                    })
+                })
+                .collect();
+            for thread in waiters.into_iter().chain(notifiers) {
+                thread.join().unwrap();
+            }
+            done.send(()).unwrap();
+        });
+        let limit = Duration::from_secs(if cfg!(miri) { 600 } else { 30 });
+        assert!(
+            finished.recv_timeout(limit).is_ok(),
+            "a parked waiter was never woken"
+        );
+    }
+
+    #[cfg(feature = "std")]
+    struct Unpark(std::thread::Thread);
+
+    #[cfg(feature = "std")]
+    impl Wake for Unpark {
+        fn wake(self: Arc<Self>) {
+            self.0.unpark();
+        }
+    }
+
     /// Freed nodes are reused: waits in steady state allocate nothing.
     #[test]
     fn the_slab_grows_to_the_most_waiters_at_once() {
@@ -892,6 +953,156 @@ mod loom_models {
             let newcomer = list.poll(new, &waker).is_ready();
             assert_eq!(newcomer, reached == 2);
             assert_eq!(count.load(Ordering::Relaxed), usize::from(newcomer));
+        });
+    }
+
+    /// A waker that, woken, notifies the next waiter (re-entering the list from the
+    /// notifier's thread), against a removal of its own waiter: the second waiter is
+    /// notified exactly once either way, and nothing deadlocks.
+    #[test]
+    fn a_re_entrant_waker_vs_its_waiters_discard() {
+        struct Relay(alloc::sync::Weak<List>);
+        impl Wake for Relay {
+            fn wake(self: Arc<Self>) {
+                if let Some(list) = self.0.upgrade() {
+                    list.notify_waking(1, || {});
+                }
+            }
+        }
+        loom::model(|| {
+            let list = Arc::new(List::new());
+            let relay = Waker::from(Arc::new(Relay(Arc::downgrade(&list))));
+            let first = list.insert(&relay);
+            drop(relay);
+            let (count, waker) = counted();
+            let second = list.insert(&waker);
+            let notifier = {
+                let list = Arc::clone(&list);
+                thread::spawn(move || list.notify_waking(1, || {}))
+            };
+            let notified = list.discard(first);
+            assert_eq!(notifier.join().unwrap(), 1);
+            // Relaxed: the notifier has been joined.
+            assert_eq!(
+                count.load(Ordering::Relaxed),
+                1,
+                "first notified: {notified}"
+            );
+            assert_eq!(list.poll(second, &waker), Poll::Ready(()));
+        });
+    }
+
+    /// A waker that, woken, registers a new waiter, against a notifier of two: the new
+    /// waiter is notified exactly when the notifier counted it.
+    #[test]
+    fn a_waker_that_inserts_vs_a_second_notifier() {
+        struct Rejoin(
+            alloc::sync::Weak<List>,
+            Waker,
+            loom::sync::Mutex<Option<Key>>,
+        );
+        impl Wake for Rejoin {
+            fn wake(self: Arc<Self>) {
+                if let Some(list) = self.0.upgrade() {
+                    *self.2.lock().unwrap() = Some(list.insert(&self.1));
+                }
+            }
+        }
+        loom::model(|| {
+            let list = Arc::new(List::new());
+            let (count, waker) = counted();
+            let rejoin = Arc::new(Rejoin(
+                Arc::downgrade(&list),
+                waker.clone(),
+                loom::sync::Mutex::new(None),
+            ));
+            let _first = list.insert(&Waker::from(Arc::clone(&rejoin)));
+            let notifier = {
+                let list = Arc::clone(&list);
+                thread::spawn(move || list.notify_waking(1, || {}))
+            };
+            let reached = list.notify_waking(1, || {});
+            let other = notifier.join().unwrap();
+            assert!(
+                (1..=2).contains(&(reached + other)),
+                "the first waiter is reached"
+            );
+            let key = rejoin
+                .2
+                .lock()
+                .unwrap()
+                .expect("the woken waker registered");
+            let newcomer = list.poll(key, &waker).is_ready();
+            assert_eq!(newcomer, reached + other == 2);
+            // Relaxed: every thread has been joined.
+            assert_eq!(count.load(Ordering::Relaxed), usize::from(newcomer));
+        });
+    }
+
+    /// A stale key, used while its node is reused by another waiter and a notifier runs,
+    /// finds nothing: it reads as done and leaves the new waiter's notification alone.
+    #[test]
+    fn a_stale_key_leaves_the_reused_node_alone() {
+        loom::model(|| {
+            let list = Arc::new(List::new());
+            let old = list.insert(Waker::noop());
+            let notifier = {
+                let list = Arc::clone(&list);
+                thread::spawn(move || list.notify_waking(1, || {}))
+            };
+            let old_notified = list.discard(old);
+            let (count, waker) = counted();
+            let new = list.insert(&waker);
+            assert_eq!(new.index, old.index, "the freed node is reused");
+            assert!(!list.discard(old), "a stale key removes nothing");
+            assert_eq!(list.poll(old, &waker), Poll::Ready(()));
+            let reached = notifier.join().unwrap();
+            let new_notified = list.poll(new, &waker).is_ready();
+            assert!(
+                !(old_notified && new_notified),
+                "one notification, reached once"
+            );
+            assert_eq!(reached, usize::from(old_notified || new_notified));
+            // Relaxed: the notifier has been joined.
+            assert_eq!(count.load(Ordering::Relaxed), usize::from(new_notified));
+        });
+    }
+
+    /// A notify-all of more than one chunk against an insertion and the discard of the
+    /// last waiter of the first chunk's reach: every waiter there before is notified (the
+    /// discarded one exactly when its discard says so), each once, and the newcomer exactly
+    /// when the notify-all counted it.
+    #[test]
+    fn a_notify_all_in_chunks_vs_insert_and_discard() {
+        loom::model(|| {
+            let list = Arc::new(List::new());
+            let (old_count, old_waker) = counted();
+            let old: Vec<_> = (0..CHUNK).map(|_| list.insert(&old_waker)).collect();
+            let (last_count, last_waker) = counted();
+            let last = list.insert(&last_waker);
+            let notifier = {
+                let list = Arc::clone(&list);
+                thread::spawn(move || list.notify_waking(usize::MAX, || {}))
+            };
+            let (new_count, new_waker) = counted();
+            let new = list.insert(&new_waker);
+            let last_notified = list.discard(last);
+            let reached = notifier.join().unwrap();
+            // Relaxed (all three): the notifier has been joined.
+            assert_eq!(old_count.load(Ordering::Relaxed), CHUNK);
+            for key in old {
+                assert_eq!(list.poll(key, &old_waker), Poll::Ready(()));
+            }
+            assert_eq!(
+                last_count.load(Ordering::Relaxed),
+                usize::from(last_notified)
+            );
+            let newcomer = list.poll(new, &new_waker).is_ready();
+            assert_eq!(new_count.load(Ordering::Relaxed), usize::from(newcomer));
+            assert_eq!(
+                reached,
+                CHUNK + usize::from(last_notified) + usize::from(newcomer)
+            );
         });
     }
 
