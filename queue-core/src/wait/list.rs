@@ -793,6 +793,41 @@ mod tests {
         }
     }
 
+    /// Without `std` (as on targets without pointer-sized atomics, where the queue uses
+    /// this notify-all): a waker that panics in the first chunk does not stop the rest,
+    /// in that chunk or the later ones, which are woken while the panic unwinds to the
+    /// notifier. (A second panic during that unwinding aborts, so there is one here.)
+    #[cfg(not(feature = "std"))]
+    #[test]
+    fn without_std_a_panicking_waker_does_not_stop_a_notify_all() {
+        extern crate std;
+        let list = List::new();
+        let count = 2 * CHUNK + 1;
+        let woken = Arc::new(AtomicUsize::new(0));
+        let tasks: Vec<_> = (0..count)
+            .map(|index| {
+                let woken = Arc::clone(&woken);
+                counting_with(move || {
+                    // Relaxed: read after the notify-all, on this thread.
+                    woken.fetch_add(1, Ordering::Relaxed);
+                    if index == 3 {
+                        std::panic::panic_any(index);
+                    }
+                })
+            })
+            .collect();
+        let keys: Vec<_> = tasks.iter().map(|(_, waker)| list.insert(waker)).collect();
+        let mut ran = 0;
+        let result = std::panic::catch_unwind(core::panic::AssertUnwindSafe(|| {
+            list.notify_waking(usize::MAX, || ran += 1)
+        }));
+        assert_eq!(*result.unwrap_err().downcast::<usize>().unwrap(), 3);
+        assert_eq!((ran, woken.load(Ordering::Relaxed)), (count, count));
+        for (key, (_, waker)) in keys.iter().zip(&tasks) {
+            assert_eq!(list.poll(*key, waker), Poll::Ready(()));
+        }
+    }
+
     /// Freed nodes are reused: waits in steady state allocate nothing.
     #[test]
     fn the_slab_grows_to_the_most_waiters_at_once() {
