@@ -415,6 +415,11 @@ impl List {
 
 #[cfg(all(test, not(loom)))]
 mod tests {
+    // Threads and `catch_unwind` for the tests, also without the `std` feature (then the
+    // list's lock is the spinning one).
+    #[cfg(not(feature = "std"))]
+    extern crate std;
+
     use super::*;
     use alloc::sync::Arc;
     use alloc::task::Wake;
@@ -735,7 +740,7 @@ mod tests {
     /// The blocking path: threads that park until their waker unparks them, against
     /// notifiers on other threads; each waiter is woken once per notification it waits
     /// for, and none sleeps through one. Run with a time limit, so a lost wake-up fails.
-    #[cfg(feature = "std")]
+    /// Without `std` this runs over the spinning lock.
     #[test]
     fn parked_threads_are_woken_by_notifications_from_other_threads() {
         use core::time::Duration;
@@ -783,10 +788,8 @@ mod tests {
         );
     }
 
-    #[cfg(feature = "std")]
     struct Unpark(std::thread::Thread);
 
-    #[cfg(feature = "std")]
     impl Wake for Unpark {
         fn wake(self: Arc<Self>) {
             self.0.unpark();
@@ -800,7 +803,6 @@ mod tests {
     #[cfg(not(feature = "std"))]
     #[test]
     fn without_std_a_panicking_waker_does_not_stop_a_notify_all() {
-        extern crate std;
         let list = List::new();
         let count = 2 * CHUNK + 1;
         let woken = Arc::new(AtomicUsize::new(0));
