@@ -1143,6 +1143,36 @@ mod loom_models {
         });
     }
 
+    /// A poll with a waker for another task (swapped in over two trips through the lock)
+    /// against a notification: a poll that reads `Pending` has registered the new waker,
+    /// which the notification then wakes, once; the old one is not woken.
+    #[test]
+    fn a_changed_waker_vs_a_notification() {
+        loom::model(|| {
+            let list = Arc::new(List::new());
+            let (old_count, old_waker) = counted();
+            let key = list.insert(&old_waker);
+            let notifier = {
+                let list = Arc::clone(&list);
+                thread::spawn(move || list.notify_waking(1, || {}))
+            };
+            let (new_count, new_waker) = counted();
+            let pending = list.poll(key, &new_waker).is_pending();
+            assert_eq!(notifier.join().unwrap(), 1);
+            // Relaxed (both): the notifier has been joined.
+            let woken = (
+                old_count.load(Ordering::Relaxed),
+                new_count.load(Ordering::Relaxed),
+            );
+            if pending {
+                assert_eq!(woken, (0, 1), "the registered waker is the one woken");
+            } else {
+                assert_eq!(woken.0 + woken.1, 1);
+            }
+            assert_eq!(list.poll(key, &new_waker), Poll::Ready(()));
+        });
+    }
+
     struct Count(Arc<AtomicUsize>);
 
     impl Wake for Count {
