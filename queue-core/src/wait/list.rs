@@ -902,6 +902,59 @@ mod loom_models {
         list.notify_waking(1, || {});
     }
 
+    /// As [`wait_for_token`], with the pass-on the queue makes: a waiter that takes a
+    /// token discards its node and, if the discard says it had been notified, notifies the
+    /// next waiter itself.
+    fn wait_for_token_discarding(list: &List, tokens: &AtomicUsize) {
+        let waker = unparker();
+        loop {
+            let key = list.insert(&waker);
+            loop {
+                // AcqRel: takes the token its notifier published.
+                let taken = tokens
+                    .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1))
+                    .is_ok();
+                if taken {
+                    if list.discard(key) {
+                        list.notify_waking(1, || {});
+                    }
+                    return;
+                }
+                if list.poll(key, &waker).is_ready() {
+                    break;
+                }
+                thread::park();
+            }
+        }
+    }
+
+    /// Two notifiers against two waiters that pass a notification on by discarding and
+    /// notifying again: both waiters get a token, in every order.
+    #[test]
+    fn two_notifiers_vs_two_discarding_waiters() {
+        loom::model(|| {
+            let list = Arc::new(List::new());
+            let tokens = Arc::new(AtomicUsize::new(0));
+            let threads: Vec<_> = (0..2)
+                .map(|_| {
+                    let (list, tokens) = (Arc::clone(&list), Arc::clone(&tokens));
+                    thread::spawn(move || put_token(&list, &tokens))
+                })
+                .collect();
+            let waiter = {
+                let (list, tokens) = (Arc::clone(&list), Arc::clone(&tokens));
+                thread::spawn(move || wait_for_token_discarding(&list, &tokens))
+            };
+            wait_for_token_discarding(&list, &tokens);
+            waiter.join().unwrap();
+            for thread in threads {
+                thread.join().unwrap();
+            }
+            // Relaxed: every thread has been joined.
+            assert_eq!(tokens.load(Ordering::Relaxed), 0);
+        });
+    }
+
     /// Two notifiers against two waiters: both waiters get a token, in every order (a lost
     /// wake-up leaves a waiter parked for ever, which loom reports as a deadlock).
     #[test]
