@@ -738,8 +738,9 @@ mod tests {
     }
 
     /// The blocking path: threads that park until their waker unparks them, against
-    /// notifiers on other threads; each waiter is woken once per notification it waits
-    /// for, and none sleeps through one. Run with a time limit, so a lost wake-up fails.
+    /// notifiers on other threads, one notification per wait; every waiter finishes its
+    /// waits, so none slept through its notification. Run with a time limit, so a lost
+    /// wake-up fails.
     /// Without `std` this runs over the spinning lock.
     #[test]
     fn parked_threads_are_woken_by_notifications_from_other_threads() {
