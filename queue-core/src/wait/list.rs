@@ -77,6 +77,8 @@ struct Slab {
     head: u32,
     /// The newest waiting node, or `NIL`.
     tail: u32,
+    /// The waiting nodes: those on the chain from `head` to `tail`.
+    waiting: usize,
 }
 
 /// A list of waiters (see the module docs).
@@ -102,6 +104,7 @@ impl Slab {
             free: NIL,
             head: NIL,
             tail: NIL,
+            waiting: 0,
         }
     }
 
@@ -144,6 +147,7 @@ impl Slab {
             tail => self.set_next(tail, index),
         }
         self.tail = index;
+        self.waiting += 1;
         Key {
             index,
             generation: self.nodes[index as usize].generation,
@@ -183,6 +187,7 @@ impl Slab {
             NIL => self.tail = prev,
             next => self.set_prev(next, prev),
         }
+        self.waiting -= 1;
         (waker, parks)
     }
 
@@ -352,22 +357,31 @@ impl List {
     /// lock, and returns how many were reached. For each one reached, under the lock,
     /// `each` runs and `sink` takes its waker: neither may run user code (in particular
     /// `sink` only stores the waker, for the caller to wake once this has returned).
+    #[cfg(any(test, target_has_atomic = "ptr"))]
     #[inline]
-    pub(crate) fn notify(
+    pub(crate) fn notify(&self, n: usize, each: impl FnMut(), sink: impl FnMut(Waker)) -> usize {
+        if n == 0 {
+            return 0;
+        }
+        self.notify_counting(n, each, sink).0
+    }
+
+    /// As [`notify`](List::notify); also returns how many waiters were waiting, not
+    /// notified, when the lock was taken.
+    #[inline]
+    fn notify_counting(
         &self,
         n: usize,
         mut each: impl FnMut(),
         mut sink: impl FnMut(Waker),
-    ) -> usize {
-        if n == 0 {
-            return 0;
-        }
+    ) -> (usize, usize) {
         self.slab.with(|slab| {
+            let waiting = slab.waiting;
             let mut reached = 0;
             while reached < n && slab.notify_one(&mut each, &mut sink) {
                 reached += 1;
             }
-            reached
+            (reached, waiting)
         })
     }
 
@@ -378,7 +392,9 @@ impl List {
     /// [`each_despite_panics`](crate::unwind::each_despite_panics)).
     ///
     /// A notification of more than one chunk is several notifications: a waiter inserted
-    /// between two chunks may be reached by the later one.
+    /// between two chunks may be reached by a later one. Their total is bounded by the
+    /// waiters waiting when the first chunk was taken, so a notify-all ends even while
+    /// waiters keep arriving (a woken waker that registers again, other threads).
     ///
     /// The queue's classes keep the wakers until their notifier is done instead
     /// (`deferred.rs`), except on targets without pointer-sized atomics.
@@ -386,20 +402,23 @@ impl List {
     pub(crate) fn notify_waking(&self, n: usize, mut each: impl FnMut()) -> usize {
         let mut chunk: [Option<Waker>; CHUNK] = Default::default();
         let (mut at, mut len, mut reached) = (0, 0, 0);
-        let mut more = true;
+        let (mut more, mut bound) = (n != 0, n);
         let next = || {
             if at == len {
                 if !more {
                     return None;
                 }
-                let wanted = (n - reached).min(CHUNK);
+                let wanted = (bound - reached).min(CHUNK);
                 let mut filled = 0;
-                self.notify(wanted, &mut each, |waker| {
+                let (_, waiting) = self.notify_counting(wanted, &mut each, |waker| {
                     chunk[filled] = Some(waker);
                     filled += 1;
                 });
+                if reached == 0 {
+                    bound = bound.min(waiting);
+                }
                 reached += filled;
-                more = filled == CHUNK && reached < n;
+                more = filled == CHUNK && reached < bound;
                 (at, len) = (0, filled);
                 if len == 0 {
                     return None;
