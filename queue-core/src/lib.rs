@@ -118,7 +118,7 @@
 //! that made the change it waits for: the `try_put` that delivered the item, the `get` or
 //! resolution that freed the slot, the ending that settled the queue, the `shutdown`.
 //! It runs after that change is complete and recorded (buffer, slots, ledger), with no lock
-//! of this crate or of event-listener held. So a waker may:
+//! of this crate held. So a waker may:
 //!
 //! - call back into this queue or any other one (`try_put`, `try_get`, resolve a delivery,
 //!   `shutdown`), or poll the woken task inline, as some executors do;
@@ -132,9 +132,9 @@
 //! returns. Blocking waits (`_blocking`) park and unpark the thread and run no user code.
 //!
 //! On targets without pointer-sized atomics (thumbv6m, where `alloc::sync::Arc` is
-//! missing), the waker is handed to event-listener directly, which calls it inside its
-//! critical section: there a waker must only schedule its task (as embedded executors'
-//! wakers do), and must neither re-enter a queue nor panic.
+//! missing), a waker runs as soon as the waiter list that held it is unlocked, before the
+//! change that notified is finished: there a waker must only schedule its task (as
+//! embedded executors' wakers do), and must neither re-enter a queue nor panic.
 //!
 //! # Features
 //!
@@ -145,7 +145,7 @@
 //!   with no global allocator can use [`fixed::FixedQueue`].
 //! - `critical-section`: makes the queue safe to use from interrupt handlers. Embedded
 //!   users need it; provide a `critical-section` implementation for the target. With it:
-//!   - event-listener takes a critical section where it would take a spinlock;
+//!   - the waiter lists take a critical section where they would take a spinning lock;
 //!   - on targets without native 64-bit atomics (thumbv7em, thumbv6m), each 64-bit
 //!     counter operation is a critical section, where portable-atomic's fallback would
 //!     take a spinning lock;
@@ -240,8 +240,8 @@
 //! | `handle/` | [`Delivery`] over a shared lease, the [`Worker`] and [`Producer`] guards | `queue.rs`, `fate/`, `engine/` |
 //! | `fate/` | the steward of every job's fate: policy, dead letters, journal, record, cancellation | `engine/`, `wait/` |
 //! | `engine/` | the raw queue: every atomic of the queue's state and every place an item can be (buffer, lane, tally, lifecycle); its module docs state the invariants | `wait/`, `sync/` |
-//! | `wait/` | waiter classes, their counts and turns, relays, the registration every wait polls through, deadlines | `sync/` |
-//! | `sync/` | the atomics (core, portable-atomic, loom), critical sections, backoff | |
+//! | `wait/` | waiter classes, their lists, counts and turns, the registration every wait polls through, deadlines | `sync/` |
+//! | `sync/` | the atomics (core, portable-atomic, loom), critical sections, backoff, the waiter lists' lock | |
 //! | `fixed/` | the no-heap tier: [`fixed::FixedQueue`] and its handles over the ring (inline), the tally and the waiter fields, with waiter slots of its own | `engine/buffer/`, `engine/tally.rs`, `wait/`, `sync/` |
 //!
 //! `ledger.rs`, `job_id.rs`, `outcome.rs`, `error.rs`, `events.rs` (tracing),

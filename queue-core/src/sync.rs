@@ -45,6 +45,74 @@ pub(crate) use portable_atomic::fence;
 #[cfg(all(not(loom), target_has_atomic = "64"))]
 pub(crate) use core::sync::atomic::AtomicU64;
 
+/// A lock for data that no user code touches while it is held (the waiter lists of
+/// `wait/list.rs`): a critical section holds it for a few loads and stores.
+///
+/// - under `cfg(loom)`: loom's model-checked mutex;
+/// - with `std`: `std::sync::Mutex`, which parks a thread that finds it taken;
+/// - without `std`, with the `critical-section` feature: a critical section, so an
+///   interrupt handler never finds the lock taken on its own core;
+/// - without either: a spinning lock (the `spin` crate). Like the buffer's steps (see
+///   [`uninterrupted`]), it then waits forever if an interrupt handler takes it while the
+///   code it interrupted holds it; the crate docs tell such users to turn
+///   `critical-section` on.
+#[cfg(feature = "alloc")]
+pub(crate) struct Lock<T> {
+    #[cfg(loom)]
+    inner: loom::sync::Mutex<T>,
+    #[cfg(all(not(loom), feature = "std"))]
+    inner: std::sync::Mutex<T>,
+    #[cfg(all(not(loom), not(feature = "std"), feature = "critical-section"))]
+    inner: critical_section::Mutex<core::cell::RefCell<T>>,
+    #[cfg(all(not(loom), not(feature = "std"), not(feature = "critical-section")))]
+    inner: spin::mutex::SpinMutex<T>,
+}
+
+#[cfg(feature = "alloc")]
+impl<T> Lock<T> {
+    pub(crate) fn new(value: T) -> Self {
+        Lock {
+            #[cfg(loom)]
+            inner: loom::sync::Mutex::new(value),
+            #[cfg(all(not(loom), feature = "std"))]
+            inner: std::sync::Mutex::new(value),
+            #[cfg(all(not(loom), not(feature = "std"), feature = "critical-section"))]
+            inner: critical_section::Mutex::new(core::cell::RefCell::new(value)),
+            #[cfg(all(not(loom), not(feature = "std"), not(feature = "critical-section")))]
+            inner: spin::mutex::SpinMutex::new(value),
+        }
+    }
+
+    /// Runs `f` with the data, the lock held. `f` must run no user code (no waker, no
+    /// `Drop` of a user type): one that re-entered would take the lock again.
+    #[inline]
+    pub(crate) fn with<R>(&self, f: impl FnOnce(&mut T) -> R) -> R {
+        #[cfg(loom)]
+        {
+            f(&mut self.inner.lock().expect("no user code runs under the lock"))
+        }
+        #[cfg(all(not(loom), feature = "std"))]
+        {
+            // A panic under the lock (a failed allocation) leaves the data consistent:
+            // every step that holds it writes each link before the next, so a poisoned
+            // lock is used as it is.
+            let mut guard = self
+                .inner
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            f(&mut guard)
+        }
+        #[cfg(all(not(loom), not(feature = "std"), feature = "critical-section"))]
+        {
+            critical_section::with(|section| f(&mut self.inner.borrow_ref_mut(section)))
+        }
+        #[cfg(all(not(loom), not(feature = "std"), not(feature = "critical-section")))]
+        {
+            f(&mut self.inner.lock())
+        }
+    }
+}
+
 #[cfg(all(not(loom), not(target_has_atomic = "64"), feature = "critical-section"))]
 mod critical_u64;
 

@@ -66,7 +66,7 @@ use crate::ledger::Ledger;
 use crate::outcome::Outcome;
 use crate::sync::{fence, Ordering};
 #[cfg(target_has_atomic = "ptr")]
-use crate::wait::relay::Deferred;
+use crate::wait::deferred::Deferred;
 use crate::wait::waiters::{Class, Waiters, Wake};
 
 /// What a take asks of its caller once the item is in its delivery.

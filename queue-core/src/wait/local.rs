@@ -1,63 +1,100 @@
-//! What a thread keeps for its async waits (std): the relays woken on it whose tasks it has
-//! not woken yet, and one spare relay for its next wait.
+//! What a thread keeps for its waits (std): the wakers its notifications took out and it
+//! has not woken yet, and the waker that unparks it, for its blocking waits.
 //!
-//! With `std`, event-listener (5.x) notifies under a lock taken by the notifying thread (a
-//! mutex, or a critical section), so a relay it wakes is woken on the thread that called
-//! into it, and that thread runs the user wakers once event-listener has returned (see
-//! `relay.rs`). A list of its own, touched by nobody else, then does what a shared list
-//! would, with no atomic: a push and a pop are a borrow of a thread-local cell.
-//!
-//! The spare relay is one a finished wait held alone: the next wait on the thread takes it
-//! instead of allocating one.
+//! A notification takes its waiters' wakers out of their list on the notifying thread,
+//! and that thread wakes them once it has finished its change (see `deferred.rs`). A list
+//! of its own, touched by nobody else, does that with no atomic: a push and a pop are a
+//! borrow of a thread-local cell.
 
 use alloc::collections::VecDeque;
 use alloc::sync::Arc;
-use core::cell::{Cell, RefCell};
+use alloc::task::Wake;
+use core::cell::RefCell;
+use core::task::Waker;
 
-use super::relay::Relay;
 use crate::unwind::each_despite_panics;
 
 #[cfg(not(loom))]
+use std::thread::{self, Thread};
+
+#[cfg(loom)]
+use loom::thread::{self, Thread};
+
+#[cfg(not(loom))]
 std::thread_local! {
-    /// Relays woken on this thread, oldest first, whose tasks are not woken yet.
-    static WOKEN: RefCell<VecDeque<Arc<Relay>>> = const { RefCell::new(VecDeque::new()) };
-    /// A relay no waker refers to, for this thread's next wait.
-    static SPARE: Cell<Option<Arc<Relay>>> = const { Cell::new(None) };
+    /// Wakers taken out on this thread, oldest first, not woken yet.
+    static WOKEN: RefCell<VecDeque<Waker>> = const { RefCell::new(VecDeque::new()) };
+    /// Unparks this thread: a blocking wait's waker.
+    static UNPARK: Waker = unparker();
 }
 
 #[cfg(loom)]
 loom::thread_local! {
-    static WOKEN: RefCell<VecDeque<Arc<Relay>>> = RefCell::new(VecDeque::new());
-    static SPARE: Cell<Option<Arc<Relay>>> = Cell::new(None);
+    static WOKEN: RefCell<VecDeque<Waker>> = RefCell::new(VecDeque::new());
+    static UNPARK: Waker = unparker();
 }
 
-/// Queues a relay event-listener has just woken, for this thread's next
-/// [`wake_all`]. Returns it if the thread's list is gone (the thread is exiting and its
-/// thread-locals are being destroyed): the caller then wakes its task at once.
-pub(super) fn push(relay: Arc<Relay>) -> Result<(), Arc<Relay>> {
-    let mut relay = Some(relay);
-    match WOKEN.try_with(|woken| {
-        if let Some(relay) = relay.take() {
-            woken.borrow_mut().push_back(relay);
-        }
-    }) {
-        Ok(()) => Ok(()),
-        Err(_) => Err(relay.expect("the list was not reached")),
+/// Wakes a parked thread.
+struct Unpark(Thread);
+
+impl Wake for Unpark {
+    fn wake(self: Arc<Self>) {
+        self.0.unpark();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.0.unpark();
     }
 }
 
-/// Wakes the task of every relay queued on this thread, oldest first, outside every lock.
+fn unparker() -> Waker {
+    Waker::from(Arc::new(Unpark(thread::current())))
+}
+
+/// Runs `f` with a waker that unparks this thread: the thread's own, or a new one while the
+/// thread is exiting and its own is gone.
+pub(super) fn with_unparker<R>(f: impl FnOnce(&Waker) -> R) -> R {
+    let mut f = Some(f);
+    let done = UNPARK.try_with(|waker| (f.take().expect("called once"))(waker));
+    match done {
+        Ok(done) => done,
+        Err(_) => (f.take().expect("not called"))(&unparker()),
+    }
+}
+
+/// Parks this thread until it is unparked (or spuriously).
+pub(super) fn park() {
+    thread::park();
+}
+
+/// Keeps a waker a notification has just taken out, for this thread's next [`wake_all`].
+/// Returns it if the thread's list is gone (the thread is exiting and its thread-locals
+/// are being destroyed): the caller then wakes it as soon as the list's lock is released.
+#[inline]
+pub(super) fn push(waker: Waker) -> Result<(), Waker> {
+    let mut waker = Some(waker);
+    match WOKEN.try_with(|woken| {
+        if let Some(waker) = waker.take() {
+            woken.borrow_mut().push_back(waker);
+        }
+    }) {
+        Ok(()) => Ok(()),
+        Err(_) => Err(waker.expect("the list was not reached")),
+    }
+}
+
+/// Wakes every waker kept on this thread, oldest first, outside every lock.
 ///
-/// Every notifier calls this after event-listener returns, so a relay queued by a
-/// notification is woken by that notifier before it returns. A waker that re-enters the
-/// queue and notifies again drains the same list from inside; each relay is taken once. A
-/// panicking waker does not stop the others; the first panic then reaches the caller.
+/// Every notifier calls this once it is done, so a waker kept by a notification is woken
+/// by that notifier before it returns. A waker that re-enters the queue and notifies again
+/// drains the same list from inside; each waker is taken once. A panicking waker does not
+/// stop the others; the first panic then reaches the caller.
 ///
 /// Out of line: it is called only after a notification reached someone; inlined, its
 /// thread-local access would sit in every notifying path, those that notify nobody too.
 #[inline(never)]
 pub(super) fn wake_all() {
-    // Empty unless a relay was woken since the last drain.
+    // Empty unless a waker was kept since the last drain.
     if WOKEN
         .try_with(|woken| !woken.borrow().is_empty())
         .unwrap_or(false)
@@ -75,21 +112,5 @@ fn wake_queued() {
             .ok()
             .flatten()
     };
-    each_despite_panics(next, |relay| relay.wake_task());
-}
-
-/// Takes this thread's spare relay, if it has one.
-#[inline]
-pub(super) fn take_spare() -> Option<Arc<Relay>> {
-    SPARE.try_with(Cell::take).ok().flatten()
-}
-
-/// Keeps `relay` as this thread's spare, if it has none; otherwise it is dropped.
-#[inline]
-pub(super) fn keep_spare(relay: Arc<Relay>) {
-    let mut relay = Some(relay);
-    let _ = SPARE.try_with(|spare| {
-        let kept = spare.take().or_else(|| relay.take());
-        spare.set(kept);
-    });
+    each_despite_panics(next, Waker::wake);
 }

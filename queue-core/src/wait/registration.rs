@@ -1,18 +1,14 @@
 //! The one wait loop every future in this crate runs, and the registration it keeps.
 
-use core::future::Future;
 use core::mem::ManuallyDrop;
 use core::task::{Context, Poll};
 
-use event_listener::{EventListener, Listener};
-
-#[cfg(target_has_atomic = "ptr")]
-use super::relay::RelaySlot;
+use super::list::Key;
 use super::waiters::Class;
 
 /// How a wait sleeps between attempts.
 pub(crate) enum Sleep<'a, 'b> {
-    /// Returns `Pending`; the task is woken through a relay (see `relay.rs`).
+    /// Returns `Pending`; the task's waker waits in the class's list.
     Task(&'a mut Context<'b>),
     /// Parks the thread until notified.
     #[cfg(feature = "std")]
@@ -111,38 +107,28 @@ impl Wait {
 }
 
 impl Drop for Wait {
-    /// The futures [release](Wait::release) their registration in their own drops, so
-    /// one is rarely left here; one that is left is dropped out of line.
+    /// Every future [releases](Wait::release) its registration in its own drop, so none is
+    /// left here: a registration does not know its class, and one left here would leave
+    /// its node in the list, where a notification it drew would be lost.
     #[inline]
     fn drop(&mut self) {
-        if let Some(registration) = self.registration.take() {
-            discard(registration);
-        }
+        debug_assert!(
+            self.registration
+                .as_ref()
+                .is_none_or(|registration| registration.listener.is_none()),
+            "a wait dropped without releasing its registration"
+        );
     }
 }
 
-/// Drops a registration that was never released (its future's drop gives it up first).
-///
-/// Its listener, dropped rather than discarded, passes a notification it holds on to the
-/// next listener, whose relay then waits on this thread's list (with `std`): it is drained
-/// here, as every notifier drains after notifying.
-#[inline(never)]
-fn discard(registration: Registration) {
-    drop(registration);
-    #[cfg(all(feature = "std", target_has_atomic = "ptr"))]
-    super::local::wake_all();
-}
-
-/// A wait's registration with a class of [`Waiters`]: the listener, if one is registered,
-/// the turns it holds, and the relay waker event-listener holds for it.
+/// A wait's registration with a class of [`Waiters`]: its node in the class's list, if
+/// one is registered, and the turns it holds.
 #[derive(Default)]
 struct Registration {
-    listener: Option<EventListener>,
+    listener: Option<Key>,
     /// Turns this waiter was woken for and has not used (see `turns.rs`): while it holds
     /// one, its attempts may take what is owed to woken waiters.
     held: usize,
-    #[cfg(target_has_atomic = "ptr")]
-    relay: RelaySlot,
 }
 
 impl Registration {
@@ -168,8 +154,9 @@ impl Registration {
     /// notification (the listener is discarded, not dropped): passed on, it would wake the
     /// next waiter for nothing, and that waiter would re-register behind every younger one.
     /// A hand-off notification (`notify_additional(1)`) held by a future that is dropped
-    /// instead is passed on by event-listener to the next listener, so a cancelled waiter
-    /// does not swallow the wake-up another one needed.
+    /// instead is passed on, with its turn, by the future's release
+    /// ([`Class::settle`]), so a cancelled waiter does not swallow the wake-up another one
+    /// needed.
     ///
     /// Level-triggered: a wake-up only means "try again"; the loop returns only when
     /// `attempt` returns a value.
@@ -180,15 +167,27 @@ impl Registration {
         failed: bool,
         mut attempt: impl FnMut(bool) -> Option<R>,
     ) -> Poll<R> {
+        // A listener inserted by this poll already holds this poll's waker.
+        let mut fresh = false;
         if failed && self.listener.is_none() {
-            self.listener = Some(waiters.listen());
+            let listener = match sleep {
+                Sleep::Task(context) => waiters.listen_with(context.waker()),
+                #[cfg(feature = "std")]
+                Sleep::Thread => waiters.listen(),
+            };
+            self.listener = Some(listener.key());
+            fresh = true;
         }
         match sleep {
             Sleep::Task(context) => loop {
                 // Polled first: a notification that came is this attempt's turn; one that
                 // has not leaves the task's waker registered for it, before the attempt.
+                // A listener inserted just before is not looked at: it holds this task's
+                // waker, and a notification that reached it since will wake the task, whose
+                // next poll then finds it (this attempt, made without its turn, may find
+                // nothing: the item is owed to the woken waiter, which is this one).
                 let mut waiting = self.listener.is_some();
-                if waiting && self.poll_listener(waiters, context).is_ready() {
+                if waiting && !fresh && self.poll_listener(waiters, context).is_ready() {
                     self.woken(waiters);
                     waiting = false;
                 }
@@ -199,7 +198,8 @@ impl Registration {
                     return Poll::Pending;
                 }
                 // Registered, the next round's attempt is the re-check.
-                self.listener = Some(waiters.listen());
+                self.listener = Some(waiters.listen_with(context.waker()).key());
+                fresh = true;
             },
             #[cfg(feature = "std")]
             Sleep::Thread => loop {
@@ -208,9 +208,9 @@ impl Registration {
                 }
                 match self.listener.take() {
                     // Registered, the next attempt is the re-check.
-                    None => self.listener = Some(waiters.listen()),
+                    None => self.listener = Some(waiters.listen().key()),
                     Some(registered) => {
-                        registered.wait();
+                        waiters.wait(registered);
                         self.woken(waiters);
                     }
                 }
@@ -239,25 +239,12 @@ impl Registration {
         waiters.left(true);
     }
 
-    /// Polls the registered listener with a relay for the task's waker.
+    /// Looks at the registered listener, leaving the task's waker in it if it was not
+    /// notified.
     #[inline]
     fn poll_listener(&mut self, waiters: Class<'_>, context: &mut Context<'_>) -> Poll<()> {
-        let listener = self.listener.as_mut().expect("a listener is registered");
-        #[cfg(target_has_atomic = "ptr")]
-        {
-            let (relay, stale) = self.relay.waker_for(waiters.deferred(), context.waker());
-            let poll = core::pin::Pin::new(listener).poll(&mut Context::from_waker(relay));
-            // Dropped only now, after event-listener swapped it out under its lock.
-            drop(stale);
-            poll
-        }
-        #[cfg(not(target_has_atomic = "ptr"))]
-        {
-            // No `Arc` on this target, so no relay: event-listener holds the task's own
-            // waker (see the crate docs for what a waker may do there).
-            let _ = waiters;
-            core::pin::Pin::new(listener).poll(context)
-        }
+        let key = self.listener.expect("a listener is registered");
+        waiters.poll(key, context.waker())
     }
 
     /// One last attempt, for a wait whose deadline has fired; the registration is then
@@ -269,7 +256,7 @@ impl Registration {
     ) -> Option<R> {
         // A notification that arrived since the last poll grants its turn to this try.
         if let Some(registered) = self.listener.take() {
-            let notified = registered.discard();
+            let notified = waiters.discard(registered);
             self.held += usize::from(notified);
             waiters.left(notified);
         }
@@ -289,7 +276,5 @@ impl Registration {
             waiters.settle(&mut self.listener, self.held);
             self.held = 0;
         }
-        #[cfg(target_has_atomic = "ptr")]
-        self.relay.clear();
     }
 }

@@ -1,31 +1,31 @@
-//! One class of waiters (getters, putters or joiners): an event, and a count of the
-//! listeners registered on it so that a notification with nobody to wake costs one atomic
-//! read-modify-write instead of event-listener's fence and list lock, or nothing at all
-//! when the count sits in the ring word the notifier changes anyway. The count sits beside
+//! One class of waiters (getters, putters or joiners): a list of waiters, and a count of
+//! the waiters registered in it so that a notification with nobody to wake costs one atomic
+//! read-modify-write instead of the list's lock, or nothing at all when the count sits in
+//! the ring word the notifier changes anyway. The count sits beside
 //! a count of the notifications on their way, so a hand-off for a waiter that already has
 //! one coming is skipped too.
 
 #[cfg(target_has_atomic = "ptr")]
 use alloc::sync::Arc;
-
-use event_listener::{Event, EventListener, IntoNotification, Listener};
+use core::task::{Poll, Waker};
 
 use super::counted::Counted;
 #[cfg(target_has_atomic = "ptr")]
-use super::relay::Deferred;
+use super::deferred::Deferred;
+use super::list::{Key, List};
 use super::turns::Turns;
 pub(crate) use super::wake::Wake;
 use crate::sync::{fence, AtomicU64, Ordering};
 
-/// An [`Event`] that knows whether anyone listens.
+/// A [`List`] of waiters that knows whether anyone waits.
 ///
 /// The class's waiters are counted in a word of waiter fields ([`Counted`]): a `waiting`
 /// count and a `pending` count of notifications on their way. The word is the class's own
 /// (`word`), or, on a queue whose buffer is the ring, a ring word (see below).
 ///
-/// `waiting` is never below the number of listeners in the event's list: a waiter counts
-/// itself in before it inserts its listener, and out only after the listener has left the
-/// list (consumed by a wake-up, discarded, or dropped with its future).
+/// `waiting` is never below the number of waiters in the list: a waiter counts itself in
+/// before it inserts its node, and out only after the node has left the list (consumed by
+/// a wake-up, or discarded).
 ///
 /// No wake-up is lost by skipping a notification. Every access to the word is a
 /// read-modify-write, so a notifier's check reads the latest count in its modification
@@ -33,12 +33,15 @@ use crate::sync::{fence, AtomicU64, Ordering};
 /// increment after the check in that order; the increment (`AcqRel`) then reads from the
 /// release sequence headed by the check (`AcqRel`), so the state the notifier published
 /// before checking is visible to the attempt the waiter makes after registering. If the
-/// check reads a waiter, the notification goes through event-listener, whose fences order
-/// it against the registration exactly as without the count.
+/// check reads a waiter, the notification takes the list's lock, and so does the waiter's
+/// insertion: either the insertion came first in the lock's order, and the notification
+/// reaches the waiter, or the notification came first, and the waiter's re-check, made
+/// after it took the lock the notifier released, sees what the notifier published before.
 ///
-/// Notifying is two steps: `signal_*` marks listeners in event-listener (which runs no
-/// user code: async waits register a [`Relay`](super::relay::Relay), see `relay.rs`), and
-/// [`wake_deferred`](Waiters::wake_deferred) then runs the user wakers, outside every lock.
+/// Notifying is two steps: `signal_*` marks waiters in the list and takes their wakers out
+/// (no user code runs under the list's lock, see `list.rs`), keeping them in the queue's
+/// [`Deferred`], and [`wake_deferred`](Class::wake_deferred) then runs them, outside every
+/// lock.
 /// The `notify_*` methods do both. A caller that changes several things (a shutdown, an
 /// ending) signals every class first and wakes once at the end, so a panicking waker can
 /// neither skip a class nor interrupt a state change.
@@ -53,7 +56,7 @@ use crate::sync::{fence, AtomicU64, Ordering};
 /// settles the ring. The argument is the one above, with the claim or ending itself as the
 /// check: if it read no waiter, a waiter counted in later reads the claimed ticket (or the
 /// ending) and its re-check sees it. The operations live on [`Class`], which pairs the
-/// event with wherever its count is.
+/// list with wherever its count is.
 ///
 /// A hand-off of one item or slot is skipped while every counted waiter already has a
 /// notification coming: a ring claim counts the notification it asks for as pending in the
@@ -64,7 +67,7 @@ use crate::sync::{fence, AtomicU64, Ordering};
 /// counted only as it reaches a listener (see [`signal_reserved`](Class::signal_reserved)
 /// for why no wake-up is lost). Joiners are all woken at once and keep [`Wake::Counted`].
 pub(crate) struct Waiters {
-    event: Event,
+    list: List,
     /// The class's waiter fields where it is not counted in a ring word (see
     /// [`Counted::own`]).
     word: AtomicU64,
@@ -77,7 +80,7 @@ impl Waiters {
     #[cfg(target_has_atomic = "ptr")]
     pub(crate) fn new(deferred: &Arc<Deferred>) -> Self {
         Waiters {
-            event: Event::new(),
+            list: List::new(),
             word: AtomicU64::new(0),
             turns: Turns::new(),
             deferred: Arc::clone(deferred),
@@ -87,7 +90,7 @@ impl Waiters {
     #[cfg(not(target_has_atomic = "ptr"))]
     pub(crate) fn new() -> Self {
         Waiters {
-            event: Event::new(),
+            list: List::new(),
             word: AtomicU64::new(0),
             turns: Turns::new(),
         }
@@ -125,14 +128,22 @@ pub(crate) struct Class<'a> {
 }
 
 impl<'a> Class<'a> {
-    /// The list of relays this class's async waits queue themselves on.
-    #[cfg(target_has_atomic = "ptr")]
+    /// Counts a waiter in, then inserts its node into the list, with a waker that unparks
+    /// this thread (a blocking wait; see [`listen_with`](Class::listen_with)).
+    #[cfg(feature = "std")]
     #[inline]
-    pub(crate) fn deferred(self) -> &'a Arc<Deferred> {
-        &self.waiters.deferred
+    pub(crate) fn listen(self) -> Listener<'a> {
+        self.counted.count_in();
+        let key = super::local::with_unparker(|waker| self.waiters.list.insert_parked(waker));
+        // SeqCst: as in `listen_with`.
+        fence(Ordering::SeqCst);
+        Listener {
+            list: &self.waiters.list,
+            key,
+        }
     }
 
-    /// Counts a waiter in, then registers its listener.
+    /// Counts a waiter in, then inserts its node, with `waker`, into the list.
     ///
     /// The re-check that follows is ordered against a turn redeemed on another thread: a
     /// woken waiter that redeems its turn then looks for an item (slot) left over, and a
@@ -143,15 +154,47 @@ impl<'a> Class<'a> {
     /// and notifies this listener. Without them the re-check could read a turn already used
     /// as owed, leave the item alone, and sleep beside it.
     #[inline]
-    pub(crate) fn listen(self) -> EventListener {
+    pub(crate) fn listen_with(self, waker: &Waker) -> Listener<'a> {
         self.counted.count_in();
-        let listener = self.waiters.event.listen();
-        // SeqCst: pairs with the fence after a redemption (see above).
+        let key = self.waiters.list.insert(waker);
+        // SeqCst: pairs with the fence after a redemption (see above). The list's lock
+        // orders the insertion against notifications, not this count-in and the re-check
+        // against a redemption, which takes no lock.
         fence(Ordering::SeqCst);
-        listener
+        Listener {
+            list: &self.waiters.list,
+            key,
+        }
     }
 
-    /// Counts out a waiter whose listener has already left the event's list, `notified`
+    /// Looks at a registered waiter's node: `Ready` if it was notified (the node has left
+    /// the list; count the waiter out with [`left`](Class::left)), else its node keeps a
+    /// waker for `waker`'s task.
+    #[inline]
+    pub(crate) fn poll(self, key: Key, waker: &Waker) -> Poll<()> {
+        self.waiters.list.poll(key, waker)
+    }
+
+    /// Removes a registered waiter's node; returns whether it had been notified (its
+    /// notification is not passed on). Count the waiter out with [`left`](Class::left).
+    #[inline]
+    pub(crate) fn discard(self, key: Key) -> bool {
+        self.waiters.list.discard(key)
+    }
+
+    /// Parks the thread until a node inserted by [`listen`](Class::listen) on it is
+    /// notified; the node has then left the list.
+    #[cfg(feature = "std")]
+    #[inline]
+    pub(crate) fn wait(self, key: Key) {
+        Listener {
+            list: &self.waiters.list,
+            key,
+        }
+        .wait();
+    }
+
+    /// Counts out a waiter whose listener has already left the list, `notified`
     /// or not.
     #[inline]
     pub(crate) fn left(self, notified: bool) {
@@ -168,18 +211,18 @@ impl<'a> Class<'a> {
         &self.waiters.turns
     }
 
-    /// Ends a waiter's registration: removes its listener, if any, and passes on the turns
-    /// it still holds, `held` plus one if the listener had been notified, to the next
-    /// listeners (so a dropped or finished waiter does not swallow a hand-off another one
+    /// Ends a waiter's registration: removes its node, if any, and passes on the turns
+    /// it still holds, `held` plus one if the node had been notified, to the next
+    /// waiters (so a dropped or finished waiter does not swallow a hand-off another one
     /// needs), then wakes whoever that woke. A turn the waiter used was already redeemed
     /// by the take that used it.
     #[inline]
-    pub(crate) fn settle(self, listener: &mut Option<EventListener>, held: usize) {
+    pub(crate) fn settle(self, listener: &mut Option<Key>, held: usize) {
         let mut turns = held;
-        if let Some(registered) = listener.take() {
-            // Discarded, not dropped: a dropped listener would pass its notification on
-            // itself, and drop it if nobody listens, losing the turn it carries.
-            let notified = registered.discard();
+        if let Some(key) = listener.take() {
+            // Discarded, not removed with its notification passed on: that would pass
+            // the notification without the turn it carries.
+            let notified = self.waiters.list.discard(key);
             turns += usize::from(notified);
             self.left(notified);
         }
@@ -246,14 +289,14 @@ impl<'a> Class<'a> {
     /// ([`Counted::raise`]), never ahead of one, so it cannot repeat: if it reaches nobody
     /// either, no listener is waiting un-notified, and a waiter that counted itself in and
     /// has not inserted its listener yet re-checks after inserting it, and then sees every
-    /// claim made before the withdrawal: event-listener takes its list lock for every
-    /// notification and every insertion, so the insertion comes after this notification,
+    /// claim made before the withdrawal: the list takes its lock for every notification
+    /// and every insertion, so the insertion comes after this notification,
     /// which comes after the withdrawal, a read-modify-write of the word those claims
     /// wrote earlier in its modification order. (Without `std` it is not counted at all,
     /// see [`notify_uncounted`](Class::notify_uncounted).)
     #[inline]
     fn signal_reserved(self, n: usize) -> bool {
-        let reached = self.waiters.event.notify(n.additional());
+        let reached = self.notify(n, || {});
         if reached == n {
             self.waiters.turns.grant(reached);
             return true;
@@ -275,24 +318,41 @@ impl<'a> Class<'a> {
 
     /// Notifies up to `n` listeners not yet notified, with notifications no claim counted
     /// pending. On a counting ring, each listener reached is counted pending as it is
-    /// reached ([`Counted::raise`], in event-listener's per-listener tag closure), so the
-    /// woken waiter's count-out takes down its own count, not one a claim counted for
-    /// another waiter. Returns how many were reached.
+    /// reached ([`Counted::raise`], run by the list for each waiter it reaches, under its
+    /// lock), so the woken waiter's count-out takes down its own count, not one a claim
+    /// counted for another waiter. Returns how many were reached.
     ///
-    /// Without `std`, event-listener has no tag closure: those waiters then count out a
-    /// pending notification they were not counted for, and `pending` reads low until the
-    /// waiters it counted leave. That costs notifications, never a wake-up.
+    /// Without `std` the count is not raised: those waiters then count out a pending
+    /// notification they were not counted for, and `pending` reads low until the waiters
+    /// it counted leave. That costs notifications, never a wake-up.
     #[inline]
     fn notify_uncounted(self, n: usize) -> usize {
         #[cfg(feature = "std")]
         {
             let counted = self.counted;
-            self.waiters
-                .event
-                .notify(n.additional().tag_with(move || counted.raise()))
+            self.notify(n, move || counted.raise())
         }
         #[cfg(not(feature = "std"))]
-        self.waiters.event.notify(n.additional())
+        self.notify(n, || {})
+    }
+
+    /// Notifies up to `n` waiters not yet notified, running `each` for each one reached
+    /// under the list's lock, and keeps their wakers for
+    /// [`wake_deferred`](Class::wake_deferred). Returns how many were reached.
+    ///
+    /// Without pointer-sized atomics there is no [`Deferred`]: the wakers are woken as
+    /// soon as the list's lock is released.
+    #[inline]
+    fn notify(self, n: usize, each: impl FnMut()) -> usize {
+        #[cfg(target_has_atomic = "ptr")]
+        {
+            let list = &self.waiters.list;
+            self.waiters
+                .deferred
+                .keep(|sink| list.notify(n, each, sink))
+        }
+        #[cfg(not(target_has_atomic = "ptr"))]
+        self.waiters.list.notify_waking(n, each)
     }
 
     /// Notifies up to `n` listeners not yet notified and grants each one reached a turn.
@@ -306,9 +366,7 @@ impl<'a> Class<'a> {
     /// Marks every listener notified, without running any user code. Returns whether any
     /// was.
     ///
-    /// An additional notification of `usize::MAX`: it reaches every listener not yet
-    /// notified whatever event-listener's notified count says (a plain `notify(usize::MAX)`
-    /// subtracts that count first, and wakes nobody if it is wrong).
+    /// A notification of `usize::MAX`: it reaches every waiter not yet notified.
     #[inline]
     pub(crate) fn signal_all(self) -> bool {
         self.anyone() && self.signal(usize::MAX)
@@ -371,14 +429,38 @@ impl<'a> Class<'a> {
     }
 }
 
-// Without `std`, a relay signalled but never drained (its notifier unwound between the two
-// steps) would keep the shared list alive through its own reference to it (with `std` a
-// relay holds no list, and `discard` does nothing). No wait can be left by then: every wait
-// borrows the queue or holds it.
-#[cfg(target_has_atomic = "ptr")]
-impl Drop for Waiters {
-    fn drop(&mut self) {
-        self.deferred.discard();
+/// A waiter's node in its class's list, just inserted: kept by its [`Key`] (a blocking
+/// wait waits on it here). A handle and nothing more: it removes nothing when dropped.
+pub(crate) struct Listener<'a> {
+    list: &'a List,
+    key: Key,
+}
+
+impl Listener<'_> {
+    /// The node's key, for a wait that keeps it across polls.
+    #[inline]
+    pub(crate) fn key(self) -> Key {
+        self.key
+    }
+
+    /// Removes the node; returns whether it had been notified (its notification is not
+    /// passed on). (The waits keep the key and discard through [`Class::discard`]; the
+    /// ring's models use this.)
+    #[cfg_attr(not(all(test, loom)), allow(dead_code))]
+    #[inline]
+    pub(crate) fn discard(self) -> bool {
+        self.list.discard(self.key)
+    }
+
+    /// Parks the thread until the node is notified; the node has then left the list. The
+    /// node must have been inserted with this thread's unparker ([`Class::listen`]).
+    #[cfg(feature = "std")]
+    pub(crate) fn wait(self) {
+        super::local::with_unparker(|waker| {
+            while self.list.poll(self.key, waker).is_pending() {
+                super::local::park();
+            }
+        });
     }
 }
 
@@ -626,11 +708,10 @@ mod tests {
         assert_eq!(queue.try_get().map(|taken| taken.succeed()).ok(), Some(3));
     }
 
-    /// A queue dropped with relays signalled but not yet drained is freed, and so are they
-    /// and their task wakers: a relay holds no queue, and the thread's next drain wakes
-    /// and drops it.
+    /// A queue dropped with wakers signalled but not yet woken is freed, and so are they:
+    /// a kept waker holds no queue, and the thread's next drain wakes and drops it.
     #[test]
-    fn a_queue_dropped_before_its_relays_are_drained_frees_them() {
+    fn a_queue_dropped_before_its_wakers_are_woken_frees_them() {
         use crate::wait::counting_waker::CountingWaker;
         use alloc::sync::Arc;
 
@@ -640,11 +721,11 @@ mod tests {
         {
             let mut get = pin!(queue.get());
             assert!(get.as_mut().poll(&mut context).is_pending());
-            // Signalled, never drained: the relay now sits on this thread's list.
+            // Signalled, never woken: the waker now sits on this thread's list.
             assert!(queue.steward.raw().getters().signal_all());
         }
         drop(waker);
-        assert_eq!(Arc::strong_count(&queue), 1, "a relay holds the queue");
+        assert_eq!(Arc::strong_count(&queue), 1, "a kept waker holds the queue");
         drop(queue);
         assert_eq!(count.wakes(), 0);
         // Any notifier's drain on this thread wakes it.
@@ -658,7 +739,7 @@ mod tests {
         assert_eq!(
             count.wakes(),
             1,
-            "the next drain woke the relay left behind"
+            "the next drain woke the waker left behind"
         );
         assert_eq!(Arc::strong_count(&count), 1, "the task waker leaked");
     }

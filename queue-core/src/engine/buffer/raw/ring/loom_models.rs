@@ -16,11 +16,10 @@ use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::cell::Cell as Seen;
 
-use event_listener::Listener;
 use loom::thread;
 
 use super::*;
-use crate::wait::relay::Deferred;
+use crate::wait::deferred::Deferred;
 use crate::wait::turns::Turns;
 use crate::wait::waiters::{Class, Waiters, Wake};
 
