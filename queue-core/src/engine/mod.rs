@@ -130,8 +130,8 @@ pub(crate) struct RawQueue<T> {
     /// open until an immediate one, and gets on a shut-down, empty queue wait while
     /// anything is unfinished (it could come back). Otherwise a shutdown closes the lane.
     returns_after_shutdown: bool,
-    /// The list of woken relays that every class of this queue shares (with `std`, each
-    /// notifying thread's own list stands in for it, see `relay.rs`).
+    /// The wakers signalled and not yet woken, which every class of this queue shares
+    /// (with `std`, each notifying thread's own list stands in for it, see `deferred.rs`).
     #[cfg(target_has_atomic = "ptr")]
     deferred: Arc<Deferred>,
     /// The user's name for the queue, carried by every event; empty if unset.
@@ -140,7 +140,7 @@ pub(crate) struct RawQueue<T> {
 
 impl<T> RawQueue<T> {
     pub(crate) fn new(limit: Limit) -> Self {
-        // One list of woken relays for every class, so that one drain after a transition
+        // One list of signalled wakers for every class, so that one drain after a transition
         // that signals several classes wakes them all.
         #[cfg(target_has_atomic = "ptr")]
         let deferred = Deferred::new();
@@ -173,7 +173,7 @@ impl<T> RawQueue<T> {
     }
 
     /// A class of waiters of its own (counted in its own word) that shares this queue's
-    /// list of woken relays: for the cancellation waiters.
+    /// list of signalled wakers: for the cancellation waiters.
     pub(crate) fn new_waiters(&self) -> Waiters {
         #[cfg(target_has_atomic = "ptr")]
         return Waiters::new(&self.deferred);
@@ -937,7 +937,7 @@ impl<T> RawQueue<T> {
     }
 
     /// Runs the wakers of every async wait signalled so far, of any class, outside every
-    /// lock (see `relay.rs`). A panicking waker does not stop the others.
+    /// lock (see `deferred.rs`). A panicking waker does not stop the others.
     #[inline]
     pub(crate) fn wake_signalled(&self) {
         // The classes share one list: draining it through any of them drains all.

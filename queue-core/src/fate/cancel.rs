@@ -53,7 +53,7 @@ impl Cancellation {
         // AcqRel: release the request (and the requester's earlier work) to handlers that
         // acquire it; acquire an earlier request so only one caller reports it as first.
         let before = self.requested.swap(REQUESTED, Ordering::AcqRel);
-        // Terminal for this class: every waiter, whatever event-listener's count says.
+        // Terminal for this class: every waiter, whatever the counts say.
         let signalled = self.waiters.own().signal_all();
         (before != REQUESTED, signalled)
     }

@@ -153,8 +153,8 @@ impl JobEvent {
 ///
 /// # When it is called
 ///
-/// On the thread that made the change, with no lock of this crate or of event-listener
-/// held, and never while an item is between two owners: a job's events are recorded in
+/// On the thread that made the change, with no lock of this crate held (the waiter lists'
+/// included), and never while an item is between two owners: a job's events are recorded in
 /// the order they happen to that job (the causal order): `Accepted` before the item enters
 /// the buffer, so before any `Delivered`; `Delivered` once the delivery exists; an ending
 /// before the ledger counts it, so a [`join`](crate::Queue::join) that returns has every

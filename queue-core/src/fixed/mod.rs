@@ -32,8 +32,8 @@
 //! [`Ledger`](crate::Ledger) here promises what it promises there; the same waiter counts
 //! in the ring words and the same turns, so a put with no getter waiting touches no waiter
 //! state, and an item a waiting get was woken for is kept for it. What differs is where a
-//! waiter waits: in one of `W` `atomic-waker` slots per kind instead of an event-listener
-//! list, which needs a heap.
+//! waiter waits: in one of `W` `atomic-waker` slots per kind instead of a waiter
+//! list (`wait/list.rs`), which needs a heap.
 //!
 //! # Limits, and what an extra waiter gets
 //!

@@ -16,7 +16,7 @@
 //! slot in between is withdrawn from the count when it leaves, or taken like any other).
 //! A mark that found no slot to mark (the waiter it was counted for has just left, or has
 //! counted itself in and not claimed its slot yet) is withdrawn, and the hand-off looks
-//! once more, uncounted, as `waiters.rs` of the heap queue does with event-listener.
+//! once more, uncounted, as `waiters.rs` of the heap queue does with its waiter list.
 //!
 //! # No lost wake-up
 //!

@@ -17,7 +17,7 @@
 //! A claim of a ring word that finds `waiting > pending` raises `pending` in the same
 //! compare-exchange and tells its caller to notify one waiter ([`with_notification`]);
 //! while every counted waiter already has a notification coming it tells nothing, so a
-//! burst of puts for one sleeping getter pays event-listener once. A notifier whose own
+//! burst of puts for one sleeping getter takes the waiter list's lock once. A notifier whose own
 //! change was elsewhere does the same after its change with [`Counted::claim`]. Then:
 //!
 //! - a waiter counts itself in (an AcqRel read-modify-write, [`Counted::count_in`])
@@ -30,8 +30,8 @@
 //!   caller sends one notification no claim counts in its place; `waiters.rs` argues why
 //!   that loses no wake-up;
 //! - a notification no claim counted (that replacement, a turn passed on, a wake-all) is
-//!   counted with [`Counted::raise`] as it reaches each listener, under event-listener's
-//!   lock, so every notified waiter is counted pending before it can count itself out;
+//!   counted with [`Counted::raise`] as it reaches each listener, under the waiter list's
+//!   lock (`list.rs`), so every notified waiter is counted pending before it can count itself out;
 //! - a notifier that changed something other than this word checks the field with
 //!   [`Counted::anyone`].
 //!
@@ -40,7 +40,7 @@
 //!
 //! `pending` reads high only between a notify that reached nobody and its withdrawal, a
 //! window the notification after the withdrawal covers. It can read low only without
-//! `std` (event-listener then has no per-listener hook to raise it from, see `waiters.rs`):
+//! `std`, where the notifiers do not raise it (see `waiters.rs`):
 //! a waiter woken by a notification nobody counted then counts out one another waiter was
 //! owed, which costs a notification later, never a wake-up.
 //!
@@ -279,7 +279,7 @@ impl<'a> Counted<'a> {
     }
 
     /// Counts pending a notification no claim counted, as it reaches a listener: called
-    /// under event-listener's list lock, before that listener can leave, so the count
+    /// under the waiter list's lock, before that listener can leave, so the count
     /// goes up before the woken waiter's [`count_out_notified`](Counted::count_out_notified)
     /// takes it down, and `pending` never reads high. Nothing for the joiners, whose word
     /// has no `pending` field in use, or once `waiting` is saturated.
@@ -297,7 +297,7 @@ impl<'a> Counted<'a> {
                 return;
             }
             // Relaxed: a count; the notification itself is what wakes the waiter, and
-            // event-listener's lock orders this before the waiter's count-out.
+            // the waiter list's lock orders this before the waiter's count-out.
             match self.word.compare_exchange_weak(
                 now,
                 now + PENDING,
@@ -317,7 +317,7 @@ impl<'a> Counted<'a> {
     /// one: every claim that skipped its notification because of the pending count
     /// withdrawn here comes earlier in the word's modification order, so this acquires
     /// what those notifiers published before claiming, and the notification the caller
-    /// sends next (or the listener inserted after it, through event-listener's lock)
+    /// sends next (or the listener inserted after it, through the waiter list's lock)
     /// carries it to the waiter's re-check. On a ring word the claims are the puts and
     /// gets themselves, and the re-check reads the word, so coherence alone would do; in a
     /// class's own word the published change is elsewhere.

@@ -9,7 +9,7 @@ use crate::sync::{AtomicUsize, Ordering};
 ///
 /// - Every notification that reaches a listener [`grant`](Turns::grant)s it a turn: a
 ///   hand-off (a put for the getters, a freed slot for the putters) and a terminal wake-up
-///   (shutdown, the last worker leaving) alike, counted right after event-listener says
+///   (shutdown, the last worker leaving) alike, counted right after the waiter list says
 ///   how many listeners it reached.
 /// - A waiter whose listener fired holds that turn for its next attempt, which may take
 ///   any available item or slot. The attempt [`redeem`](Turns::redeem)s the turn whatever

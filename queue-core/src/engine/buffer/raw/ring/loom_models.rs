@@ -5,7 +5,7 @@
 //! checks that no entry is read and written concurrently.
 //!
 //! The waiter models run the classes that ship ([`Class`], in `wait/waiters.rs`) over the
-//! ring's words, with event-listener under loom, in the steps the engine takes: a waiter
+//! ring's words, with the waiter lists under loom's lock, in the steps the engine takes: a waiter
 //! counts itself in and inserts its listener ([`Class::listen`]), checks again, sleeps;
 //! a put, a get or an ending notifies as its claim says. A lost wake-up shows as a
 //! deadlock.
