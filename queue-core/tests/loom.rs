@@ -1878,3 +1878,132 @@ fn tried_then_async_gets_vs_puts_on_the_ring() {
 fn tried_then_async_gets_vs_puts_on_the_list() {
     tried_then_waiting_gets_vs_puts(Queue::unbounded, false);
 }
+
+/// Queues whose endings watch for settling (returns may come after a graceful shutdown):
+/// on the ring, on the list, and on the journaled growable buffer.
+fn watched_queues() -> [fn() -> Queue<u8>; 3] {
+    fn policy() -> AbandonPolicy {
+        AbandonPolicy::redeliver(2).unwrap()
+    }
+    [
+        || Queue::bounded(2).unwrap().with_abandon_policy(policy()),
+        || Queue::unbounded().with_abandon_policy(policy()),
+        || {
+            Queue::unbounded()
+                .with_journal(Arc::new(tally_queue::Record::new()))
+                .with_abandon_policy(policy())
+        },
+    ]
+}
+
+/// The last ending vs a graceful shutdown vs a get waiting on the empty queue (registered
+/// before the race), on a queue whose returns may come after the shutdown: the get can
+/// only be told `ShutDown` once nothing can come back, so the ending that settles the
+/// shut-down queue (or the shutdown that finds it settled) must wake it. A lost wake-up
+/// leaves `drive` blocked, which loom reports as a deadlock.
+fn last_ending_vs_shutdown_vs_waiting_get(queue: fn() -> Queue<u8>) {
+    loom::model(move || {
+        let queue = Arc::new(queue());
+        queue.try_put(1).unwrap();
+        let delivery = queue.try_get_owned().unwrap();
+        let mut get = waiting(queue.get_owned());
+        let getter = thread::spawn(move || drive(&mut get).map(|job| job.succeed()));
+        let ender = thread::spawn(move || delivery.succeed());
+        assert!(queue.shutdown());
+        assert_eq!(ender.join().unwrap(), 1);
+        assert!(matches!(getter.join().unwrap(), Err(GetError::ShutDown)));
+        let ledger = queue.ledger();
+        assert_eq!((ledger.accepted, ledger.succeeded), (1, 1), "{ledger:?}");
+        assert!(ledger.is_balanced());
+    });
+}
+
+#[test]
+fn last_ending_vs_shutdown_vs_waiting_get_on_the_watched_ring() {
+    last_ending_vs_shutdown_vs_waiting_get(watched_queues()[0]);
+}
+
+#[test]
+fn last_ending_vs_shutdown_vs_waiting_get_on_the_watched_list() {
+    last_ending_vs_shutdown_vs_waiting_get(watched_queues()[1]);
+}
+
+#[test]
+fn last_ending_vs_shutdown_vs_waiting_get_on_the_watched_growable_buffer() {
+    last_ending_vs_shutdown_vs_waiting_get(watched_queues()[2]);
+}
+
+/// The last ending vs `shutdown_until` with a deadline that never comes: the shutdown's
+/// wait for the work in flight must be woken by the ending that settles the queue (or find
+/// it settled), and reports the drain finished in time with the ending counted.
+fn last_ending_vs_shutdown_until(queue: fn() -> Queue<u8>) {
+    loom::model(move || {
+        let queue = Arc::new(queue());
+        queue.try_put(1).unwrap();
+        let delivery = queue.try_get_owned().unwrap();
+        let ender = thread::spawn(move || delivery.succeed());
+        let mut until = Box::pin(queue.shutdown_until(std::future::pending::<()>()));
+        let closed = drive(&mut until);
+        assert!(closed.drained_in_time);
+        assert_eq!(closed.ledger.succeeded, 1, "{:?}", closed.ledger);
+        assert_eq!(ender.join().unwrap(), 1);
+    });
+}
+
+#[test]
+fn last_ending_vs_shutdown_until_on_the_ring() {
+    last_ending_vs_shutdown_until(|| Queue::bounded(2).unwrap());
+}
+
+#[test]
+fn last_ending_vs_shutdown_until_on_the_list() {
+    last_ending_vs_shutdown_until(Queue::unbounded);
+}
+
+#[test]
+fn last_ending_vs_shutdown_until_on_the_watched_ring() {
+    last_ending_vs_shutdown_until(watched_queues()[0]);
+}
+
+#[test]
+fn last_ending_vs_shutdown_until_on_the_watched_list() {
+    last_ending_vs_shutdown_until(watched_queues()[1]);
+}
+
+/// Two endings on threads of their own vs a join, on a queue whose endings watch for
+/// settling: every ending looks at settling by the flag in its own word, the one that
+/// settles the queue also reads the joiner there, and the join always returns with both
+/// endings counted.
+fn endings_vs_join_when_watched(queue: fn() -> Queue<u8>) {
+    loom::model(move || {
+        let queue = Arc::new(queue());
+        queue.try_put(1).unwrap();
+        queue.try_put(2).unwrap();
+        let enders: Vec<_> = (0..2)
+            .map(|_| {
+                let delivery = queue.try_get_owned().unwrap();
+                thread::spawn(move || delivery.succeed())
+            })
+            .collect();
+        let ledger = queue.join_blocking();
+        assert_eq!((ledger.accepted, ledger.succeeded), (2, 2), "{ledger:?}");
+        for ender in enders {
+            ender.join().unwrap();
+        }
+    });
+}
+
+#[test]
+fn endings_vs_join_on_the_watched_ring() {
+    endings_vs_join_when_watched(watched_queues()[0]);
+}
+
+#[test]
+fn endings_vs_join_on_the_watched_list() {
+    endings_vs_join_when_watched(watched_queues()[1]);
+}
+
+#[test]
+fn endings_vs_join_on_the_ring() {
+    endings_vs_join_when_watched(|| Queue::bounded(2).unwrap());
+}
