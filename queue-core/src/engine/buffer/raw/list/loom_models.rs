@@ -154,3 +154,54 @@ fn registering_getter_vs_put() {
         );
     });
 }
+
+/// Two endings on a list that watches for settling, with no joiner: each reads the flag in
+/// its own `fetch_add`, so both look at settling, and exactly one (the last in the word's
+/// order) reads the list settled.
+#[test]
+fn watched_endings_settle_once() {
+    loom::model(|| {
+        let mut list = List::new();
+        list.watch_settled(true);
+        list.try_put(1u8).unwrap();
+        list.try_put(2u8).unwrap();
+        get_spinning(&list).unwrap();
+        get_spinning(&list).unwrap();
+        let list = Arc::new(list);
+        let other = {
+            let list = Arc::clone(&list);
+            thread::spawn(move || list.end(1))
+        };
+        let mine = list.end(1).expect("watched");
+        let theirs = other.join().unwrap().expect("watched");
+        assert_eq!((mine.1, theirs.1), (false, false), "no joiner");
+        assert!(mine.0 ^ theirs.0, "settled exactly once: {mine:?} {theirs:?}");
+        assert_eq!(list.unfinished(), 0);
+        assert_eq!(list.ended(), 2, "the flag is no ending");
+    });
+}
+
+/// A watched ending vs a put: whichever way the ending read `tail` (settled or not, both
+/// are right for their order), the counts after both are one ending and one unfinished
+/// item, and the put's item's own ending then settles the list.
+#[test]
+fn watched_ending_vs_put() {
+    loom::model(|| {
+        let mut list = List::new();
+        list.watch_settled(true);
+        list.try_put(1u8).unwrap();
+        get_spinning(&list).unwrap();
+        let list = Arc::new(list);
+        let putter = {
+            let list = Arc::clone(&list);
+            thread::spawn(move || list.try_put(2u8).is_ok())
+        };
+        let (_, joiners) = list.end(1).expect("watched");
+        assert!(!joiners);
+        assert!(putter.join().unwrap());
+        assert_eq!(list.unfinished(), 1);
+        assert_eq!(list.ended(), 1);
+        assert_eq!(get_spinning(&list).map(|(_, item)| item), Some(2));
+        assert_eq!(list.end(1), Some((true, false)), "the last ending settles");
+    });
+}
