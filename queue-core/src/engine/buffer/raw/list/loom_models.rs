@@ -175,7 +175,10 @@ fn watched_endings_settle_once() {
         let mine = list.end(1).expect("watched");
         let theirs = other.join().unwrap().expect("watched");
         assert_eq!((mine.1, theirs.1), (false, false), "no joiner");
-        assert!(mine.0 ^ theirs.0, "settled exactly once: {mine:?} {theirs:?}");
+        assert!(
+            mine.0 ^ theirs.0,
+            "settled exactly once: {mine:?} {theirs:?}"
+        );
         assert_eq!(list.unfinished(), 0);
         assert_eq!(list.ended(), 2, "the flag is no ending");
     });
