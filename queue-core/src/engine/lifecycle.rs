@@ -68,6 +68,18 @@ impl Lifecycle {
         self.state.load(Ordering::Acquire) & SHUT_DOWN != 0
     }
 
+    /// As [`is_shut_down`](Lifecycle::is_shut_down), for a caller that must not miss a
+    /// shutdown whose wake-ups it does not see: either this reads the shutdown, or the
+    /// shutdown comes later in the word's order and acquires what the caller did before.
+    #[inline]
+    pub(crate) fn is_shut_down_ordered(&self) -> bool {
+        // AcqRel, as a read-modify-write that changes nothing: it takes its place in the
+        // word's modification order, so a shutdown ordered after it (its `fetch_or` reads
+        // this write) acquires the caller's earlier writes and passes them to the waiters
+        // it wakes.
+        self.state.fetch_or(0, Ordering::AcqRel) & SHUT_DOWN != 0
+    }
+
     /// Registers a worker and clears `ORPHANED`.
     ///
     /// # Panics

@@ -785,9 +785,18 @@ impl<T> RawQueue<T> {
 
     /// Gets on a shut-down, empty queue that wait for returns are told once nothing can
     /// come back (the queue settled). Marks them.
+    ///
+    /// The ending that settled the queue and a graceful shutdown race: this reads the
+    /// lifecycle after the ending's write to `ended`, and a getter woken by the shutdown
+    /// reads `ended` after the shutdown's write to the lifecycle. With plain loads each
+    /// could miss the other's write, and the getter would sleep on a settled queue with
+    /// nobody left to wake it; so this look is a read-modify-write
+    /// ([`Lifecycle::is_shut_down_ordered`]).
     #[inline]
     fn getters_at_end(&self) -> bool {
-        self.returns_after_shutdown && self.is_shut_down() && self.getters().signal_all()
+        self.returns_after_shutdown
+            && self.lifecycle.is_shut_down_ordered()
+            && self.getters().signal_all()
     }
 
     /// Tells every waiting getter to look again: the buffer's last item was taken, or a
