@@ -508,12 +508,15 @@ impl<T> List<T> {
     /// Whether every ending looks at settling ([`end`](Self::end)). Only for a list not
     /// shared yet.
     pub(crate) fn watch_settled(&mut self, watch: bool) {
-        // Relaxed: the list is not shared yet.
-        if watch {
-            self.consumers.ended.fetch_or(WATCHED, Ordering::Relaxed);
+        // Relaxed: the list is not shared yet (`&mut self`). A load and a store, not a
+        // `fetch_or`: the word's emulation without 64-bit atomics has no `fetch_and`.
+        let ended = self.consumers.ended.load(Ordering::Relaxed);
+        let ended = if watch {
+            ended | WATCHED
         } else {
-            self.consumers.ended.fetch_and(!WATCHED, Ordering::Relaxed);
-        }
+            ended & !WATCHED
+        };
+        self.consumers.ended.store(ended, Ordering::Relaxed);
     }
 
     /// Records `n` endings (resolutions, abandonments or discards). `None`: they concern

@@ -889,12 +889,15 @@ impl<T, S: ?Sized + Storage<T>> Ring<T, S> {
     /// Whether every ending looks at settling ([`end_watched`](Self::end_watched)). Only
     /// for a ring not shared yet.
     pub(crate) fn watch_settled(&mut self, watch: bool) {
-        // Relaxed: the ring is not shared yet.
-        if watch {
-            self.consumers.ended.fetch_or(WATCHED, Ordering::Relaxed);
+        // Relaxed: the ring is not shared yet (`&mut self`). A load and a store, not a
+        // `fetch_or`: the word's emulation without 64-bit atomics has no `fetch_and`.
+        let ended = self.consumers.ended.load(Ordering::Relaxed);
+        let ended = if watch {
+            ended | WATCHED
         } else {
-            self.consumers.ended.fetch_and(!WATCHED, Ordering::Relaxed);
-        }
+            ended & !WATCHED
+        };
+        self.consumers.ended.store(ended, Ordering::Relaxed);
     }
 
     #[inline(always)]
