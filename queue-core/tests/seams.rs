@@ -534,3 +534,44 @@ fn dropping_the_queue_drops_every_item_despite_a_panicking_drop() {
     expect_panic(move || drop(queue));
     assert_eq!(drops.load(Ordering::SeqCst), 3);
 }
+
+/// A `get_until` whose deadline fires as a put notifies it makes its last try with the
+/// turn that notification granted. The take frees a slot and wakes a waiting put whose
+/// waker panics, so the panic unwinds out of that last try before the turn is redeemed.
+/// The turn must not go with it: once the panic is over, a get (or a try) is served the
+/// next item instead of leaving it to a woken get that no longer exists.
+#[test]
+fn a_waker_panicking_in_a_get_untils_last_try_strands_no_turn() {
+    let queue = Queue::bounded(1).unwrap();
+    let waiting_put = std::cell::RefCell::new(None);
+    let mut polls = 0;
+    // Pending at first; at its second poll it puts (notifying the waiting get), registers a
+    // put with a panicking waker behind the full buffer, and fires.
+    let deadline = poll_fn(|_| {
+        polls += 1;
+        if polls == 1 {
+            return Poll::Pending;
+        }
+        queue.try_put(1).unwrap();
+        let mut put = Box::pin(queue.put(2));
+        assert!(poll_with(&mut put, &panicking_waker()).is_pending());
+        *waiting_put.borrow_mut() = Some(put);
+        Poll::Ready(())
+    });
+    let mut until = Box::pin(queue.get_until(deadline));
+    assert!(poll_once(&mut until).is_pending());
+    expect_panic(|| poll_once(&mut until));
+    drop(until);
+    let mut put = waiting_put.borrow_mut().take().expect("the deadline fired");
+    assert!(
+        matches!(poll_once(&mut put), Poll::Ready(Ok(_))),
+        "the last try's take freed the slot"
+    );
+    assert_eq!(queue.len(), 1);
+
+    let mut get = pin!(queue.get());
+    assert!(
+        poll_once(&mut get).is_ready(),
+        "a get sleeps beside a buffered item: the panicking last try kept its turn owed"
+    );
+}
