@@ -272,7 +272,10 @@ fn a_recorder_panicking_in_a_woken_gets_take_leaves_the_next_woken_gets_item_kep
         let mut get = Box::pin(queue.get());
         assert!(get.as_mut().poll(noop).is_pending());
         queue.try_put(0).unwrap();
-        assert!(queue.try_get().is_err(), "the item is kept for the woken get");
+        assert!(
+            queue.try_get().is_err(),
+            "the item is kept for the woken get"
+        );
         match get.as_mut().poll(noop) {
             std::task::Poll::Ready(Ok(job)) => assert_eq!(job.succeed(), 0),
             other => panic!("the woken get takes its item: {:?}", other.is_ready()),
