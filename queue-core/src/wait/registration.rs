@@ -175,6 +175,14 @@ impl Registration {
         failed: bool,
         mut attempt: impl FnMut(&mut Turn<'_>) -> Option<R>,
     ) -> Poll<R> {
+        // A blocking wait whose first attempt failed tries again for a moment before it
+        // registers (see `spin`).
+        #[cfg(feature = "std")]
+        if failed && matches!(sleep, Sleep::Thread) {
+            if let Some(ready) = self.spin(&mut attempt) {
+                return Poll::Ready(ready);
+            }
+        }
         // A listener inserted by this poll already holds this poll's waker.
         let mut fresh = false;
         if failed && self.listener.is_none() {
@@ -235,6 +243,40 @@ impl Registration {
         let done = attempt(&mut turn);
         debug_assert!(!turn.is_held(), "an attempt uses its turn up");
         done
+    }
+
+    /// A blocking wait's attempts before it registers: after pauses of 1, 2, 4 ... 64 spin
+    /// hints, then after 4 yields of the thread, as crossbeam's `Backoff::snooze` paces
+    /// them. An item (a slot) that comes within those few microseconds is taken without
+    /// the lock trips of a registration, the park, and the notifier's unpark, each a
+    /// system call: the thread on the other side of a busy queue is usually that close.
+    /// The attempts hold no turn (the wait holds none before it registers), so they take
+    /// only what is not owed, as a try does.
+    ///
+    /// Under loom one attempt: each attempt's loads multiply the schedules, and more of
+    /// the same attempt checks nothing new.
+    #[cfg(feature = "std")]
+    #[cold]
+    fn spin<R>(&mut self, attempt: &mut impl FnMut(&mut Turn<'_>) -> Option<R>) -> Option<R> {
+        #[cfg(not(loom))]
+        const STEPS: u32 = 11;
+        #[cfg(loom)]
+        const STEPS: u32 = 1;
+        for step in 0..STEPS {
+            if step <= 6 {
+                for _ in 0..1u32 << step {
+                    core::hint::spin_loop();
+                }
+            } else {
+                // Not reached under loom (one step).
+                #[cfg(not(loom))]
+                std::thread::yield_now();
+            }
+            if let Some(ready) = self.attempt(attempt) {
+                return Some(ready);
+            }
+        }
+        None
     }
 
     /// The listener fired and has left the event's list: the waiter holds the turn its
