@@ -330,13 +330,14 @@ mod unwind;
 #[cfg(feature = "alloc")]
 mod wait;
 /// Without `alloc`: the parts of `wait/` the fixed tier uses (the waiter fields, the
-/// turns, the deadline race), from the same files; what only the heap queue uses of them
-/// is dead code here.
+/// turns and an attempt's turn, the deadline race), from the same files; what only the
+/// heap queue uses of them is dead code here.
 #[cfg(not(feature = "alloc"))]
 #[allow(dead_code)]
 mod wait {
     pub(crate) mod counted;
     pub(crate) mod deadline;
+    pub(crate) mod turn;
     pub(crate) mod turns;
     pub(crate) mod wake;
 }

@@ -795,3 +795,36 @@ fn a_get_batch_whose_callback_panics_abandons_that_delivery_and_keeps_the_rest()
     assert_eq!(queue.ledger(), ledger(4, 2, 0, [1, 0, 0, 1, 0]));
     assert_eq!(queue.try_get_many(4, |job| _ = job.succeed()), Ok(2));
 }
+
+/// A woken get redeems its turn with its item, then wakes a waiting put for the slot it
+/// freed, whose waker panics. The turn was used once: the get's drop must not pass it on
+/// again, or the turns owed read one low, and the next woken get's item is left open to a
+/// try.
+#[test]
+fn a_waker_panicking_after_a_woken_get_redeemed_its_turn_passes_nothing_on() {
+    let queue = FixedQueue::<u32, 2>::new();
+    let mut get = Box::pin(queue.get());
+    assert_pending(&mut get);
+    queue.try_put(1).unwrap();
+    queue.try_put(2).unwrap();
+    let mut put = Box::pin(queue.put(0));
+    assert!(poll_with(&mut put, &panicking_waker()).is_pending());
+    expect_panic(|| poll_once(&mut get));
+    drop(get);
+    assert!(matches!(poll_once(&mut put), std::task::Poll::Ready(Ok(_))));
+    queue.try_get().unwrap().succeed();
+    queue.try_get().unwrap().succeed();
+
+    let mut get = Box::pin(queue.get());
+    assert_pending(&mut get);
+    queue.try_put(3).unwrap();
+    let barged = queue.try_get().map(|job| job.succeed());
+    assert!(
+        barged.is_err(),
+        "a try took item {barged:?}, put for a woken get, after a panicking wake-up"
+    );
+    match poll_once(&mut get) {
+        std::task::Poll::Ready(Ok(job)) => assert_eq!(job.succeed(), 3),
+        other => panic!("the woken get takes its item: {:?}", other.is_ready()),
+    };
+}

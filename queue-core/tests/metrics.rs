@@ -254,3 +254,57 @@ fn a_recorder_panicking_in_a_get_loses_no_wake_up_nor_item() {
         assert_eq!(woken.load(Ordering::SeqCst), 1, "the put was woken");
     });
 }
+
+/// A recorder that panics in the take of a woken get, which holds the turn its
+/// notification granted: the take has used (redeemed) that turn, so the get's release must
+/// not pass it on as well. Passed on again, the turns owed read one lower than the turns
+/// woken gets hold, and the next woken get's item is left open to a try (the turn rule:
+/// an item put for a woken get is kept for it).
+#[test]
+fn a_recorder_panicking_in_a_woken_gets_take_leaves_the_next_woken_gets_item_kept() {
+    let armed = Arc::new(AtomicBool::new(true));
+    let recorder = PanicAtFirstSample(armed.clone());
+    metrics::with_local_recorder(&recorder, || {
+        let queue = Queue::unbounded();
+        let noop = &mut Context::from_waker(Waker::noop());
+
+        // The rule as it holds without a panic: a woken get's item is kept from a try.
+        let mut get = Box::pin(queue.get());
+        assert!(get.as_mut().poll(noop).is_pending());
+        queue.try_put(0).unwrap();
+        assert!(
+            queue.try_get().is_err(),
+            "the item is kept for the woken get"
+        );
+        match get.as_mut().poll(noop) {
+            std::task::Poll::Ready(Ok(job)) => assert_eq!(job.succeed(), 0),
+            other => panic!("the woken get takes its item: {:?}", other.is_ready()),
+        }
+        drop(get);
+
+        // A woken get whose take panics (in the recorder, after the item left the buffer).
+        let mut get = Box::pin(queue.get());
+        assert!(get.as_mut().poll(noop).is_pending());
+        queue.try_put(1).unwrap();
+        armed.store(false, Ordering::SeqCst);
+        let unwound = catch_unwind(AssertUnwindSafe(|| {
+            let _ = get.as_mut().poll(&mut Context::from_waker(Waker::noop()));
+        }));
+        assert!(unwound.is_err(), "the recorder panicked");
+        drop(get);
+
+        // The next woken get's item must be kept for it as before.
+        let mut get = Box::pin(queue.get());
+        assert!(get.as_mut().poll(noop).is_pending());
+        queue.try_put(2).unwrap();
+        let barged = queue.try_get().map(|job| job.succeed());
+        assert!(
+            barged.is_err(),
+            "a try took item {barged:?}, put for a woken get, after a panicking take"
+        );
+        match get.as_mut().poll(noop) {
+            std::task::Poll::Ready(Ok(job)) => assert_eq!(job.succeed(), 2),
+            other => panic!("the woken get takes its item: {:?}", other.is_ready()),
+        };
+    });
+}

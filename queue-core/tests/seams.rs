@@ -534,3 +534,79 @@ fn dropping_the_queue_drops_every_item_despite_a_panicking_drop() {
     expect_panic(move || drop(queue));
     assert_eq!(drops.load(Ordering::SeqCst), 3);
 }
+
+/// A `get_until` whose deadline fires as a put notifies it makes its last try with the
+/// turn that notification granted. The take frees a slot and wakes a waiting put whose
+/// waker panics, so the panic unwinds out of that last try before the turn is redeemed.
+/// The turn must not go with it: once the panic is over, a get (or a try) is served the
+/// next item instead of leaving it to a woken get that no longer exists.
+#[test]
+fn a_waker_panicking_in_a_get_untils_last_try_strands_no_turn() {
+    let queue = Queue::bounded(1).unwrap();
+    let waiting_put = std::cell::RefCell::new(None);
+    let mut polls = 0;
+    // Pending at first; at its second poll it puts (notifying the waiting get), registers a
+    // put with a panicking waker behind the full buffer, and fires.
+    let deadline = poll_fn(|_| {
+        polls += 1;
+        if polls == 1 {
+            return Poll::Pending;
+        }
+        queue.try_put(1).unwrap();
+        let mut put = Box::pin(queue.put(2));
+        assert!(poll_with(&mut put, &panicking_waker()).is_pending());
+        *waiting_put.borrow_mut() = Some(put);
+        Poll::Ready(())
+    });
+    let mut until = Box::pin(queue.get_until(deadline));
+    assert!(poll_once(&mut until).is_pending());
+    expect_panic(|| poll_once(&mut until));
+    drop(until);
+    let mut put = waiting_put.borrow_mut().take().expect("the deadline fired");
+    assert!(
+        matches!(poll_once(&mut put), Poll::Ready(Ok(_))),
+        "the last try's take freed the slot"
+    );
+    assert_eq!(queue.len(), 1);
+
+    let mut get = pin!(queue.get());
+    assert!(
+        poll_once(&mut get).is_ready(),
+        "a get sleeps beside a buffered item: the panicking last try kept its turn owed"
+    );
+}
+
+/// A woken batch get redeems its turn with its first item, then frees slots, and the
+/// wake-up of a waiting put (sent as the batch ends) panics. The turn was used once: the
+/// batch's drop must not pass it on again, or the turns owed read one low, and the next
+/// woken get's item is left open to a try.
+#[test]
+fn a_waker_panicking_after_a_woken_batch_get_redeemed_its_turn_passes_nothing_on() {
+    let queue = Queue::bounded(2).unwrap();
+    let mut batch = Vec::new();
+    let mut get_many = Box::pin(queue.get_many(&mut batch, 2));
+    assert!(poll_once(&mut get_many).is_pending());
+    queue.try_put(1).unwrap();
+    queue.try_put(2).unwrap();
+    let mut put = Box::pin(queue.put(3));
+    assert!(poll_with(&mut put, &panicking_waker()).is_pending());
+    // The batch takes both items with the turn the first put granted; freeing their slots
+    // wakes the put, whose waker panics.
+    expect_panic(|| poll_once(&mut get_many));
+    drop(get_many);
+    assert!(matches!(poll_once(&mut put), Poll::Ready(Ok(_))));
+    queue.try_get().unwrap().succeed();
+
+    let mut get = Box::pin(queue.get());
+    assert!(poll_once(&mut get).is_pending());
+    queue.try_put(4).unwrap();
+    let barged = queue.try_get().map(|job| job.succeed());
+    assert!(
+        barged.is_err(),
+        "a try took item {barged:?}, put for a woken get, after a batch's panicking wake-up"
+    );
+    match poll_once(&mut get) {
+        Poll::Ready(Ok(job)) => assert_eq!(job.succeed(), 4),
+        other => panic!("the woken get takes its item: {:?}", other.is_ready()),
+    };
+}

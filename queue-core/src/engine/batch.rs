@@ -33,6 +33,7 @@ use super::buffer::PutRefused;
 use super::{refused, Handout, RawQueue};
 use crate::error::{TryGetError, TryPutError};
 use crate::job_id::JobId;
+use crate::wait::turn::Turn;
 use crate::wait::waiters::{Class, Wake};
 
 /// Whether handing an item out runs no user code, so the ring may claim a batch at once
@@ -102,27 +103,26 @@ impl<T> RawQueue<T> {
     /// concern is notified in one pass before returning, refused or not.
     pub(crate) fn put_many<L: FnMut(JobId, T)>(
         &self,
-        turn: bool,
+        turn: &mut Turn<'_>,
         items: &mut Vec<T>,
         mut accepted: impl FnMut(JobId),
         late: impl FnOnce() -> L,
         ids: &mut Vec<JobId>,
     ) -> Result<(), TryPutError<T>> {
-        if turn && items.is_empty() {
+        if turn.is_held() && items.is_empty() {
             // Nothing to place: the turn goes to the next waiting put.
-            self.putter_turn_used();
+            self.putter_turn_used(turn);
             return Ok(());
         }
         if RING_BATCHES && self.buffer.ring().is_some() {
-            if turn {
+            if turn.is_held() {
                 // The turn's item goes first, as a single put with the turn would go.
                 let first = items.remove(0);
-                ids.push(self.put(true, first, &mut accepted, late)?);
+                ids.push(self.put(turn, first, &mut accepted, late)?);
             }
             return self.put_many_claimed(items, ids);
         }
         let putters = self.putters();
-        let mut turn = turn;
         // Sends the wake-ups the puts ask for when it is dropped: after the batch, or as a
         // panic in user code (a subscriber) unwinds.
         let mut pass = PutPass {
@@ -136,13 +136,11 @@ impl<T> RawQueue<T> {
         let mut refused_at = None;
         while let Some(item) = unplaced.left.pop_front() {
             if let Some(refusal) = self.lifecycle.refusal() {
-                if turn {
-                    putters.turns().redeem();
-                }
+                turn.redeem(putters.turns());
                 refused_at = Some(refused(refusal, item).into());
                 break;
             }
-            let owed = if turn {
+            let owed = if turn.is_held() {
                 0
             } else {
                 putters.turns().owed_signed()
@@ -167,22 +165,19 @@ impl<T> RawQueue<T> {
                     // After the event: a panic in it leaves the turn with the waiting put,
                     // whose drop passes it on (see `registration.rs`), so it is given up
                     // once either way.
-                    if turn {
-                        turn = false;
-                        self.putter_turn_used();
+                    if turn.is_held() {
+                        self.putter_turn_used(turn);
                     }
                 }
                 Err(PutRefused::Full(item)) => {
-                    if turn {
-                        self.putter_turn_used();
+                    if turn.is_held() {
+                        self.putter_turn_used(turn);
                     }
                     refused_at = Some(TryPutError::Full(item));
                     break;
                 }
                 Err(PutRefused::Closed(item)) => {
-                    if turn {
-                        putters.turns().redeem();
-                    }
+                    turn.redeem(putters.turns());
                     refused_at = Some(TryPutError::ShutDown(item));
                     break;
                 }
@@ -243,14 +238,14 @@ impl<T> RawQueue<T> {
     /// items and then found nothing more returns what it took.
     pub(crate) fn take_many<D>(
         &self,
-        turn: bool,
+        turn: &mut Turn<'_>,
         max: usize,
         mut wrap: impl FnMut(Handout, T) -> D,
         mut delivered: Option<impl FnMut(Handout)>,
         out: &mut Vec<D>,
     ) -> Result<usize, TryGetError> {
         debug_assert!(max != 0, "the face answers a batch of none");
-        if RING_BATCHES && !turn && delivered.is_none() && !self.lane.may_hold() {
+        if RING_BATCHES && !turn.is_held() && delivered.is_none() && !self.lane.may_hold() {
             if let Some(ring) = self.buffer.ring() {
                 // A claim takes no more than the ring holds, whatever `max` asks for.
                 let max = max.min(ring.slot_count());
@@ -270,7 +265,8 @@ impl<T> RawQueue<T> {
                     }
                     // A returned item, if one came meanwhile, or the answer.
                     Err(nothing) => {
-                        let (handout, item, after) = self.nothing_buffered(nothing, false)?;
+                        let (handout, item, after) =
+                            self.nothing_buffered(nothing, &mut Turn::none())?;
                         debug_assert!(after.putters == Wake::No && !after.last);
                         out.push(wrap(handout, item));
                         Ok(1)
@@ -303,14 +299,13 @@ impl<T> RawQueue<T> {
             if let Some(delivered) = &mut delivered {
                 delivered(handout);
             }
-            if taken == 1 && turn {
+            if taken == 1 && turn.is_held() {
                 // After the event and the journal: a panic in them leaves the turn with the
                 // waiting get, whose drop passes it on (see `registration.rs`), so it is
                 // given up once either way. Before the next take, which would otherwise
                 // leave this turn's item to itself; a try refused meanwhile is told of by
                 // the pass.
-                self.getters().turns().redeem();
-                pass.turn = true;
+                pass.turn = turn.redeem(self.getters().turns());
             }
             if taken < max {
                 if RING_BATCHES && delivered.is_none() && !self.lane.may_hold() {
@@ -329,7 +324,7 @@ impl<T> RawQueue<T> {
                         break;
                     }
                 }
-                next = self.take_item(false).ok();
+                next = self.take_item(&mut Turn::none()).ok();
             }
         }
         drop(pass);

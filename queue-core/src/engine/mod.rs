@@ -67,6 +67,7 @@ use crate::outcome::Outcome;
 use crate::sync::{fence, Ordering};
 #[cfg(target_has_atomic = "ptr")]
 use crate::wait::deferred::Deferred;
+use crate::wait::turn::Turn;
 use crate::wait::waiters::{Class, Waiters, Wake};
 
 /// What a take asks of its caller once the item is in its delivery.
@@ -240,7 +241,7 @@ impl<T> RawQueue<T> {
     #[inline(always)]
     pub(crate) fn put<L: FnMut(JobId, T)>(
         &self,
-        turn: bool,
+        turn: &mut Turn<'_>,
         item: T,
         accepted: impl FnOnce(JobId),
         late: impl FnOnce() -> L,
@@ -249,7 +250,7 @@ impl<T> RawQueue<T> {
         // then checks its bound by the slot's stamp alone (the word is marked where that
         // is not the bound check, see `new`); the list has no bound. Neither has a journal
         // to tell, nor lands an item after a drain (see `buffer/mod.rs`).
-        let clear = !turn && self.putters.turns().gate().is_clear();
+        let clear = !turn.is_held() && self.putters.turns().gate().is_clear();
         if let Some(ring) = self.buffer.ring() {
             if clear {
                 return self.put_done(ring.try_put_by_stamp(item));
@@ -291,7 +292,7 @@ impl<T> RawQueue<T> {
     fn put_on_ring(
         &self,
         ring: &BoxedRing<T>,
-        turn: bool,
+        turn: &mut Turn<'_>,
         item: T,
     ) -> Result<JobId, TryPutError<T>> {
         // A ring's queue has no journal (see `buffer/mod.rs`), and nothing lands after its
@@ -310,7 +311,7 @@ impl<T> RawQueue<T> {
     #[inline]
     fn put_other<L: FnMut(JobId, T)>(
         &self,
-        turn: bool,
+        turn: &mut Turn<'_>,
         item: T,
         accepted: impl FnOnce(JobId),
         late: impl FnOnce() -> L,
@@ -357,7 +358,7 @@ impl<T> RawQueue<T> {
     #[inline(always)]
     fn put_with(
         &self,
-        turn: bool,
+        turn: &mut Turn<'_>,
         item: T,
         put_in: impl FnOnce(T, Option<i64>) -> Result<(JobId, Wake), PutRefused<T>>,
         after_put: impl FnOnce() -> bool,
@@ -366,21 +367,23 @@ impl<T> RawQueue<T> {
         // refuses nothing (a shutdown and the last worker leaving mark it first), and with
         // nothing owed either, the put needs no other look.
         let gate = self.putters.turns().gate();
-        let owed = if gate.is_clear() && !turn {
+        let owed = if gate.is_clear() && !turn.is_held() {
             None
         } else {
             if gate.is_marked() {
                 if let Some(refusal) = self.lifecycle.refusal() {
                     // A final answer uses the turn up.
-                    if turn {
-                        self.putters.turns().redeem();
-                    }
+                    turn.redeem(self.putters.turns());
                     return Err(refused(refusal, item).into());
                 }
             }
             // Without a turn, the slots owed to woken puts are not free: a `try_put` or a
             // new put cannot take the slot a woken put was woken for.
-            Some(if turn { 0 } else { gate.owed_signed() })
+            Some(if turn.is_held() {
+                0
+            } else {
+                gate.owed_signed()
+            })
         };
         match put_in(item, owed) {
             Ok((id, getters)) => {
@@ -402,24 +405,22 @@ impl<T> RawQueue<T> {
                 // it leaves the turn with the waiting put, whose drop passes it on (see
                 // `registration.rs`), so it is given up once either way.
                 crate::events::accepted(self.label, id);
-                if turn {
-                    self.putter_turn_used();
+                if turn.is_held() {
+                    self.putter_turn_used(turn);
                 }
                 Ok(id)
             }
             Err(PutRefused::Full(item)) => {
                 // The slot went to a try that raced the grant: the turn is gone with it (and
                 // a slot freed meanwhile that it kept a try from taking is told of).
-                if turn {
-                    self.putter_turn_used();
+                if turn.is_held() {
+                    self.putter_turn_used(turn);
                 }
                 Err(TryPutError::Full(item))
             }
             // A shutdown closed the buffer after the lifecycle check.
             Err(PutRefused::Closed(item)) => {
-                if turn {
-                    self.putters.turns().redeem();
-                }
+                turn.redeem(self.putters.turns());
                 Err(TryPutError::ShutDown(item))
             }
         }
@@ -439,7 +440,7 @@ impl<T> RawQueue<T> {
     #[inline(always)]
     pub(crate) fn take<D>(
         &self,
-        turn: bool,
+        turn: &mut Turn<'_>,
         wrap: impl FnOnce(Handout, T) -> D,
         delivered: Option<impl FnOnce(Handout)>,
     ) -> Result<D, TryGetError> {
@@ -450,7 +451,7 @@ impl<T> RawQueue<T> {
         // by that look, before the lane's atomic load would make it look again.
         let owed = || self.owed_to_woken();
         if let Some(ring) = self.buffer.ring() {
-            if turn || delivered.is_some() || self.lane.may_hold() {
+            if turn.is_held() || delivered.is_some() || self.lane.may_hold() {
                 return self.take_any(turn, wrap, delivered);
             }
             return match ring.try_get(owed) {
@@ -458,7 +459,7 @@ impl<T> RawQueue<T> {
                 Err(nothing) => self.take_after_nothing(nothing, wrap),
             };
         }
-        if turn || delivered.is_some() || self.lane.may_hold() {
+        if turn.is_held() || delivered.is_some() || self.lane.may_hold() {
             return self.take_any(turn, wrap, delivered);
         }
         match self.buffer.take(owed) {
@@ -519,7 +520,7 @@ impl<T> RawQueue<T> {
         nothing: Nothing,
         wrap: impl FnOnce(Handout, T) -> D,
     ) -> Result<D, TryGetError> {
-        let (handout, item, after) = self.nothing_buffered(nothing, false)?;
+        let (handout, item, after) = self.nothing_buffered(nothing, &mut Turn::none())?;
         let delivery = wrap(handout, item);
         debug_assert_eq!(after, After::NOTHING, "a returned item frees no slot");
         crate::events::delivered(self.label, handout.id, handout.attempt);
@@ -531,7 +532,7 @@ impl<T> RawQueue<T> {
     #[inline]
     fn take_any<D>(
         &self,
-        turn: bool,
+        turn: &mut Turn<'_>,
         wrap: impl FnOnce(Handout, T) -> D,
         delivered: Option<impl FnOnce(Handout)>,
     ) -> Result<D, TryGetError> {
@@ -547,8 +548,8 @@ impl<T> RawQueue<T> {
         // The turn is redeemed last: a panic before this (the journal, a subscriber, a
         // waker) leaves it with the waiting get, whose drop passes it on (see
         // `registration.rs`), so it is given up once either way.
-        if turn {
-            self.getter_turn_used();
+        if turn.is_held() {
+            self.getter_turn_used(turn);
         }
         Ok(delivery)
     }
@@ -556,15 +557,16 @@ impl<T> RawQueue<T> {
     /// Takes the next item out of the lane or the buffer, with its handout and what its
     /// take asks of the caller once the item is in its delivery.
     #[inline(always)]
-    fn take_item(&self, turn: bool) -> Result<(Handout, T, After), TryGetError> {
+    fn take_item(&self, turn: &mut Turn<'_>) -> Result<(Handout, T, After), TryGetError> {
         // A woken getter's turn is redeemed once it has its item (see `getter_turn_used`),
         // so that no try takes the item it was woken for while it takes it.
         // The items a getter without a turn leaves alone: those owed to woken getters,
         // wherever they are (the lane's count against them first). Read by the buffer once
         // it sees an item, so it sees every turn granted before that item was published.
-        let owed = || if turn { 0 } else { self.owed_to_woken() };
+        let held = turn.is_held();
+        let owed = || if held { 0 } else { self.owed_to_woken() };
         if self.lane.may_hold() && self.lane.serves_next() {
-            if let Some(returned) = self.take_returned(turn) {
+            if let Some(returned) = self.take_returned(held) {
                 return Ok(returned.handed_out());
             }
         }
@@ -638,13 +640,17 @@ impl<T> RawQueue<T> {
         self.lane.pop()
     }
 
-    /// A woken getter took its item: its turn is redeemed. A try refused while the turn
-    /// was counted may have gone to sleep with an item left over; if any is, a getter is
-    /// told (only one with no notification coming: see `waiters.rs`).
+    /// A woken getter took its item (or found none): its turn is redeemed, and the getter
+    /// stops holding it in the same step (see `turn.rs`), before the wake-up below runs a
+    /// waker. A try refused while the turn was counted may have gone to sleep with an item
+    /// left over; if any is, a getter is told (only one with no notification coming: see
+    /// `waiters.rs`).
     #[cold]
-    fn getter_turn_used(&self) {
+    fn getter_turn_used(&self, turn: &mut Turn<'_>) {
         let getters = self.getters();
-        getters.turns().redeem();
+        if !turn.redeem(getters.turns()) {
+            return;
+        }
         // SeqCst: pairs with the fence after a registration (see `Class::listen`), so that
         // either a registering getter's re-check reads this redemption or this look reads
         // its count-in and the item it re-checks for.
@@ -657,9 +663,11 @@ impl<T> RawQueue<T> {
     /// A woken putter placed its item: as [`getter_turn_used`](RawQueue::getter_turn_used),
     /// for a slot left over.
     #[cold]
-    fn putter_turn_used(&self) {
+    fn putter_turn_used(&self, turn: &mut Turn<'_>) {
         let putters = self.putters();
-        putters.turns().redeem();
+        if !turn.redeem(putters.turns()) {
+            return;
+        }
         // SeqCst: as in `getter_turn_used`, for a registering putter and the slot.
         fence(Ordering::SeqCst);
         if self.room() > putters.turns().owed() {
@@ -683,19 +691,17 @@ impl<T> RawQueue<T> {
     fn nothing_buffered(
         &self,
         nothing: Nothing,
-        turn: bool,
+        turn: &mut Turn<'_>,
     ) -> Result<(Handout, T, After), TryGetError> {
         // Looked at after the buffer: an item returned before this look is in the lane, or
         // was taken; a pop after seeing the lane closed is final.
         let closed = self.lane.is_closed();
-        if let Some(returned) = self.take_returned(turn) {
+        if let Some(returned) = self.take_returned(turn.is_held()) {
             return Ok(returned.handed_out());
         }
         match nothing {
             Nothing::Closed if closed || !self.returns_after_shutdown || self.is_settled() => {
-                if turn {
-                    self.getters.turns().redeem();
-                }
+                turn.redeem(self.getters.turns());
                 Err(TryGetError::ShutDown)
             }
             // Nothing to take (a try that raced the grant took the item): the turn is gone
@@ -703,8 +709,8 @@ impl<T> RawQueue<T> {
             // If an item came meanwhile that this turn kept a try from taking, the
             // redemption tells a getter.
             Nothing::Empty | Nothing::Closed => {
-                if turn {
-                    self.getter_turn_used();
+                if turn.is_held() {
+                    self.getter_turn_used(turn);
                 }
                 Err(TryGetError::Empty)
             }

@@ -35,6 +35,7 @@ use crate::job_id::JobId;
 use crate::queue::Queue;
 use crate::wait::deadline::{Operation, Until};
 use crate::wait::registration::{Sleep, Wait};
+use crate::wait::turn::Turn;
 
 use self::rest::Rest;
 
@@ -85,7 +86,7 @@ impl<T> Queue<T> {
         ids: &mut Vec<JobId>,
     ) -> Result<usize, TryPutError<T>> {
         let before = ids.len();
-        Rest::new(items).put(&self.steward, false, ids)?;
+        Rest::new(items).put(&self.steward, &mut Turn::none(), ids)?;
         Ok(ids.len() - before)
     }
 
@@ -264,7 +265,7 @@ impl<T> Queue<T> {
         }
         let steward = &self.steward;
         steward.take_many(
-            false,
+            &mut Turn::none(),
             max,
             |handout, item| Delivery::new(steward, handout, item),
             deliveries,
@@ -465,7 +466,7 @@ impl<T> Queue<T> {
             return Ok(0);
         }
         self.steward.take_many(
-            false,
+            &mut Turn::none(),
             max,
             |handout, item| OwnedDelivery::new(Arc::clone(self), handout, item),
             deliveries,
@@ -504,7 +505,7 @@ pub struct PutMany<'a, 'b, T> {
 #[inline]
 fn put_attempt<T>(
     steward: &Steward<T>,
-    turn: bool,
+    turn: &mut Turn<'_>,
     rest: &mut Rest<'_, T>,
     ids: &mut Vec<JobId>,
 ) -> Option<Result<(), PutError<T>>> {
@@ -528,7 +529,7 @@ impl<T> PutMany<'_, '_, T> {
         let (rest, ids) = (&mut self.rest, &mut *self.ids);
         let mut ready = None;
         if self.wait.is_new() {
-            ready = put_attempt(steward, false, rest, ids);
+            ready = put_attempt(steward, &mut Turn::none(), rest, ids);
         }
         let poll = match ready {
             Some(done) => Poll::Ready(done),
@@ -628,7 +629,7 @@ pub struct GetMany<'a, 'b, T> {
 #[inline]
 fn get_attempt<T, D>(
     steward: &Steward<T>,
-    turn: bool,
+    turn: &mut Turn<'_>,
     max: usize,
     wrap: impl FnMut(Handout, T) -> D,
     out: &mut Vec<D>,
@@ -652,7 +653,7 @@ fn poll_many<T, D>(
     out: &mut Vec<D>,
 ) -> Poll<Result<usize, GetError>> {
     if wait.is_new() {
-        if let Some(ready) = get_attempt(steward, false, max, &mut wrap, out) {
+        if let Some(ready) = get_attempt(steward, &mut Turn::none(), max, &mut wrap, out) {
             return Poll::Ready(ready);
         }
     }

@@ -15,6 +15,7 @@ use crate::handle::delivery::Delivery;
 use crate::queue::Queue;
 use crate::wait::deadline::{Operation, Until};
 use crate::wait::registration::{Sleep, Wait};
+use crate::wait::turn::Turn;
 
 #[cfg(target_has_atomic = "ptr")]
 use crate::handle::delivery::OwnedDelivery;
@@ -86,7 +87,9 @@ impl<T> Queue<T> {
     /// ```
     pub fn try_get(&self) -> Result<Delivery<'_, T>, TryGetError> {
         let steward = &self.steward;
-        steward.take(false, |handout, item| Delivery::new(steward, handout, item))
+        steward.take(&mut Turn::none(), |handout, item| {
+            Delivery::new(steward, handout, item)
+        })
     }
 
     /// Delivers an item, blocking the thread until one is buffered.
@@ -217,7 +220,7 @@ impl<T> Queue<T> {
     /// ```
     #[cfg(target_has_atomic = "ptr")]
     pub fn try_get_owned(self: &Arc<Self>) -> Result<OwnedDelivery<T>, TryGetError> {
-        self.steward.take(false, |handout, item| {
+        self.steward.take(&mut Turn::none(), |handout, item| {
             OwnedDelivery::new(Arc::clone(self), handout, item)
         })
     }
@@ -256,7 +259,7 @@ fn poll_take<T, D>(
     wrap: impl Fn(Handout, T) -> D,
 ) -> Poll<Result<D, GetError>> {
     if wait.is_new() {
-        if let Some(ready) = attempt(steward, false, &wrap) {
+        if let Some(ready) = attempt(steward, &mut Turn::none(), &wrap) {
             return Poll::Ready(ready);
         }
     }
@@ -270,7 +273,7 @@ fn poll_take<T, D>(
 #[inline(always)]
 fn attempt<T, D>(
     steward: &Steward<T>,
-    turn: bool,
+    turn: &mut Turn<'_>,
     wrap: impl Fn(Handout, T) -> D,
 ) -> Option<Result<D, GetError>> {
     match steward.take(turn, wrap) {

@@ -11,6 +11,7 @@ use crate::ledger::Ledger;
 use crate::queue::Queue;
 use crate::wait::deadline::{Operation, Until};
 use crate::wait::registration::{Sleep, Wait};
+use crate::wait::turn::Turn;
 
 impl<T> Queue<T> {
     /// Waits until every accepted item has ended (resolved, abandoned or discarded), then
@@ -191,11 +192,9 @@ impl<'a, T> Join<'a, T> {
 /// The ledger if nothing is unfinished. A joiner woken by the settling notification holds
 /// a turn (every notification grants one), which the answer uses up.
 #[inline]
-fn settled<T>(steward: &Steward<T>, turn: bool) -> Option<Ledger> {
+fn settled<T>(steward: &Steward<T>, turn: &mut Turn<'_>) -> Option<Ledger> {
     // An attempt uses its turn up, settled or not (see `Registration::poll`).
-    if turn {
-        steward.raw().joiners().turns().redeem();
-    }
+    turn.redeem(steward.raw().joiners().turns());
     steward.raw().is_settled().then(|| steward.ledger())
 }
 

@@ -11,6 +11,7 @@ use crate::job_id::JobId;
 use crate::queue::Queue;
 use crate::wait::deadline::{Operation, Until};
 use crate::wait::registration::{Sleep, Wait};
+use crate::wait::turn::Turn;
 
 impl<T> Queue<T> {
     /// Puts `item` in the buffer, waiting for a slot while the queue is full.
@@ -81,7 +82,7 @@ impl<T> Queue<T> {
     /// ```
     #[inline]
     pub fn try_put(&self, item: T) -> Result<JobId, TryPutError<T>> {
-        self.steward.put(false, item)
+        self.steward.put(&mut Turn::none(), item)
     }
 
     /// Puts `item` in the buffer, blocking the thread while the queue is full.
@@ -197,7 +198,7 @@ pub struct Put<'a, T> {
 #[inline(always)]
 fn attempt<T>(
     steward: &Steward<T>,
-    turn: bool,
+    turn: &mut Turn<'_>,
     item: &mut Option<T>,
 ) -> Option<Result<JobId, PutError<T>>> {
     let value = item.take().expect("`Put` polled after it completed");
@@ -227,7 +228,7 @@ impl<'a, T> Put<'a, T> {
         let item = &mut self.item;
         // The first attempt is inlined here (see `Wait::is_new`).
         if self.wait.is_new() {
-            if let Some(ready) = attempt(steward, false, item) {
+            if let Some(ready) = attempt(steward, &mut Turn::none(), item) {
                 return Poll::Ready(ready);
             }
         }

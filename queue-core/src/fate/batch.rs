@@ -12,6 +12,7 @@ use super::Steward;
 use crate::engine::Handout;
 use crate::error::{TryGetError, TryPutError};
 use crate::job_id::JobId;
+use crate::wait::turn::Turn;
 
 impl<T> Steward<T> {
     /// Puts the items of `items` until it is empty or one is refused (see
@@ -19,7 +20,7 @@ impl<T> Steward<T> {
     /// onto `ids`, and the items after a refused one stay in `items`.
     pub(crate) fn put_many(
         &self,
-        turn: bool,
+        turn: &mut Turn<'_>,
         items: &mut Vec<T>,
         ids: &mut Vec<JobId>,
     ) -> Result<(), TryPutError<T>> {
@@ -52,7 +53,7 @@ impl<T> Steward<T> {
     /// [`RawQueue::take_many`](crate::engine::RawQueue::take_many)).
     pub(crate) fn take_many<D>(
         &self,
-        turn: bool,
+        turn: &mut Turn<'_>,
         max: usize,
         mut wrap: impl FnMut(Handout, T) -> D,
         out: &mut Vec<D>,

@@ -123,9 +123,7 @@ impl<'a> Cancelled<'a> {
         // Level-triggered: the flag itself is checked after every wake-up.
         self.wait.poll(cancellation.waiters(), sleep, |turn| {
             // An attempt uses its turn up (see `Registration::poll`).
-            if turn {
-                cancellation.waiters().turns().redeem();
-            }
+            turn.redeem(cancellation.waiters().turns());
             cancellation.is_requested().then_some(())
         })
     }

@@ -62,6 +62,7 @@ use crate::job_id::JobId;
 use crate::ledger::Ledger;
 use crate::outcome::Outcome;
 use crate::sync::{AtomicU64, Ordering};
+use crate::wait::turn::Turn;
 
 /// Whatever keeps a queue's steward alive for a handle: a borrow, or an `Arc` of the
 /// queue (for `'static` handles).
@@ -194,7 +195,7 @@ impl<T> Steward<T> {
     /// before the item can be taken, and an item that landed after an immediate shutdown's
     /// drain becomes a dead letter, taken back out and buried in one transition.
     #[inline(always)]
-    pub(crate) fn put(&self, turn: bool, item: T) -> Result<JobId, TryPutError<T>> {
+    pub(crate) fn put(&self, turn: &mut Turn<'_>, item: T) -> Result<JobId, TryPutError<T>> {
         let put = self.raw.put(
             turn,
             stamp(item),
@@ -239,7 +240,7 @@ impl<T> Steward<T> {
     #[inline(always)]
     pub(crate) fn take<D>(
         &self,
-        turn: bool,
+        turn: &mut Turn<'_>,
         wrap: impl FnOnce(Handout, T) -> D,
     ) -> Result<D, TryGetError> {
         // Without `metrics` the slot is the item, and `wrap` takes it as it is.
@@ -261,7 +262,7 @@ impl<T> Steward<T> {
     #[inline(always)]
     fn take_wrapped<D>(
         &self,
-        turn: bool,
+        turn: &mut Turn<'_>,
         wrap: impl FnOnce(Handout, Slot<T>) -> D,
     ) -> Result<D, TryGetError> {
         // A queue on the ring has no journal (installing one moves it off the ring): the

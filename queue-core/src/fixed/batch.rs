@@ -14,6 +14,7 @@ use super::delivery::FixedDelivery;
 use super::queue::FixedQueue;
 use crate::error::{TryGetError, TryPutError};
 use crate::job_id::JobId;
+use crate::wait::turn::Turn;
 
 impl<T, const N: usize, const W: usize> FixedQueue<T, N, W> {
     /// Puts items pulled from `items` while there is room now, oldest first, calling
@@ -59,7 +60,7 @@ impl<T, const N: usize, const W: usize> FixedQueue<T, N, W> {
         let raw = self.raw();
         let mut placed = 0;
         for item in items {
-            accepted(raw.put(false, item)?);
+            accepted(raw.put(&mut Turn::none(), item)?);
             placed += 1;
         }
         Ok(placed)
@@ -102,7 +103,9 @@ impl<T, const N: usize, const W: usize> FixedQueue<T, N, W> {
         let raw = self.raw();
         let mut taken = 0;
         while taken < max {
-            match raw.take(false, |id, item| FixedDelivery::new(raw, id, item)) {
+            match raw.take(&mut Turn::none(), |id, item| {
+                FixedDelivery::new(raw, id, item)
+            }) {
                 Ok(delivery) => {
                     taken += 1;
                     each(delivery);

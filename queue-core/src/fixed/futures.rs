@@ -29,6 +29,7 @@ use crate::error::{JoinTimedOut, TryGetError, TryPutError};
 use crate::job_id::JobId;
 use crate::ledger::Ledger;
 use crate::wait::deadline::Operation;
+use crate::wait::turn::Turn;
 
 // ---------------------------------------------------------------------------------- put
 
@@ -61,7 +62,7 @@ pub struct FixedPut<'a, T> {
 #[inline(always)]
 fn put_attempt<T>(
     raw: Raw<'_, T>,
-    turn: bool,
+    turn: &mut Turn<'_>,
     item: &mut Option<T>,
 ) -> Option<Result<JobId, FixedPutError<T>>> {
     let value = item.take().expect("`FixedPut` polled after it completed");
@@ -173,10 +174,10 @@ pub struct FixedGet<'a, T> {
 
 /// One try at taking an item; `None` means "nothing for this getter now, wait".
 #[inline(always)]
-fn get_attempt<T>(
-    raw: Raw<'_, T>,
-    turn: bool,
-) -> Option<Result<FixedDelivery<'_, T>, FixedGetError>> {
+fn get_attempt<'a, T>(
+    raw: Raw<'a, T>,
+    turn: &mut Turn<'_>,
+) -> Option<Result<FixedDelivery<'a, T>, FixedGetError>> {
     match raw.take(turn, |id, item| FixedDelivery::new(raw, id, item)) {
         Ok(delivery) => Some(Ok(delivery)),
         Err(TryGetError::Empty) => None,

@@ -14,6 +14,7 @@ use crate::error::{TryGetError, TryPutError};
 use crate::job_id::JobId;
 use crate::ledger::Ledger;
 use crate::wait::deadline::Until;
+use crate::wait::turn::Turn;
 
 /// A bounded work queue that needs no allocator: `N` slots for items, `W` waiter slots for
 /// each kind of waiter (getters, putters, joiners).
@@ -152,7 +153,7 @@ impl<T, const N: usize, const W: usize> FixedQueue<T, N, W> {
     /// ```
     #[inline]
     pub fn try_put(&self, item: T) -> Result<JobId, TryPutError<T>> {
-        self.raw().put(false, item)
+        self.raw().put(&mut Turn::none(), item)
     }
 
     /// Waits for room, buffers `item` and returns its id.
@@ -231,7 +232,9 @@ impl<T, const N: usize, const W: usize> FixedQueue<T, N, W> {
     #[inline]
     pub fn try_get(&self) -> Result<FixedDelivery<'_, T>, TryGetError> {
         let raw = self.raw();
-        raw.take(false, |id, item| FixedDelivery::new(raw, id, item))
+        raw.take(&mut Turn::none(), |id, item| {
+            FixedDelivery::new(raw, id, item)
+        })
     }
 
     /// Waits for an item and delivers it.

@@ -37,6 +37,7 @@ use crate::ledger::Ledger;
 use crate::outcome::Outcome;
 use crate::sync::{AtomicUsize, Ordering};
 use crate::unwind::each_despite_panics;
+use crate::wait::turn::Turn;
 use crate::wait::wake::Wake;
 
 /// What a fixed queue keeps beside its ring: the ledger's outcome counters, the drain flag
@@ -113,9 +114,9 @@ impl<'a, T> Raw<'a, T> {
     /// One put attempt. `turn`: the caller is a woken put holding a turn, which may take a
     /// slot kept for woken puts (anyone else leaves those alone).
     #[inline]
-    pub(crate) fn put(self, turn: bool, item: T) -> Result<JobId, TryPutError<T>> {
+    pub(crate) fn put(self, turn: &mut Turn<'_>, item: T) -> Result<JobId, TryPutError<T>> {
         let putters = self.putters();
-        let owed = if turn {
+        let owed = if turn.is_held() {
             0
         } else {
             putters.turns().owed_signed()
@@ -123,8 +124,8 @@ impl<'a, T> Raw<'a, T> {
         match self.ring().try_put(item, owed) {
             Ok((id, getters)) => {
                 crate::events::accepted("", id);
-                if turn {
-                    self.putter_turn_used();
+                if turn.is_held() {
+                    self.putter_turn_used(turn);
                 }
                 // Hand-off: one more item for one more getter.
                 if getters != Wake::No {
@@ -134,9 +135,7 @@ impl<'a, T> Raw<'a, T> {
             }
             Err(refused) => {
                 // A final answer or a slot lost to a racing try: the turn is used up.
-                if turn {
-                    putters.turns().redeem();
-                }
+                turn.redeem(putters.turns());
                 Err(match refused {
                     PutRefused::Full(item) => TryPutError::Full(item),
                     PutRefused::Closed(item) => TryPutError::ShutDown(item),
@@ -148,9 +147,11 @@ impl<'a, T> Raw<'a, T> {
     /// A woken put placed its item: its turn is redeemed; a slot left over after the turns
     /// still owed goes to one more putter (a try refused meanwhile may have gone to sleep).
     #[cold]
-    fn putter_turn_used(self) {
+    fn putter_turn_used(self, turn: &mut Turn<'_>) {
         let putters = self.putters();
-        putters.turns().redeem();
+        if !turn.redeem(putters.turns()) {
+            return;
+        }
         let room = self.capacity().saturating_sub(self.len());
         if room > putters.turns().owed() {
             putters.hand_off(Wake::Check);
@@ -164,29 +165,28 @@ impl<'a, T> Raw<'a, T> {
     #[inline(always)]
     pub(crate) fn take<D>(
         self,
-        turn: bool,
+        turn: &mut Turn<'_>,
         wrap: impl FnOnce(JobId, T) -> D,
     ) -> Result<D, TryGetError> {
         // Acquire: pairs with the drain's Release, so a get that refuses here is ordered
         // after the start of the drain (an observer's view only: the drain's items are
         // taken through the ring either way, once each).
         if self.state.drained.load(Ordering::Acquire) != 0 {
-            if turn {
-                self.getters().turns().redeem();
-            }
+            turn.redeem(self.getters().turns());
             return Err(TryGetError::ShutDown);
         }
         // Read by the ring once it sees an item, so it sees every turn granted before that
         // item was published (see `Ring::try_get`).
-        let owed = || if turn { 0 } else { self.owed_to_woken() };
+        let held = turn.is_held();
+        let owed = || if held { 0 } else { self.owed_to_woken() };
         match self.ring().try_get(owed) {
             Ok(taken) => {
                 crate::events::delivered("", taken.id, 1);
                 // The item goes into its delivery before anything runs that could panic or
                 // call back.
                 let delivery = wrap(taken.id, taken.item);
-                if turn {
-                    self.getter_turn_used();
+                if turn.is_held() {
+                    self.getter_turn_used(turn);
                 }
                 if taken.putters != Wake::No {
                     self.putters().hand_off(taken.putters);
@@ -194,9 +194,7 @@ impl<'a, T> Raw<'a, T> {
                 Ok(delivery)
             }
             Err(nothing) => {
-                if turn {
-                    self.getters().turns().redeem();
-                }
+                turn.redeem(self.getters().turns());
                 Err(match nothing {
                     Nothing::Empty => TryGetError::Empty,
                     Nothing::Closed => TryGetError::ShutDown,
@@ -221,9 +219,11 @@ impl<'a, T> Raw<'a, T> {
     /// A woken get took its item: as [`putter_turn_used`](Raw::putter_turn_used), for an
     /// item left over.
     #[cold]
-    fn getter_turn_used(self) {
+    fn getter_turn_used(self, turn: &mut Turn<'_>) {
         let getters = self.getters();
-        getters.turns().redeem();
+        if !turn.redeem(getters.turns()) {
+            return;
+        }
         if self.len() > getters.turns().owed() {
             getters.hand_off(Wake::Check);
         }

@@ -5,6 +5,7 @@ use core::task::{Poll, Waker};
 
 use super::error::NoWaiterSlot;
 use super::waiters::Class;
+use crate::wait::turn::Turn;
 
 /// One wait: nothing until its first attempt fails, then a slot of its class, held until
 /// the wait returns or is dropped ([`release`](FixedWait::release)), and the turns it was
@@ -49,7 +50,7 @@ impl FixedWait {
         &mut self,
         class: Class<'_>,
         waker: &Waker,
-        mut attempt: impl FnMut(bool) -> Option<R>,
+        mut attempt: impl FnMut(&mut Turn<'_>) -> Option<R>,
     ) -> Poll<Result<R, NoWaiterSlot>> {
         loop {
             if let Some(slot) = self.slot {
@@ -98,12 +99,14 @@ impl FixedWait {
         }
     }
 
-    /// One attempt, with a turn if the wait holds one; the attempt uses it up.
+    /// One attempt, with a turn if the wait holds one. The attempt uses it up, whatever it
+    /// finds, through the [`Turn`], which lowers `held` as it redeems the turn (so a panic
+    /// in the attempt leaves `held` right, see `turn.rs`).
     #[inline]
-    fn try_once<R>(&mut self, attempt: &mut impl FnMut(bool) -> Option<R>) -> Option<R> {
-        let turn = self.held != 0;
-        let done = attempt(turn);
-        self.held -= usize::from(turn);
+    fn try_once<R>(&mut self, attempt: &mut impl FnMut(&mut Turn<'_>) -> Option<R>) -> Option<R> {
+        let mut turn = Turn::of(&mut self.held);
+        let done = attempt(&mut turn);
+        debug_assert!(!turn.is_held(), "an attempt uses its turn up");
         done
     }
 
@@ -113,7 +116,7 @@ impl FixedWait {
     pub(crate) fn last_try<R>(
         &mut self,
         class: Class<'_>,
-        mut attempt: impl FnMut(bool) -> Option<R>,
+        mut attempt: impl FnMut(&mut Turn<'_>) -> Option<R>,
     ) -> Option<R> {
         if let Some(slot) = self.slot {
             if self.counted && class.take_notification(slot) {

@@ -6,6 +6,7 @@
 //! - `list.rs`: a list of waiters and their wakers, under a lock no user code runs in;
 //! - `waiters.rs`: a class of waiters (a list, its count, its turns);
 //! - `turns.rs`: the hand-offs a class is owed, so that a woken waiter keeps its item;
+//! - `turn.rs`: the turn one attempt holds, used up where the attempt redeems it;
 //! - `wake.rs`: what a change reports about the waiters it must wake;
 //! - `deferred.rs`: the wakers a notification took out, until their notifier wakes them
 //!   outside every lock;
@@ -29,6 +30,7 @@ mod local;
 #[cfg(feature = "std")]
 pub(crate) mod park;
 pub(crate) mod registration;
+pub(crate) mod turn;
 pub(crate) mod turns;
 pub(crate) mod waiters;
 pub(crate) mod wake;

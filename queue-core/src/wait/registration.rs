@@ -4,6 +4,7 @@ use core::mem::ManuallyDrop;
 use core::task::{Context, Poll};
 
 use super::list::Key;
+use super::turn::Turn;
 use super::waiters::Class;
 
 /// How a wait sleeps between attempts.
@@ -38,10 +39,10 @@ impl Wait {
         &mut self,
         waiters: Class<'_>,
         sleep: &mut Sleep<'_, '_>,
-        mut attempt: impl FnMut(bool) -> Option<R>,
+        mut attempt: impl FnMut(&mut Turn<'_>) -> Option<R>,
     ) -> Poll<R> {
         if self.is_new() {
-            if let Some(ready) = attempt(false) {
+            if let Some(ready) = attempt(&mut Turn::none()) {
                 return Poll::Ready(ready);
             }
         }
@@ -67,7 +68,7 @@ impl Wait {
         &mut self,
         waiters: Class<'_>,
         sleep: &mut Sleep<'_, '_>,
-        attempt: impl FnMut(bool) -> Option<R>,
+        attempt: impl FnMut(&mut Turn<'_>) -> Option<R>,
     ) -> Poll<R> {
         // A wait with no registration yet is here because its first attempt failed.
         let failed = self.registration.is_none();
@@ -80,15 +81,22 @@ impl Wait {
     }
 
     /// As [`Registration::last_try`]; afterwards the wait holds nothing.
+    ///
+    /// The registration stays in the wait until the attempt has returned: an attempt that
+    /// panics leaves the turn it did not redeem with the wait, whose future's drop then
+    /// passes it on (taken out first, a panic dropped it with the turn, and that turn was
+    /// owed to nobody for good).
     pub(crate) fn last_try<R>(
         &mut self,
         waiters: Class<'_>,
-        attempt: impl FnOnce(bool) -> Option<R>,
+        attempt: impl FnOnce(&mut Turn<'_>) -> Option<R>,
     ) -> Option<R> {
-        match self.registration.take() {
-            Some(mut registration) => registration.last_try(waiters, attempt),
-            None => attempt(false),
-        }
+        let Some(registration) = &mut *self.registration else {
+            return attempt(&mut Turn::none());
+        };
+        let done = registration.last_try(waiters, attempt);
+        self.release(|| waiters);
+        done
     }
 
     /// Gives the registration up, if there is one (see [`Registration::release`]). The
@@ -165,8 +173,16 @@ impl Registration {
         waiters: Class<'_>,
         sleep: &mut Sleep<'_, '_>,
         failed: bool,
-        mut attempt: impl FnMut(bool) -> Option<R>,
+        mut attempt: impl FnMut(&mut Turn<'_>) -> Option<R>,
     ) -> Poll<R> {
+        // A blocking wait whose first attempt failed tries again for a moment before it
+        // registers (see `spin`).
+        #[cfg(feature = "std")]
+        if failed && matches!(sleep, Sleep::Thread) {
+            if let Some(ready) = self.spin(&mut attempt) {
+                return Poll::Ready(ready);
+            }
+        }
         // A listener inserted by this poll already holds this poll's waker.
         let mut fresh = false;
         if failed && self.listener.is_none() {
@@ -218,14 +234,49 @@ impl Registration {
         }
     }
 
-    /// One attempt, with a turn if the waiter holds one; an attempt made with a turn used
-    /// it up, whatever it found (the attempt redeemed it).
+    /// One attempt, with a turn if the waiter holds one. The attempt uses the turn up,
+    /// whatever it finds: it redeems it through the [`Turn`], which lowers `held` at that
+    /// instant (so a panic in the attempt leaves `held` right, see `turn.rs`).
     #[inline]
-    fn attempt<R>(&mut self, attempt: &mut impl FnMut(bool) -> Option<R>) -> Option<R> {
-        let turn = self.held != 0;
-        let done = attempt(turn);
-        self.held -= usize::from(turn);
+    fn attempt<R>(&mut self, attempt: &mut impl FnMut(&mut Turn<'_>) -> Option<R>) -> Option<R> {
+        let mut turn = Turn::of(&mut self.held);
+        let done = attempt(&mut turn);
+        debug_assert!(!turn.is_held(), "an attempt uses its turn up");
         done
+    }
+
+    /// A blocking wait's attempts before it registers: after pauses of 1, 2, 4 ... 64 spin
+    /// hints, then after 4 yields of the thread, as crossbeam's `Backoff::snooze` paces
+    /// them. An item (a slot) that comes within those few microseconds is taken without
+    /// the lock trips of a registration, the park, and the notifier's unpark, each a
+    /// system call: the thread on the other side of a busy queue is usually that close.
+    /// The attempts hold no turn (the wait holds none before it registers), so they take
+    /// only what is not owed, as a try does.
+    ///
+    /// Under loom one attempt: each attempt's loads multiply the schedules, and more of
+    /// the same attempt checks nothing new.
+    #[cfg(feature = "std")]
+    #[cold]
+    fn spin<R>(&mut self, attempt: &mut impl FnMut(&mut Turn<'_>) -> Option<R>) -> Option<R> {
+        #[cfg(not(loom))]
+        const STEPS: u32 = 11;
+        #[cfg(loom)]
+        const STEPS: u32 = 1;
+        for step in 0..STEPS {
+            if step <= 6 {
+                for _ in 0..1u32 << step {
+                    core::hint::spin_loop();
+                }
+            } else {
+                // Not reached under loom (one step).
+                #[cfg(not(loom))]
+                std::thread::yield_now();
+            }
+            if let Some(ready) = self.attempt(attempt) {
+                return Some(ready);
+            }
+        }
+        None
     }
 
     /// The listener fired and has left the event's list: the waiter holds the turn its
@@ -247,12 +298,12 @@ impl Registration {
         waiters.poll(key, context.waker())
     }
 
-    /// One last attempt, for a wait whose deadline has fired; the registration is then
-    /// given up whatever the attempt returned.
+    /// One last attempt, for a wait whose deadline has fired; the caller then gives the
+    /// registration up, whatever the attempt returned.
     fn last_try<R>(
         &mut self,
         waiters: Class<'_>,
-        attempt: impl FnOnce(bool) -> Option<R>,
+        attempt: impl FnOnce(&mut Turn<'_>) -> Option<R>,
     ) -> Option<R> {
         // A notification that arrived since the last poll grants its turn to this try.
         if let Some(registered) = self.listener.take() {
@@ -260,11 +311,9 @@ impl Registration {
             self.held += usize::from(notified);
             waiters.left(notified);
         }
-        let turn = self.held != 0;
-        let done = attempt(turn);
-        // An attempt made with a turn used it up, whatever it found.
-        self.held -= usize::from(turn);
-        self.release(waiters);
+        let mut turn = Turn::of(&mut self.held);
+        let done = attempt(&mut turn);
+        debug_assert!(!turn.is_held(), "an attempt uses its turn up");
         done
     }
 

@@ -15,6 +15,7 @@ use alloc::vec::Vec;
 use crate::error::TryPutError;
 use crate::fate::Steward;
 use crate::job_id::JobId;
+use crate::wait::turn::Turn;
 
 /// A batch of at most this many items is put straight from the caller's vector, without
 /// asking for the room: whatever a call or a poll moves of it is bounded by this anyway.
@@ -52,7 +53,7 @@ impl<'v, T> Rest<'v, T> {
     pub(super) fn put(
         &mut self,
         steward: &Steward<T>,
-        turn: bool,
+        turn: &mut Turn<'_>,
         ids: &mut Vec<JobId>,
     ) -> Result<(), TryPutError<T>> {
         if !self.reversed {
@@ -65,7 +66,6 @@ impl<'v, T> Rest<'v, T> {
             self.items.reverse();
             self.reversed = true;
         }
-        let mut turn = turn;
         loop {
             let size = match self.items.len() {
                 // Nothing left: the step is empty, which passes a turn on.
@@ -74,8 +74,8 @@ impl<'v, T> Rest<'v, T> {
             };
             let from = self.items.len() - size;
             self.step.extend(self.items.drain(from..).rev());
+            // The first step uses the turn up; the next ones have none.
             let put = steward.put_many(turn, &mut self.step, ids);
-            turn = false;
             // What the step did not place goes back, in front of the rest.
             self.items.extend(self.step.drain(..).rev());
             match put {
