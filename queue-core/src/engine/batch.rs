@@ -265,8 +265,7 @@ impl<T> RawQueue<T> {
                     }
                     // A returned item, if one came meanwhile, or the answer.
                     Err(nothing) => {
-                        let (handout, item, after) =
-                            self.nothing_buffered(nothing, &mut Turn::none())?;
+                        let (handout, item, after) = self.nothing_buffered(nothing, None)?;
                         debug_assert!(after.putters == Wake::No && !after.last);
                         out.push(wrap(handout, item));
                         Ok(1)
@@ -276,7 +275,7 @@ impl<T> RawQueue<T> {
         }
         // The first take may use the turn; a failed one has redeemed it (see
         // `nothing_buffered`).
-        let (handout, item, after) = self.take_item(turn)?;
+        let (handout, item, after) = self.take_item(turn.if_held())?;
         // Sends the wake-ups the takes ask for when it is dropped: at the end of the batch,
         // or as a panic in user code (a subscriber, a recorder, the journal) unwinds.
         let mut pass = TakePass {
@@ -324,7 +323,7 @@ impl<T> RawQueue<T> {
                         break;
                     }
                 }
-                next = self.take_item(&mut Turn::none()).ok();
+                next = self.take_item(None).ok();
             }
         }
         drop(pass);

@@ -255,14 +255,14 @@ impl<T> RawQueue<T> {
             if clear {
                 return self.put_done(ring.try_put_by_stamp(item));
             }
-            return self.put_on_ring(ring, turn, item);
+            return self.put_on_ring(ring, turn.if_held(), item);
         }
         if clear {
             if let Some(list) = self.buffer.list() {
                 return self.put_done(list.try_put(item));
             }
         }
-        self.put_other(turn, item, accepted, late)
+        self.put_other(turn.if_held(), item, accepted, late)
     }
 
     /// The end of a common put (see [`put`](RawQueue::put)): a getter told of the item,
@@ -292,7 +292,7 @@ impl<T> RawQueue<T> {
     fn put_on_ring(
         &self,
         ring: &BoxedRing<T>,
-        turn: &mut Turn<'_>,
+        turn: Option<&mut Turn<'_>>,
         item: T,
     ) -> Result<JobId, TryPutError<T>> {
         // A ring's queue has no journal (see `buffer/mod.rs`), and nothing lands after its
@@ -311,7 +311,7 @@ impl<T> RawQueue<T> {
     #[inline]
     fn put_other<L: FnMut(JobId, T)>(
         &self,
-        turn: &mut Turn<'_>,
+        turn: Option<&mut Turn<'_>>,
         item: T,
         accepted: impl FnOnce(JobId),
         late: impl FnOnce() -> L,
@@ -358,7 +358,7 @@ impl<T> RawQueue<T> {
     #[inline(always)]
     fn put_with(
         &self,
-        turn: &mut Turn<'_>,
+        turn: Option<&mut Turn<'_>>,
         item: T,
         put_in: impl FnOnce(T, Option<i64>) -> Result<(JobId, Wake), PutRefused<T>>,
         after_put: impl FnOnce() -> bool,
@@ -367,23 +367,22 @@ impl<T> RawQueue<T> {
         // refuses nothing (a shutdown and the last worker leaving mark it first), and with
         // nothing owed either, the put needs no other look.
         let gate = self.putters.turns().gate();
-        let owed = if gate.is_clear() && !turn.is_held() {
+        let held = turn.is_some();
+        let owed = if gate.is_clear() && !held {
             None
         } else {
             if gate.is_marked() {
                 if let Some(refusal) = self.lifecycle.refusal() {
                     // A final answer uses the turn up.
-                    turn.redeem(self.putters.turns());
+                    if let Some(turn) = turn {
+                        turn.redeem(self.putters.turns());
+                    }
                     return Err(refused(refusal, item).into());
                 }
             }
             // Without a turn, the slots owed to woken puts are not free: a `try_put` or a
             // new put cannot take the slot a woken put was woken for.
-            Some(if turn.is_held() {
-                0
-            } else {
-                gate.owed_signed()
-            })
+            Some(if held { 0 } else { gate.owed_signed() })
         };
         match put_in(item, owed) {
             Ok((id, getters)) => {
@@ -405,7 +404,7 @@ impl<T> RawQueue<T> {
                 // it leaves the turn with the waiting put, whose drop passes it on (see
                 // `registration.rs`), so it is given up once either way.
                 crate::events::accepted(self.label, id);
-                if turn.is_held() {
+                if let Some(turn) = turn {
                     self.putter_turn_used(turn);
                 }
                 Ok(id)
@@ -413,14 +412,16 @@ impl<T> RawQueue<T> {
             Err(PutRefused::Full(item)) => {
                 // The slot went to a try that raced the grant: the turn is gone with it (and
                 // a slot freed meanwhile that it kept a try from taking is told of).
-                if turn.is_held() {
+                if let Some(turn) = turn {
                     self.putter_turn_used(turn);
                 }
                 Err(TryPutError::Full(item))
             }
             // A shutdown closed the buffer after the lifecycle check.
             Err(PutRefused::Closed(item)) => {
-                turn.redeem(self.putters.turns());
+                if let Some(turn) = turn {
+                    turn.redeem(self.putters.turns());
+                }
                 Err(TryPutError::ShutDown(item))
             }
         }
@@ -451,21 +452,19 @@ impl<T> RawQueue<T> {
         // by that look, before the lane's atomic load would make it look again.
         let owed = || self.owed_to_woken();
         if let Some(ring) = self.buffer.ring() {
-            if turn.is_held() || delivered.is_some() || self.lane.may_hold() {
-                return self.take_any(turn, wrap, delivered);
+            if !(turn.is_held() || delivered.is_some() || self.lane.may_hold()) {
+                return match ring.try_get(owed) {
+                    Ok(taken) => self.hand_out_fresh(taken, wrap),
+                    Err(nothing) => self.take_after_nothing(nothing, wrap),
+                };
             }
-            return match ring.try_get(owed) {
+        } else if !(turn.is_held() || delivered.is_some() || self.lane.may_hold()) {
+            return match self.buffer.take(owed) {
                 Ok(taken) => self.hand_out_fresh(taken, wrap),
                 Err(nothing) => self.take_after_nothing(nothing, wrap),
             };
         }
-        if turn.is_held() || delivered.is_some() || self.lane.may_hold() {
-            return self.take_any(turn, wrap, delivered);
-        }
-        match self.buffer.take(owed) {
-            Ok(taken) => self.hand_out_fresh(taken, wrap),
-            Err(nothing) => self.take_after_nothing(nothing, wrap),
-        }
+        self.take_any(turn.if_held(), wrap, delivered)
     }
 
     /// Hands out a fresh item taken by a getter without a turn on an unobserved queue.
@@ -520,7 +519,7 @@ impl<T> RawQueue<T> {
         nothing: Nothing,
         wrap: impl FnOnce(Handout, T) -> D,
     ) -> Result<D, TryGetError> {
-        let (handout, item, after) = self.nothing_buffered(nothing, &mut Turn::none())?;
+        let (handout, item, after) = self.nothing_buffered(nothing, None)?;
         let delivery = wrap(handout, item);
         debug_assert_eq!(after, After::NOTHING, "a returned item frees no slot");
         crate::events::delivered(self.label, handout.id, handout.attempt);
@@ -529,14 +528,14 @@ impl<T> RawQueue<T> {
 
     /// [`take`](RawQueue::take) from every place, for a woken getter, an observed queue,
     /// or while returned items wait.
-    #[inline]
+    #[inline(always)]
     fn take_any<D>(
         &self,
-        turn: &mut Turn<'_>,
+        mut turn: Option<&mut Turn<'_>>,
         wrap: impl FnOnce(Handout, T) -> D,
         delivered: Option<impl FnOnce(Handout)>,
     ) -> Result<D, TryGetError> {
-        let (handout, item, after) = self.take_item(turn)?;
+        let (handout, item, after) = self.take_item(turn.as_deref_mut())?;
         // The item first goes into its delivery; only then does anything run that could
         // panic or call back (wakers, the journal, a subscriber), and a delivery unwound by
         // it ends as abandoned. The event comes last, once the wake-ups are sent.
@@ -548,7 +547,7 @@ impl<T> RawQueue<T> {
         // The turn is redeemed last: a panic before this (the journal, a subscriber, a
         // waker) leaves it with the waiting get, whose drop passes it on (see
         // `registration.rs`), so it is given up once either way.
-        if turn.is_held() {
+        if let Some(turn) = turn {
             self.getter_turn_used(turn);
         }
         Ok(delivery)
@@ -557,13 +556,13 @@ impl<T> RawQueue<T> {
     /// Takes the next item out of the lane or the buffer, with its handout and what its
     /// take asks of the caller once the item is in its delivery.
     #[inline(always)]
-    fn take_item(&self, turn: &mut Turn<'_>) -> Result<(Handout, T, After), TryGetError> {
+    fn take_item(&self, turn: Option<&mut Turn<'_>>) -> Result<(Handout, T, After), TryGetError> {
         // A woken getter's turn is redeemed once it has its item (see `getter_turn_used`),
         // so that no try takes the item it was woken for while it takes it.
         // The items a getter without a turn leaves alone: those owed to woken getters,
         // wherever they are (the lane's count against them first). Read by the buffer once
         // it sees an item, so it sees every turn granted before that item was published.
-        let held = turn.is_held();
+        let held = turn.is_some();
         let owed = || if held { 0 } else { self.owed_to_woken() };
         if self.lane.may_hold() && self.lane.serves_next() {
             if let Some(returned) = self.take_returned(held) {
@@ -691,17 +690,19 @@ impl<T> RawQueue<T> {
     fn nothing_buffered(
         &self,
         nothing: Nothing,
-        turn: &mut Turn<'_>,
+        turn: Option<&mut Turn<'_>>,
     ) -> Result<(Handout, T, After), TryGetError> {
         // Looked at after the buffer: an item returned before this look is in the lane, or
         // was taken; a pop after seeing the lane closed is final.
         let closed = self.lane.is_closed();
-        if let Some(returned) = self.take_returned(turn.is_held()) {
+        if let Some(returned) = self.take_returned(turn.is_some()) {
             return Ok(returned.handed_out());
         }
         match nothing {
             Nothing::Closed if closed || !self.returns_after_shutdown || self.is_settled() => {
-                turn.redeem(self.getters.turns());
+                if let Some(turn) = turn {
+                    turn.redeem(self.getters.turns());
+                }
                 Err(TryGetError::ShutDown)
             }
             // Nothing to take (a try that raced the grant took the item): the turn is gone
@@ -709,7 +710,7 @@ impl<T> RawQueue<T> {
             // If an item came meanwhile that this turn kept a try from taking, the
             // redemption tells a getter.
             Nothing::Empty | Nothing::Closed => {
-                if turn.is_held() {
+                if let Some(turn) = turn {
                     self.getter_turn_used(turn);
                 }
                 Err(TryGetError::Empty)

@@ -38,6 +38,18 @@ impl<'a> Turn<'a> {
         self.held.is_some()
     }
 
+    /// The turn, if the attempt holds one: what a hot path passes to a function it keeps
+    /// out of line. A caller that holds none then passes a constant `None`, where a
+    /// reference to its `Turn` would make it store one on its stack for every attempt.
+    #[inline(always)]
+    pub(crate) fn if_held(&mut self) -> Option<&mut Self> {
+        if self.is_held() {
+            Some(self)
+        } else {
+            None
+        }
+    }
+
     /// Uses the turn up, if the attempt holds one: the waiter stops holding it, and
     /// `turns` counts it redeemed, in one step with no user code between. Returns whether
     /// a turn was redeemed (the caller then looks for a waiter it kept from an item, as
