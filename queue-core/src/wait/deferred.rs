@@ -7,6 +7,10 @@
 //! ending signals every class first and wakes once at the end, so a panicking waker can
 //! neither skip a class nor interrupt a state change.
 //!
+//! A hand-off of one item or slot (`Class::notify_for` in `waiters.rs`) reaches at most one
+//! waiter, once its change is done: its waker waits in a slot on the notifier's stack
+//! instead, and is woken as soon as the list's lock is released.
+//!
 //! Where the wakers wait:
 //! - with `std`, on a list of the notifying thread's own (`local.rs`): the notifier is the
 //!   thread that took them out, so the list needs no atomic;

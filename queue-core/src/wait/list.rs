@@ -115,6 +115,7 @@ impl Slab {
         })
     }
 
+    #[inline]
     fn insert(&mut self, waker: Waker, parks: bool) -> Key {
         let slot = Slot::Waiting {
             waker,
@@ -168,6 +169,7 @@ impl Slab {
 
     /// Takes the waiting node `index` off the chain, marked notified, and returns its
     /// waker and whether it only unparks a thread.
+    #[inline]
     fn unlink(&mut self, index: u32) -> (Waker, bool) {
         let slot = core::mem::replace(&mut self.nodes[index as usize].slot, Slot::Notified);
         let Slot::Waiting {

@@ -9,7 +9,7 @@
 use alloc::collections::VecDeque;
 use alloc::sync::Arc;
 use alloc::task::Wake;
-use core::cell::RefCell;
+use core::cell::{Cell, RefCell};
 use core::task::Waker;
 
 use crate::unwind::each_despite_panics;
@@ -26,12 +26,18 @@ std::thread_local! {
     static WOKEN: RefCell<VecDeque<Waker>> = const { RefCell::new(VecDeque::new()) };
     /// Unparks this thread: a blocking wait's waker.
     static UNPARK: Waker = unparker();
+    /// Whether `WOKEN` may hold a waker: set by every push, cleared by the drain that
+    /// finds it empty. A `Cell<bool>` has no destructor, so it is readable at any point of
+    /// the thread's life without asking whether its locals are gone, and a drain with
+    /// nothing kept costs one load.
+    static KEPT: Cell<bool> = const { Cell::new(false) };
 }
 
 #[cfg(loom)]
 loom::thread_local! {
     static WOKEN: RefCell<VecDeque<Waker>> = RefCell::new(VecDeque::new());
     static UNPARK: Waker = unparker();
+    static KEPT: Cell<bool> = Cell::new(false);
 }
 
 /// Wakes a parked thread.
@@ -78,7 +84,10 @@ pub(super) fn push(waker: Waker) -> Result<(), Waker> {
             woken.borrow_mut().push_back(waker);
         }
     }) {
-        Ok(()) => Ok(()),
+        Ok(()) => {
+            KEPT.with(|kept| kept.set(true));
+            Ok(())
+        }
         Err(_) => Err(waker.expect("the list was not reached")),
     }
 }
@@ -90,27 +99,31 @@ pub(super) fn push(waker: Waker) -> Result<(), Waker> {
 /// drains the same list from inside; each waker is taken once. A panicking waker does not
 /// stop the others; the first panic then reaches the caller.
 ///
-/// Out of line: it is called only after a notification reached someone; inlined, its
-/// thread-local access would sit in every notifying path, those that notify nobody too.
-#[inline(never)]
+/// Called only after a notification reached someone; with nothing kept it is one load of
+/// [`KEPT`].
+#[inline]
 pub(super) fn wake_all() {
-    // Empty unless a waker was kept since the last drain.
-    if WOKEN
-        .try_with(|woken| !woken.borrow().is_empty())
-        .unwrap_or(false)
-    {
+    // Set by every push since the drain that last found the list empty.
+    if KEPT.with(Cell::get) {
         wake_queued();
     }
 }
 
 #[cold]
+#[inline(never)]
 fn wake_queued() {
     // Borrowed only for each pop: a waker that notifies again pushes and drains in between.
     let next = || {
-        WOKEN
+        let waker = WOKEN
             .try_with(|woken| woken.borrow_mut().pop_front())
             .ok()
-            .flatten()
+            .flatten();
+        if waker.is_none() {
+            // Empty (or gone, with the thread's other locals): nothing is kept until the
+            // next push.
+            KEPT.with(|kept| kept.set(false));
+        }
+        waker
     };
     each_despite_panics(next, Waker::wake);
 }

@@ -243,7 +243,7 @@ impl<'a> Class<'a> {
     #[cold]
     fn pass_on(self, n: usize) -> bool {
         self.waiters.turns.revoke(n);
-        self.anyone() && self.signal(n)
+        self.anyone() && self.signal(n, &mut Sink::Deferred)
     }
 
     /// Whether a listener may be registered, ordered after everything this thread
@@ -257,23 +257,36 @@ impl<'a> Class<'a> {
     /// reached its turn, without running any user code. Returns whether any was reached.
     #[inline]
     pub(crate) fn signal_additional(self, n: usize) -> bool {
+        self.signal_additional_into(n, &mut Sink::Deferred)
+    }
+
+    /// As [`signal_additional`](Class::signal_additional), the wakers taken out going to
+    /// `sink`.
+    #[inline]
+    fn signal_additional_into(self, n: usize, sink: &mut Sink<'_>) -> bool {
         if n == 1 {
             // One item or slot: claimed in the count as a ring claim would, so a waiter
             // that already has a notification coming is not notified again.
-            return self.counted.claim() && self.signal_reserved(1);
+            return self.counted.claim() && self.signal_reserved(1, sink);
         }
-        self.anyone() && self.signal(n)
+        self.anyone() && self.signal(n, sink)
     }
 
     /// As [`signal_additional`](Class::signal_additional), for a change that says
     /// itself whether to (see [`Wake`]).
     #[inline]
     pub(crate) fn signal_for(self, wake: Wake, n: usize) -> bool {
+        self.signal_for_into(wake, n, &mut Sink::Deferred)
+    }
+
+    /// As [`signal_for`](Class::signal_for), the wakers taken out going to `sink`.
+    #[inline]
+    fn signal_for_into(self, wake: Wake, n: usize, sink: &mut Sink<'_>) -> bool {
         match wake {
             Wake::No => false,
-            Wake::Counted => self.signal(n),
-            Wake::Reserved => self.signal_reserved(n),
-            Wake::Check => self.signal_additional(n),
+            Wake::Counted => self.signal(n, sink),
+            Wake::Reserved => self.signal_reserved(n, sink),
+            Wake::Check => self.signal_additional_into(n, sink),
         }
     }
 
@@ -295,23 +308,23 @@ impl<'a> Class<'a> {
     /// wrote earlier in its modification order. (Without `std` it is not counted at all,
     /// see [`notify_uncounted`](Class::notify_uncounted).)
     #[inline]
-    fn signal_reserved(self, n: usize) -> bool {
-        let reached = self.notify(n, || {});
+    fn signal_reserved(self, n: usize, sink: &mut Sink<'_>) -> bool {
+        let reached = self.notify(n, || {}, sink);
         if reached == n {
             self.waiters.turns.grant(reached);
             return true;
         }
-        self.withdrawn(n - reached, reached)
+        self.withdrawn(n - reached, reached, sink)
     }
 
     /// `missed` pending notifications reached nobody: withdraws them and stands in for
     /// them with as many uncounted ones (see [`signal_reserved`](Class::signal_reserved)).
     #[cold]
-    fn withdrawn(self, missed: usize, reached: usize) -> bool {
+    fn withdrawn(self, missed: usize, reached: usize, sink: &mut Sink<'_>) -> bool {
         for _ in 0..missed {
             self.counted.withdraw();
         }
-        let again = self.notify_uncounted(missed);
+        let again = self.notify_uncounted(missed, sink);
         self.waiters.turns.grant(reached + again);
         reached + again != 0
     }
@@ -326,39 +339,50 @@ impl<'a> Class<'a> {
     /// notification they were not counted for, and `pending` reads low until the waiters
     /// it counted leave. That costs notifications, never a wake-up.
     #[inline]
-    fn notify_uncounted(self, n: usize) -> usize {
+    fn notify_uncounted(self, n: usize, sink: &mut Sink<'_>) -> usize {
         #[cfg(feature = "std")]
         {
             let counted = self.counted;
-            self.notify(n, move || counted.raise())
+            self.notify(n, move || counted.raise(), sink)
         }
         #[cfg(not(feature = "std"))]
-        self.notify(n, || {})
+        self.notify(n, || {}, sink)
     }
 
     /// Notifies up to `n` waiters not yet notified, running `each` for each one reached
-    /// under the list's lock, and keeps their wakers for
-    /// [`wake_deferred`](Class::wake_deferred). Returns how many were reached.
+    /// under the list's lock, and puts their wakers in `sink`: kept for
+    /// [`wake_deferred`](Class::wake_deferred), or in the caller's one slot. Returns how
+    /// many were reached.
     ///
     /// Without pointer-sized atomics there is no [`Deferred`]: the wakers are woken as
     /// soon as the list's lock is released.
     #[inline]
-    fn notify(self, n: usize, each: impl FnMut()) -> usize {
+    fn notify(self, n: usize, each: impl FnMut(), sink: &mut Sink<'_>) -> usize {
         #[cfg(target_has_atomic = "ptr")]
         {
             let list = &self.waiters.list;
-            self.waiters
-                .deferred
-                .keep(|sink| list.notify(n, each, sink))
+            match sink {
+                Sink::Deferred => self
+                    .waiters
+                    .deferred
+                    .keep(|sink| list.notify(n, each, sink)),
+                Sink::One(slot) => {
+                    debug_assert!(n <= 1 && slot.is_none(), "one slot holds one waker");
+                    list.notify(n.min(1), each, |waker| **slot = Some(waker))
+                }
+            }
         }
         #[cfg(not(target_has_atomic = "ptr"))]
-        self.waiters.list.notify_waking(n, each)
+        {
+            let _ = sink;
+            self.waiters.list.notify_waking(n, each)
+        }
     }
 
     /// Notifies up to `n` listeners not yet notified and grants each one reached a turn.
     #[inline]
-    fn signal(self, n: usize) -> bool {
-        let reached = self.notify_uncounted(n);
+    fn signal(self, n: usize, sink: &mut Sink<'_>) -> bool {
+        let reached = self.notify_uncounted(n, sink);
         self.waiters.turns.grant(reached);
         reached != 0
     }
@@ -369,7 +393,7 @@ impl<'a> Class<'a> {
     /// A notification of `usize::MAX`: it reaches every waiter not yet notified.
     #[inline]
     pub(crate) fn signal_all(self) -> bool {
-        self.anyone() && self.signal(usize::MAX)
+        self.anyone() && self.signal(usize::MAX, &mut Sink::Deferred)
     }
 
     /// As [`signal_all`](Class::signal_all), for a change that says itself whether to.
@@ -377,10 +401,13 @@ impl<'a> Class<'a> {
     pub(crate) fn signal_all_for(self, wake: Wake) -> bool {
         match wake {
             Wake::No => false,
-            Wake::Counted => self.signal(usize::MAX),
+            Wake::Counted => self.signal(usize::MAX, &mut Sink::Deferred),
             // The one pending notification the change counted stands for any listener
             // reached; if none was, it is withdrawn, as for a hand-off.
-            Wake::Reserved => self.signal(usize::MAX) || self.withdrawn(1, 0),
+            Wake::Reserved => {
+                self.signal(usize::MAX, &mut Sink::Deferred)
+                    || self.withdrawn(1, 0, &mut Sink::Deferred)
+            }
             Wake::Check => self.signal_all(),
         }
     }
@@ -401,8 +428,23 @@ impl<'a> Class<'a> {
 
     /// As [`notify_additional`](Class::notify_additional), for a change that says itself
     /// whether to.
+    ///
+    /// A hand-off of one item or slot reaches at most one waiter, whose waker waits in a
+    /// slot on the stack instead of among the deferred wakers, and is woken as soon as the
+    /// list's lock is released: the change is done, and nothing else was signalled by it.
+    /// Like every notifier that reached someone, it then wakes whatever is kept.
     #[inline]
     pub(crate) fn notify_for(self, wake: Wake, n: usize) {
+        if n == 1 {
+            let mut one = None;
+            if self.signal_for_into(wake, 1, &mut Sink::One(&mut one)) {
+                if let Some(waker) = one {
+                    waker.wake();
+                }
+                self.wake_deferred();
+            }
+            return;
+        }
         if self.signal_for(wake, n) {
             self.wake_deferred();
         }
@@ -427,6 +469,18 @@ impl<'a> Class<'a> {
     fn pending(self) -> usize {
         self.counted.pending() as usize
     }
+}
+
+/// Where the wakers a notification takes out of the list wait until they are woken,
+/// outside every lock.
+enum Sink<'s> {
+    /// The queue's [`Deferred`], for [`wake_deferred`](Class::wake_deferred): a change
+    /// that signals several classes, or several waiters, wakes them once it is done.
+    Deferred,
+    /// The caller's one slot, for a notification of at most one waiter that its caller
+    /// wakes at once (see [`notify_for`](Class::notify_for)).
+    #[cfg_attr(not(target_has_atomic = "ptr"), allow(dead_code))]
+    One(&'s mut Option<Waker>),
 }
 
 /// A waiter's node in its class's list, just inserted: kept by its [`Key`] (a blocking
@@ -778,5 +832,133 @@ mod tests {
         assert!(closing.as_mut().poll(&mut context).is_ready());
         assert!(waiting.as_mut().poll(&mut context).is_ready());
         assert_eq!(counts(&queue), [0, 0, 0]);
+    }
+}
+
+#[cfg(all(test, loom, feature = "std"))]
+mod loom_models {
+    use alloc::sync::{Arc, Weak};
+    use alloc::task::Wake;
+    use core::future::Future;
+    use core::pin::Pin;
+    use core::task::{Context, Poll, Waker};
+    use loom::sync::Notify;
+    use loom::thread;
+
+    use crate::Queue;
+
+    /// A waker that notifies the thread driving its future (see [`drive`]).
+    #[derive(Default)]
+    struct Woken(Notify);
+
+    impl Wake for Woken {
+        fn wake(self: Arc<Self>) {
+            self.wake_by_ref();
+        }
+
+        fn wake_by_ref(self: &Arc<Self>) {
+            self.0.notify();
+        }
+    }
+
+    /// Polls `future` until it is ready, waiting between polls until `waker` (which must
+    /// notify `woken`) runs: a lost wake-up leaves the thread blocked, and loom reports the
+    /// model deadlocked.
+    fn drive<F: Future + Unpin>(future: &mut F, woken: &Woken, waker: &Waker) -> F::Output {
+        loop {
+            if let Poll::Ready(out) = Pin::new(&mut *future).poll(&mut Context::from_waker(waker)) {
+                return out;
+            }
+            woken.0.wait();
+        }
+    }
+
+    fn woken() -> (Arc<Woken>, Waker) {
+        let woken = Arc::new(Woken::default());
+        (Arc::clone(&woken), Waker::from(woken))
+    }
+
+    /// A put's hand-off to an async get on the ring: the get's waker is taken out under
+    /// the list's lock and run by the putting thread once the lock is released, with no
+    /// deferred list between them. Never lost, whatever the interleaving of the get's
+    /// registration and the put.
+    #[test]
+    fn a_put_wakes_an_async_get_on_the_ring() {
+        loom::model(|| {
+            let queue = Arc::new(Queue::<u8>::bounded(2).unwrap());
+            let producer = {
+                let queue = Arc::clone(&queue);
+                thread::spawn(move || queue.try_put(4).unwrap())
+            };
+            let (woken, waker) = woken();
+            let mut get = queue.get();
+            let got = drive(&mut get, &woken, &waker).unwrap().succeed();
+            producer.join().unwrap();
+            assert_eq!(got, 4);
+            assert!(queue.ledger().is_balanced());
+        });
+    }
+
+    /// A get's hand-off of a slot to an async put on a full ring, woken the same way.
+    #[test]
+    fn a_get_wakes_an_async_put_on_a_full_ring() {
+        loom::model(|| {
+            let queue = Arc::new(Queue::<u8>::bounded(1).unwrap());
+            queue.try_put(1).unwrap();
+            let consumer = {
+                let queue = Arc::clone(&queue);
+                thread::spawn(move || queue.try_get().unwrap().succeed())
+            };
+            let (woken, waker) = woken();
+            let mut put = queue.put(2);
+            drive(&mut put, &woken, &waker).unwrap();
+            assert_eq!(consumer.join().unwrap(), 1);
+            assert_eq!(queue.try_get().unwrap().succeed(), 2);
+            assert!(queue.ledger().is_balanced());
+        });
+    }
+
+    /// A waker run by a hand-off re-enters the queue and puts again (a second hand-off,
+    /// from inside the first one's wake), while another thread puts too: no deadlock, and
+    /// every item is accounted for.
+    #[test]
+    fn a_woken_waker_puts_into_the_ring_that_wakes_it() {
+        struct Reenter(Arc<Woken>, Weak<Queue<u8>>);
+        impl Wake for Reenter {
+            fn wake(self: Arc<Self>) {
+                self.wake_by_ref();
+            }
+            fn wake_by_ref(self: &Arc<Self>) {
+                if let Some(queue) = self.1.upgrade() {
+                    let _ = queue.try_put(9);
+                }
+                self.0.wake_by_ref();
+            }
+        }
+        loom::model(|| {
+            let queue = Arc::new(Queue::<u8>::bounded(2).unwrap());
+            let woken = Arc::new(Woken::default());
+            let waker = Waker::from(Arc::new(Reenter(
+                Arc::clone(&woken),
+                Arc::downgrade(&queue),
+            )));
+            let producer = {
+                let queue = Arc::clone(&queue);
+                thread::spawn(move || queue.try_put(1).unwrap())
+            };
+            let mut get = queue.get();
+            let first = drive(&mut get, &woken, &waker).unwrap().succeed();
+            producer.join().unwrap();
+            drop(get);
+            let mut rest = 0;
+            while let Ok(delivery) = queue.try_get() {
+                delivery.succeed();
+                rest += 1;
+            }
+            assert!(first == 1 || first == 9);
+            let ledger = queue.ledger();
+            assert_eq!(ledger.accepted, 1 + rest);
+            assert!(ledger.is_balanced());
+        });
     }
 }
