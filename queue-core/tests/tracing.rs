@@ -582,3 +582,57 @@ fn a_subscriber_panicking_in_a_woken_batch_put_gives_its_turn_up_once() {
         std::task::Poll::Pending => panic!("the slot is free"),
     };
 }
+
+/// A subscriber that panics in the `job delivered` event of a fixed queue's get, the
+/// try's and a woken get's alike: as on the heap queue, the item is in its delivery when
+/// user code runs, so the unwinding ends it as abandoned and the queue settles (a bare item
+/// dropped by the unwinding would stay in flight for good, and `join` would never return).
+/// The woken get's turn is given up once: the next woken get's item is kept for it.
+#[test]
+fn a_subscriber_panicking_in_a_fixed_queues_get_leaves_no_item_in_flight_for_good() {
+    use tally_queue::fixed::FixedQueue;
+
+    for woken in [false, true] {
+        let subscriber = PanicAt {
+            message: "job delivered",
+            fired: false.into(),
+        };
+        tracing::subscriber::with_default(subscriber, || {
+            let queue = FixedQueue::<u32, 2>::new();
+            let noop = &mut Context::from_waker(Waker::noop());
+            if woken {
+                let mut get = pin!(queue.get());
+                assert!(get.as_mut().poll(noop).is_pending());
+                queue.try_put(1).unwrap();
+                let unwound = catch_unwind(AssertUnwindSafe(|| get.as_mut().poll(noop).is_ready()));
+                assert!(unwound.is_err(), "the subscriber panicked");
+            } else {
+                queue.try_put(1).unwrap();
+                let unwound = catch_unwind(AssertUnwindSafe(|| drop(queue.try_get())));
+                assert!(unwound.is_err(), "the subscriber panicked");
+            }
+            let ledger = queue.ledger();
+            assert_eq!(
+                (ledger.buffered, ledger.in_flight, ledger.abandoned),
+                (0, 0, 1),
+                "woken {woken}: the taken item ends as abandoned: {ledger}"
+            );
+            assert!(
+                pin!(queue.join()).poll(noop).is_ready(),
+                "woken {woken}: the queue settles"
+            );
+
+            let mut get = pin!(queue.get());
+            assert!(get.as_mut().poll(noop).is_pending());
+            queue.try_put(2).unwrap();
+            assert!(
+                queue.try_get().is_err(),
+                "woken {woken}: the woken get's item is kept for it"
+            );
+            match get.as_mut().poll(noop) {
+                std::task::Poll::Ready(job) => assert_eq!(job.unwrap().succeed(), 2),
+                std::task::Poll::Pending => panic!("the item is there"),
+            };
+        });
+    }
+}
