@@ -18,6 +18,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 
 use common::{scaled, waker_fn};
+use tally_queue::fixed::{FixedDelivery, FixedQueue};
 use tally_queue::{AbandonPolicy, Delivery, Queue};
 
 /// A small deterministic generator (xorshift), so that a failing run can be replayed.
@@ -76,15 +77,18 @@ fn quietly(step: impl FnOnce()) -> bool {
     catch_unwind(AssertUnwindSafe(step)).is_err()
 }
 
-/// Polls every woken future until none is left woken; a future that panics is dropped.
-fn settle(tasks: &mut Vec<Task<'_>>, log: &mut Vec<String>) {
+/// Polls every woken future, in random order, until none is left woken; a future that
+/// panics is dropped.
+fn settle(tasks: &mut Vec<Task<'_>>, log: &mut Vec<String>, rng: &mut Rng) {
     for _ in 0..10_000 {
-        let Some(at) = tasks
-            .iter()
-            .position(|t| t.woken.swap(false, Ordering::SeqCst))
-        else {
+        let woken: Vec<usize> = (0..tasks.len())
+            .filter(|&i| tasks[i].woken.load(Ordering::SeqCst))
+            .collect();
+        if woken.is_empty() {
             break;
-        };
+        }
+        let at = woken[rng.below(woken.len() as u64) as usize];
+        tasks[at].woken.store(false, Ordering::SeqCst);
         let task = &mut tasks[at];
         let waker = task.waker.clone();
         let polled = catch_unwind(AssertUnwindSafe(|| {
@@ -286,7 +290,7 @@ fn run(kind: &str, queue: &Queue<u32>, bound: Option<usize>, seed: u64, steps: u
                 // The turn rule, probed: with nothing buffered and no woken future left
                 // unpolled, an item put now is owed to a waiting get (the probe's own get, or
                 // one waiting before it), so a try must be refused it.
-                settle(&mut tasks, &mut log);
+                settle(&mut tasks, &mut log, &mut rng);
                 if queue.len() == 0 && !queue.is_shut_down() {
                     let (waker, woken) = task_waker(false);
                     let future: Pin<Box<dyn Future<Output = ()> + '_>> = Box::pin(async move {
@@ -341,7 +345,281 @@ fn run(kind: &str, queue: &Queue<u32>, bound: Option<usize>, seed: u64, steps: u
         if rng.below(2) == 0 {
             continue;
         }
-        settle(&mut tasks, &mut log);
+        settle(&mut tasks, &mut log, &mut rng);
+        let len = queue.len();
+        let waiting_gets: Vec<&str> = tasks
+            .iter()
+            .filter(|t| t.get)
+            .map(|t| t.name.as_str())
+            .collect();
+        let waiting_puts: Vec<&str> = tasks
+            .iter()
+            .filter(|t| !t.get)
+            .map(|t| t.name.as_str())
+            .collect();
+        assert!(
+            len == 0 || waiting_gets.is_empty(),
+            "{kind}, seed {seed}: {waiting_gets:?} wait beside {len} item(s); {}; steps: {log:?}",
+            queue.ledger()
+        );
+        assert!(
+            bound.is_none_or(|bound| len >= bound) || queue.is_shut_down() || waiting_puts.is_empty(),
+            "{kind}, seed {seed}: {waiting_puts:?} wait beside a free slot ({len} buffered); {}; steps: {log:?}",
+            queue.ledger()
+        );
+    }
+    if std::env::var_os("TURN_PANICS_STATS").is_some() {
+        let panicked = log.iter().filter(|l| l.contains("panicked")).count();
+        let done = log.iter().filter(|l| l.ends_with("done")).count();
+        eprintln!("{kind} seed {seed}: {panicked} panics, {done} waits done");
+    }
+    for task in tasks.drain(..) {
+        quietly(|| drop(task.future));
+    }
+    held.borrow_mut().clear();
+}
+
+fn run_fixed<const N: usize>(
+    kind: &str,
+    queue: &FixedQueue<u32, N, 4>,
+    bound: Option<usize>,
+    seed: u64,
+    steps: usize,
+) {
+    let held: RefCell<Vec<FixedDelivery<'_, u32>>> = RefCell::new(Vec::new());
+    let mut tasks: Vec<Task<'_>> = Vec::new();
+    let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+    let mut next = 0u32;
+    let mut log: Vec<String> = Vec::new();
+    for _ in 0..steps {
+        let armed = rng.below(4) == 0;
+        let op = rng.below(15);
+        next += 2;
+        let n = next;
+        let held_ref = &held;
+        match op {
+            0 | 1 => {
+                let (waker, woken) = task_waker(armed);
+                let future: Pin<Box<dyn Future<Output = ()> + '_>> = if op == 0 {
+                    Box::pin(async move {
+                        if let Ok(job) = queue.get().await {
+                            held_ref.borrow_mut().push(job);
+                        }
+                    })
+                } else {
+                    Box::pin(async move {
+                        if let Ok(job) = queue.get().await {
+                            held_ref.borrow_mut().push(job);
+                        }
+                    })
+                };
+                let name = format!(
+                    "{} {n}{}",
+                    ["get", "get"][op as usize],
+                    if armed { " (armed)" } else { "" }
+                );
+                woken.store(true, Ordering::SeqCst);
+                tasks.push(Task {
+                    future,
+                    waker,
+                    woken,
+                    get: true,
+                    name,
+                    deadline: None,
+                });
+            }
+            2 | 3 => {
+                let (waker, woken) = task_waker(armed);
+                let future: Pin<Box<dyn Future<Output = ()> + '_>> = if op == 2 {
+                    Box::pin(async move {
+                        let _ = queue.put(n).await;
+                    })
+                } else {
+                    Box::pin(async move {
+                        let _ = queue.put(n + 1).await;
+                    })
+                };
+                let name = format!(
+                    "{} {n}{}",
+                    ["put", "put"][op as usize - 2],
+                    if armed { " (armed)" } else { "" }
+                );
+                woken.store(true, Ordering::SeqCst);
+                tasks.push(Task {
+                    future,
+                    waker,
+                    woken,
+                    get: false,
+                    name,
+                    deadline: None,
+                });
+            }
+            4 => {
+                let p = quietly(|| {
+                    let _ = queue.try_put(n);
+                });
+                log.push(format!("try_put {n}{}", if p { " panicked" } else { "" }));
+            }
+            5 => {
+                let p = quietly(|| {
+                    if let Ok(job) = queue.try_get() {
+                        held.borrow_mut().push(job);
+                    }
+                });
+                log.push(format!("try_get{}", if p { " panicked" } else { "" }));
+            }
+            6 | 7 => {
+                let job = {
+                    let mut held = held.borrow_mut();
+                    if held.is_empty() {
+                        None
+                    } else {
+                        let at = rng.below(held.len() as u64) as usize;
+                        Some(held.swap_remove(at))
+                    }
+                };
+                if let Some(job) = job {
+                    let succeed = op == 6;
+                    let p = quietly(|| {
+                        if succeed {
+                            job.succeed();
+                        } else {
+                            drop(job);
+                        }
+                    });
+                    log.push(format!(
+                        "{}{}",
+                        if succeed { "succeed" } else { "abandon" },
+                        if p { " panicked" } else { "" }
+                    ));
+                }
+            }
+            8 => {
+                if !tasks.is_empty() {
+                    let task = tasks.swap_remove(rng.below(tasks.len() as u64) as usize);
+                    let p = quietly(|| drop(task.future));
+                    log.push(format!(
+                        "drop {}{}",
+                        task.name,
+                        if p { " panicked" } else { "" }
+                    ));
+                }
+            }
+            9 => {
+                if !tasks.is_empty() {
+                    let at = rng.below(tasks.len() as u64) as usize;
+                    tasks[at].woken.store(true, Ordering::SeqCst);
+                }
+            }
+            11 | 12 => {
+                let (waker, woken) = task_waker(armed);
+                let fired = Arc::new(AtomicBool::new(false));
+                let until = deadline(&fired);
+                let future: Pin<Box<dyn Future<Output = ()> + '_>> = if op == 11 {
+                    Box::pin(async move {
+                        if let Ok(job) = queue.get_until(until).await {
+                            held_ref.borrow_mut().push(job);
+                        }
+                    })
+                } else {
+                    Box::pin(async move {
+                        let _ = queue.put_until(n, until).await;
+                    })
+                };
+                let name = format!(
+                    "{} {n}{}",
+                    ["get_until", "put_until"][op as usize - 11],
+                    if armed { " (armed)" } else { "" }
+                );
+                woken.store(true, Ordering::SeqCst);
+                tasks.push(Task {
+                    future,
+                    waker,
+                    woken,
+                    get: op == 11,
+                    name,
+                    deadline: Some(fired),
+                });
+            }
+            13 => {
+                // A deadline fires: its task is polled (as its timer's wake-up would).
+                let timed: Vec<usize> = (0..tasks.len())
+                    .filter(|&i| tasks[i].deadline.is_some())
+                    .collect();
+                if !timed.is_empty() {
+                    let task = &tasks[timed[rng.below(timed.len() as u64) as usize]];
+                    task.deadline
+                        .as_ref()
+                        .unwrap()
+                        .store(true, Ordering::SeqCst);
+                    task.woken.store(true, Ordering::SeqCst);
+                    log.push(format!("deadline of {}", task.name));
+                }
+            }
+            14 => {
+                // The turn rule, probed: with nothing buffered and no woken future left
+                // unpolled, an item put now is owed to a waiting get (the probe's own get, or
+                // one waiting before it), so a try must be refused it.
+                settle(&mut tasks, &mut log, &mut rng);
+                if queue.len() == 0
+                    && !queue.is_shut_down()
+                    // A waiter slot is free for the probe's get.
+                    && tasks.iter().filter(|t| t.get).count() < 4
+                {
+                    let (waker, woken) = task_waker(false);
+                    let future: Pin<Box<dyn Future<Output = ()> + '_>> = Box::pin(async move {
+                        if let Ok(job) = queue.get().await {
+                            held_ref.borrow_mut().push(job);
+                        }
+                    });
+                    let mut probe = Task {
+                        future,
+                        waker,
+                        woken,
+                        get: true,
+                        name: format!("probe {n}"),
+                        deadline: None,
+                    };
+                    let waker = probe.waker.clone();
+                    let first = probe.future.as_mut().poll(&mut Context::from_waker(&waker));
+                    assert!(
+                        first.is_pending(),
+                        "{kind}, seed {seed}: a get on an empty queue waits"
+                    );
+                    probe.woken.store(false, Ordering::SeqCst);
+                    tasks.push(probe);
+                    let put = catch_unwind(AssertUnwindSafe(|| queue.try_put(n)));
+                    if let Ok(Ok(_)) = put {
+                        let taken = catch_unwind(AssertUnwindSafe(|| queue.try_get()));
+                        let barged = matches!(taken, Ok(Ok(_)));
+                        if let Ok(Ok(job)) = taken {
+                            held.borrow_mut().push(job);
+                        }
+                        assert!(
+                            !barged,
+                            "{kind}, seed {seed}: a try took the item put for a waiting get; {}; steps: {log:?}",
+                            queue.ledger()
+                        );
+                    }
+                    log.push(format!("probe {n}"));
+                }
+            }
+            _ => {
+                if rng.below(20) == 0 {
+                    let p = quietly(|| {
+                        queue.shutdown();
+                    });
+                    log.push(format!("shutdown{}", if p { " panicked" } else { "" }));
+                }
+            }
+        }
+        // Half the steps leave the woken futures unpolled, so that wake-ups, deadlines and
+        // the next steps pile up before the futures see them; the others poll every woken
+        // future until none is left woken, and look.
+        if rng.below(2) == 0 {
+            continue;
+        }
+        settle(&mut tasks, &mut log, &mut rng);
         let len = queue.len();
         let waiting_gets: Vec<&str> = tasks
             .iter()
@@ -401,5 +679,14 @@ fn panicking_wakers_neither_strand_a_turn_nor_pass_one_on_twice() {
             let queue = queue.with_abandon_policy(policy);
             run(kind, &queue, bound, seed, scaled(150, 40));
         }
+    }
+}
+
+/// The same on the fixed tier (no batch waits, no redelivery).
+#[test]
+fn panicking_wakers_neither_strand_a_turn_nor_pass_one_on_twice_on_the_fixed_tier() {
+    for seed in 0..scaled(2000, 4) as u64 {
+        let queue = FixedQueue::<u32, 2, 4>::new();
+        run_fixed("fixed <2, 4>", &queue, Some(2), seed, scaled(150, 40));
     }
 }
