@@ -245,20 +245,33 @@ fn run(kind: &str, queue: &Queue<u32>, bound: Option<usize>, seed: u64, steps: u
                 let (waker, woken) = task_waker(armed);
                 let fired = Arc::new(AtomicBool::new(false));
                 let until = deadline(&fired);
-                let future: Pin<Box<dyn Future<Output = ()> + '_>> = if op == 11 {
-                    Box::pin(async move {
+                let batch = rng.below(2) == 0;
+                let future: Pin<Box<dyn Future<Output = ()> + '_>> = match (op, batch) {
+                    (11, false) => Box::pin(async move {
                         if let Ok(job) = queue.get_until(until).await {
                             held_ref.borrow_mut().push(job);
                         }
-                    })
-                } else {
-                    Box::pin(async move {
+                    }),
+                    (11, true) => Box::pin(async move {
+                        let mut batch = Vec::new();
+                        if queue.get_many_until(&mut batch, 2, until).await.is_ok() {
+                            held_ref.borrow_mut().extend(batch);
+                        }
+                    }),
+                    (_, false) => Box::pin(async move {
                         let _ = queue.put_until(n, until).await;
-                    })
+                    }),
+                    (_, true) => Box::pin(async move {
+                        let mut items = vec![n, n + 1];
+                        let _ = queue
+                            .put_many_until(&mut items, &mut Vec::new(), until)
+                            .await;
+                    }),
                 };
                 let name = format!(
-                    "{} {n}{}",
-                    ["get_until", "put_until"][op as usize - 11],
+                    "{}{} {n}{}",
+                    ["get", "put"][op as usize - 11],
+                    if batch { "_many_until" } else { "_until" },
                     if armed { " (armed)" } else { "" }
                 );
                 woken.store(true, Ordering::SeqCst);
