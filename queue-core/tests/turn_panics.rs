@@ -1,10 +1,12 @@
-//! The turn rule where user code panics: random runs of gets, batch gets, puts and batch
-//! puts on every kind of queue, some of whose wakers panic once when woken, with tries,
-//! endings, abandonments (redelivered) and drops in between. After every step the woken
-//! futures are polled until none is left woken, and then no get may wait beside an item
-//! waiting to be delivered, and no put beside a free slot of a bounded buffer: a turn
-//! stranded by a panic (owed to nobody) or passed on twice (a woken future's item left
-//! open) shows as one of those.
+//! The turn rule where user code panics: random runs of waits (gets, puts, their batch
+//! forms, with and without deadlines) on every kind of queue and on the fixed tier, some of
+//! whose wakers panic once when woken, with tries, endings, abandonments (redelivered),
+//! drops, deadlines firing and shutdowns in between. After half the steps the woken futures
+//! are polled, in random order, until none is left woken; then no get may wait beside an
+//! item waiting to be delivered, and no put beside a free slot of a bounded buffer. A probe
+//! step puts an item for a waiting get and checks that a try is refused it. A turn stranded
+//! by a panic (owed to nobody) or passed on twice (a woken get's item left open to a try)
+//! shows as one of those.
 #![cfg(not(loom))]
 
 mod common;
