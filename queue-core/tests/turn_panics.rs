@@ -306,7 +306,7 @@ fn run(kind: &str, queue: &Queue<u32>, bound: Option<usize>, seed: u64, steps: u
                 // unpolled, an item put now is owed to a waiting get (the probe's own get, or
                 // one waiting before it), so a try must be refused it.
                 settle(&mut tasks, &mut log, &mut rng);
-                if queue.len() == 0 && !queue.is_shut_down() {
+                if queue.is_empty() && !queue.is_shut_down() {
                     let (waker, woken) = task_waker(false);
                     let future: Pin<Box<dyn Future<Output = ()> + '_>> = Box::pin(async move {
                         if let Ok(job) = queue.get().await {
@@ -576,7 +576,7 @@ fn run_fixed<const N: usize>(
                 // unpolled, an item put now is owed to a waiting get (the probe's own get, or
                 // one waiting before it), so a try must be refused it.
                 settle(&mut tasks, &mut log, &mut rng);
-                if queue.len() == 0
+                if queue.is_empty()
                     && !queue.is_shut_down()
                     // A waiter slot is free for the probe's get.
                     && tasks.iter().filter(|t| t.get).count() < 4
