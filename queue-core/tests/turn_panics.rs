@@ -674,7 +674,7 @@ fn panicking_wakers_neither_strand_a_turn_nor_pass_one_on_twice() {
         max_attempts: core::num::NonZeroU32::new(3).unwrap(),
     };
     for seed in 0..scaled(400, 4) as u64 {
-        let journal = Arc::new(tally_queue::Record::new());
+        let journal = Arc::new(common::Log::default());
         let kinds = [
             ("bounded(1)", Queue::bounded(1).unwrap(), Some(1)),
             ("bounded(2)", Queue::bounded(2).unwrap(), Some(2)),
