@@ -636,3 +636,61 @@ fn a_subscriber_panicking_in_a_fixed_queues_get_leaves_no_item_in_flight_for_goo
         });
     }
 }
+
+/// A subscriber that panics in the event of a job's ending (`job ended` as a delivery is
+/// resolved, `job abandoned` as one is dropped, on the heap queue and on the fixed tier):
+/// the ending is counted all the same, so the job does not stay in flight for good (a
+/// `join` would never return). The event runs before the ledger counts the ending today.
+#[test]
+fn a_subscriber_panicking_at_a_jobs_ending_leaves_no_job_in_flight_for_good() {
+    use tally_queue::fixed::FixedQueue;
+
+    let mut stranded = Vec::new();
+    for message in ["job ended", "job abandoned"] {
+        for policy in [AbandonPolicy::Abandon, AbandonPolicy::Uncertain] {
+            let subscriber = PanicAt {
+                message,
+                fired: false.into(),
+            };
+            tracing::subscriber::with_default(subscriber, || {
+                let queue = Queue::unbounded().with_abandon_policy(policy);
+                queue.try_put(1).unwrap();
+                let job = queue.try_get().unwrap();
+                let unwound = catch_unwind(AssertUnwindSafe(|| {
+                    if message == "job ended" {
+                        job.succeed();
+                    } else {
+                        drop(job);
+                    }
+                }));
+                assert!(unwound.is_err(), "{message}: the subscriber panicked");
+                let ledger = queue.ledger();
+                if ledger.in_flight != 0 {
+                    stranded.push(format!("{message}, {policy:?}: {ledger}"));
+                }
+            });
+        }
+        let subscriber = PanicAt {
+            message,
+            fired: false.into(),
+        };
+        tracing::subscriber::with_default(subscriber, || {
+            let queue = FixedQueue::<u32, 2>::new();
+            queue.try_put(1).unwrap();
+            let job = queue.try_get().unwrap();
+            let unwound = catch_unwind(AssertUnwindSafe(|| {
+                if message == "job ended" {
+                    job.succeed();
+                } else {
+                    drop(job);
+                }
+            }));
+            assert!(unwound.is_err(), "{message}: the subscriber panicked");
+            let ledger = queue.ledger();
+            if ledger.in_flight != 0 {
+                stranded.push(format!("fixed, {message}: {ledger}"));
+            }
+        });
+    }
+    assert!(stranded.is_empty(), "endings not counted: {stranded:#?}");
+}
