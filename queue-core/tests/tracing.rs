@@ -694,3 +694,35 @@ fn a_subscriber_panicking_at_a_jobs_ending_leaves_no_job_in_flight_for_good() {
     }
     assert!(stranded.is_empty(), "endings not counted: {stranded:#?}");
 }
+
+/// A subscriber that panics in the `job accepted` event of a fixed queue's put while a get
+/// waits: as on the heap queue, the item is buffered and the waiting get must still be
+/// woken for it (the event runs before the getters are told today, so the get sleeps
+/// beside the item).
+#[test]
+fn a_subscriber_panicking_in_a_fixed_queues_put_still_wakes_the_waiting_get() {
+    use tally_queue::fixed::FixedQueue;
+
+    let subscriber = PanicAt {
+        message: "job accepted",
+        fired: false.into(),
+    };
+    tracing::subscriber::with_default(subscriber, || {
+        let queue = FixedQueue::<u32, 2>::new();
+        let woken = Arc::new(AtomicUsize::new(0));
+        let waker = Waker::from(Arc::new(Count(woken.clone())));
+        let mut get = pin!(queue.get());
+        assert!(get
+            .as_mut()
+            .poll(&mut Context::from_waker(&waker))
+            .is_pending());
+        let unwound = catch_unwind(AssertUnwindSafe(|| queue.try_put(1)));
+        assert!(unwound.is_err(), "the subscriber panicked");
+        assert_eq!(queue.len(), 1, "the item is buffered");
+        assert_eq!(woken.load(Ordering::SeqCst), 1, "the waiting get was woken");
+        match get.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
+            std::task::Poll::Ready(job) => assert_eq!(job.unwrap().succeed(), 1),
+            std::task::Poll::Pending => panic!("the item is there"),
+        };
+    });
+}
