@@ -6,7 +6,11 @@
 //! item waiting to be delivered, and no put beside a free slot of a bounded buffer. A probe
 //! step puts an item for a waiting get and checks that a try is refused it. A turn stranded
 //! by a panic (owed to nobody) or passed on twice (a woken get's item left open to a try)
-//! shows as one of those.
+//! shows as one of those. At the end of a run every delivery is resolved, and none may be
+//! left in flight.
+//!
+//! With `--features tracing` (or `metrics`) the runs are made again with a subscriber (a
+//! recorder) that panics at its next event (sample) whenever a step arms it.
 #![cfg(not(loom))]
 
 mod common;
@@ -115,7 +119,14 @@ fn settle(tasks: &mut Vec<Task<'_>>, log: &mut Vec<String>, rng: &mut Rng) {
     }
 }
 
-fn run(kind: &str, queue: &Queue<u32>, bound: Option<usize>, seed: u64, steps: usize) {
+fn run(
+    kind: &str,
+    queue: &Queue<u32>,
+    user_code: &AtomicBool,
+    bound: Option<usize>,
+    seed: u64,
+    steps: usize,
+) {
     let held: RefCell<Vec<Delivery<'_, u32>>> = RefCell::new(Vec::new());
     let mut tasks: Vec<Task<'_>> = Vec::new();
     let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
@@ -123,7 +134,7 @@ fn run(kind: &str, queue: &Queue<u32>, bound: Option<usize>, seed: u64, steps: u
     let mut log: Vec<String> = Vec::new();
     for _ in 0..steps {
         let armed = rng.below(4) == 0;
-        let op = rng.below(15);
+        let op = rng.below(16);
         next += 2;
         let n = next;
         let held_ref = &held;
@@ -345,6 +356,12 @@ fn run(kind: &str, queue: &Queue<u32>, bound: Option<usize>, seed: u64, steps: u
                     log.push(format!("probe {n}"));
                 }
             }
+            15 => {
+                // The next subscriber event or recorder sample panics (in the tests that
+                // install one).
+                user_code.store(true, Ordering::SeqCst);
+                log.push("armed".into());
+            }
             _ => {
                 if rng.below(20) == 0 {
                     let p = quietly(|| {
@@ -388,15 +405,24 @@ fn run(kind: &str, queue: &Queue<u32>, bound: Option<usize>, seed: u64, steps: u
         let done = log.iter().filter(|l| l.ends_with("done")).count();
         eprintln!("{kind} seed {seed}: {panicked} panics, {done} waits done");
     }
+    user_code.store(false, Ordering::SeqCst);
     for task in tasks.drain(..) {
         quietly(|| drop(task.future));
     }
-    held.borrow_mut().clear();
+    for job in held.borrow_mut().drain(..) {
+        job.succeed();
+    }
+    let ledger = queue.ledger();
+    assert_eq!(
+        ledger.in_flight, 0,
+        "{kind}, seed {seed}: every delivery ended, yet {ledger}; steps: {log:?}"
+    );
 }
 
 fn run_fixed<const N: usize>(
     kind: &str,
     queue: &FixedQueue<u32, N, 4>,
+    user_code: &AtomicBool,
     bound: Option<usize>,
     seed: u64,
     steps: usize,
@@ -408,7 +434,7 @@ fn run_fixed<const N: usize>(
     let mut log: Vec<String> = Vec::new();
     for _ in 0..steps {
         let armed = rng.below(4) == 0;
-        let op = rng.below(15);
+        let op = rng.below(16);
         next += 2;
         let n = next;
         let held_ref = &held;
@@ -619,6 +645,12 @@ fn run_fixed<const N: usize>(
                     log.push(format!("probe {n}"));
                 }
             }
+            15 => {
+                // The next subscriber event or recorder sample panics (in the tests that
+                // install one).
+                user_code.store(true, Ordering::SeqCst);
+                log.push("armed".into());
+            }
             _ => {
                 if rng.below(20) == 0 {
                     let p = quietly(|| {
@@ -662,18 +694,26 @@ fn run_fixed<const N: usize>(
         let done = log.iter().filter(|l| l.ends_with("done")).count();
         eprintln!("{kind} seed {seed}: {panicked} panics, {done} waits done");
     }
+    user_code.store(false, Ordering::SeqCst);
     for task in tasks.drain(..) {
         quietly(|| drop(task.future));
     }
-    held.borrow_mut().clear();
+    for job in held.borrow_mut().drain(..) {
+        job.succeed();
+    }
+    let ledger = queue.ledger();
+    assert_eq!(
+        ledger.in_flight, 0,
+        "{kind}, seed {seed}: every delivery ended, yet {ledger}; steps: {log:?}"
+    );
 }
 
-#[test]
-fn panicking_wakers_neither_strand_a_turn_nor_pass_one_on_twice() {
+/// Every kind of heap queue, `seeds` runs each.
+fn heap_runs(armed: &AtomicBool, seeds: u64) {
     let policy = AbandonPolicy::Redeliver {
         max_attempts: core::num::NonZeroU32::new(3).unwrap(),
     };
-    for seed in 0..scaled(400, 4) as u64 {
+    for seed in 0..seeds {
         let journal = Arc::new(common::Log::default());
         let kinds = [
             ("bounded(1)", Queue::bounded(1).unwrap(), Some(1)),
@@ -692,16 +732,132 @@ fn panicking_wakers_neither_strand_a_turn_nor_pass_one_on_twice() {
         ];
         for (kind, queue, bound) in kinds {
             let queue = queue.with_abandon_policy(policy);
-            run(kind, &queue, bound, seed, scaled(150, 40));
+            run(kind, &queue, armed, bound, seed, scaled(150, 40));
         }
     }
+}
+
+/// The fixed tier, `seeds` runs.
+fn fixed_runs(armed: &AtomicBool, seeds: u64) {
+    for seed in 0..seeds {
+        let queue = FixedQueue::<u32, 2, 4>::new();
+        run_fixed(
+            "fixed <2, 4>",
+            &queue,
+            armed,
+            Some(2),
+            seed,
+            scaled(150, 40),
+        );
+    }
+}
+
+#[test]
+fn panicking_wakers_neither_strand_a_turn_nor_pass_one_on_twice() {
+    heap_runs(&AtomicBool::new(false), scaled(400, 4) as u64);
 }
 
 /// The same on the fixed tier (no batch waits, no redelivery).
 #[test]
 fn panicking_wakers_neither_strand_a_turn_nor_pass_one_on_twice_on_the_fixed_tier() {
-    for seed in 0..scaled(2000, 4) as u64 {
-        let queue = FixedQueue::<u32, 2, 4>::new();
-        run_fixed("fixed <2, 4>", &queue, Some(2), seed, scaled(150, 40));
+    fixed_runs(&AtomicBool::new(false), scaled(2000, 4) as u64);
+}
+
+/// Panics armed now and then: the next event of the queue's `tracing` subscriber panics.
+#[cfg(feature = "tracing")]
+struct PanickingSubscriber(Arc<AtomicBool>);
+
+#[cfg(feature = "tracing")]
+impl tracing::Subscriber for PanickingSubscriber {
+    fn enabled(&self, metadata: &tracing::Metadata<'_>) -> bool {
+        metadata.target() == "tally_queue"
     }
+    fn new_span(&self, _: &tracing::span::Attributes<'_>) -> tracing::span::Id {
+        tracing::span::Id::from_u64(1)
+    }
+    fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
+    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
+    fn event(&self, _: &tracing::Event<'_>) {
+        if !std::thread::panicking() && self.0.swap(false, Ordering::SeqCst) {
+            panic!("a subscriber that panics when armed");
+        }
+    }
+    fn enter(&self, _: &tracing::span::Id) {}
+    fn exit(&self, _: &tracing::span::Id) {}
+}
+
+/// As above, with a `tracing` subscriber that panics at the event after each arming too
+/// (`--features tracing`).
+#[cfg(feature = "tracing")]
+#[test]
+fn panicking_subscribers_neither_strand_a_turn_nor_lose_an_item() {
+    let armed = Arc::new(AtomicBool::new(false));
+    tracing::subscriber::with_default(PanickingSubscriber(armed.clone()), || {
+        heap_runs(&armed, scaled(200, 2) as u64);
+        fixed_runs(&armed, scaled(1000, 2) as u64);
+    });
+}
+
+/// Panics armed now and then: the next sample of the queue's histograms panics.
+#[cfg(feature = "metrics")]
+struct PanickingRecorder(Arc<AtomicBool>);
+
+#[cfg(feature = "metrics")]
+struct PanickingSample(Arc<AtomicBool>);
+
+#[cfg(feature = "metrics")]
+impl metrics::HistogramFn for PanickingSample {
+    fn record(&self, _: f64) {
+        if !std::thread::panicking() && self.0.swap(false, Ordering::SeqCst) {
+            panic!("a recorder that panics when armed");
+        }
+    }
+}
+
+#[cfg(feature = "metrics")]
+impl metrics::Recorder for PanickingRecorder {
+    fn describe_counter(
+        &self,
+        _: metrics::KeyName,
+        _: Option<metrics::Unit>,
+        _: metrics::SharedString,
+    ) {
+    }
+    fn describe_gauge(
+        &self,
+        _: metrics::KeyName,
+        _: Option<metrics::Unit>,
+        _: metrics::SharedString,
+    ) {
+    }
+    fn describe_histogram(
+        &self,
+        _: metrics::KeyName,
+        _: Option<metrics::Unit>,
+        _: metrics::SharedString,
+    ) {
+    }
+    fn register_counter(&self, _: &metrics::Key, _: &metrics::Metadata<'_>) -> metrics::Counter {
+        metrics::Counter::noop()
+    }
+    fn register_gauge(&self, _: &metrics::Key, _: &metrics::Metadata<'_>) -> metrics::Gauge {
+        metrics::Gauge::noop()
+    }
+    fn register_histogram(
+        &self,
+        _: &metrics::Key,
+        _: &metrics::Metadata<'_>,
+    ) -> metrics::Histogram {
+        metrics::Histogram::from_arc(Arc::new(PanickingSample(self.0.clone())))
+    }
+}
+
+/// As above, with a `metrics` recorder whose next sample after each arming panics
+/// (`--features metrics`).
+#[cfg(feature = "metrics")]
+#[test]
+fn panicking_recorders_neither_strand_a_turn_nor_lose_an_item() {
+    let armed = Arc::new(AtomicBool::new(false));
+    let recorder = PanickingRecorder(armed.clone());
+    metrics::with_local_recorder(&recorder, || heap_runs(&armed, scaled(200, 2) as u64));
 }
