@@ -582,3 +582,147 @@ fn a_subscriber_panicking_in_a_woken_batch_put_gives_its_turn_up_once() {
         std::task::Poll::Pending => panic!("the slot is free"),
     };
 }
+
+/// A subscriber that panics in the `job delivered` event of a fixed queue's get, the
+/// try's and a woken get's alike: as on the heap queue, the item is in its delivery when
+/// user code runs, so the unwinding ends it as abandoned and the queue settles (a bare item
+/// dropped by the unwinding would stay in flight for good, and `join` would never return).
+/// The woken get's turn is given up once: the next woken get's item is kept for it.
+#[test]
+fn a_subscriber_panicking_in_a_fixed_queues_get_leaves_no_item_in_flight_for_good() {
+    use tally_queue::fixed::FixedQueue;
+
+    for woken in [false, true] {
+        let subscriber = PanicAt {
+            message: "job delivered",
+            fired: false.into(),
+        };
+        tracing::subscriber::with_default(subscriber, || {
+            let queue = FixedQueue::<u32, 2>::new();
+            let noop = &mut Context::from_waker(Waker::noop());
+            if woken {
+                let mut get = pin!(queue.get());
+                assert!(get.as_mut().poll(noop).is_pending());
+                queue.try_put(1).unwrap();
+                let unwound = catch_unwind(AssertUnwindSafe(|| get.as_mut().poll(noop).is_ready()));
+                assert!(unwound.is_err(), "the subscriber panicked");
+            } else {
+                queue.try_put(1).unwrap();
+                let unwound = catch_unwind(AssertUnwindSafe(|| drop(queue.try_get())));
+                assert!(unwound.is_err(), "the subscriber panicked");
+            }
+            let ledger = queue.ledger();
+            assert_eq!(
+                (ledger.buffered, ledger.in_flight, ledger.abandoned),
+                (0, 0, 1),
+                "woken {woken}: the taken item ends as abandoned: {ledger}"
+            );
+            assert!(
+                pin!(queue.join()).poll(noop).is_ready(),
+                "woken {woken}: the queue settles"
+            );
+
+            let mut get = pin!(queue.get());
+            assert!(get.as_mut().poll(noop).is_pending());
+            queue.try_put(2).unwrap();
+            assert!(
+                queue.try_get().is_err(),
+                "woken {woken}: the woken get's item is kept for it"
+            );
+            match get.as_mut().poll(noop) {
+                std::task::Poll::Ready(job) => assert_eq!(job.unwrap().succeed(), 2),
+                std::task::Poll::Pending => panic!("the item is there"),
+            };
+        });
+    }
+}
+
+/// A subscriber that panics in the event of a job's ending (`job ended` as a delivery is
+/// resolved, `job abandoned` as one is dropped, on the heap queue and on the fixed tier):
+/// the ending is counted all the same, so the job does not stay in flight for good (a
+/// `join` would never return). The event runs before the ledger counts the ending today.
+#[test]
+fn a_subscriber_panicking_at_a_jobs_ending_leaves_no_job_in_flight_for_good() {
+    use tally_queue::fixed::FixedQueue;
+
+    let mut stranded = Vec::new();
+    for message in ["job ended", "job abandoned"] {
+        for policy in [AbandonPolicy::Abandon, AbandonPolicy::Uncertain] {
+            let subscriber = PanicAt {
+                message,
+                fired: false.into(),
+            };
+            tracing::subscriber::with_default(subscriber, || {
+                let queue = Queue::unbounded().with_abandon_policy(policy);
+                queue.try_put(1).unwrap();
+                let job = queue.try_get().unwrap();
+                let unwound = catch_unwind(AssertUnwindSafe(|| {
+                    if message == "job ended" {
+                        job.succeed();
+                    } else {
+                        drop(job);
+                    }
+                }));
+                assert!(unwound.is_err(), "{message}: the subscriber panicked");
+                let ledger = queue.ledger();
+                if ledger.in_flight != 0 {
+                    stranded.push(format!("{message}, {policy:?}: {ledger}"));
+                }
+            });
+        }
+        let subscriber = PanicAt {
+            message,
+            fired: false.into(),
+        };
+        tracing::subscriber::with_default(subscriber, || {
+            let queue = FixedQueue::<u32, 2>::new();
+            queue.try_put(1).unwrap();
+            let job = queue.try_get().unwrap();
+            let unwound = catch_unwind(AssertUnwindSafe(|| {
+                if message == "job ended" {
+                    job.succeed();
+                } else {
+                    drop(job);
+                }
+            }));
+            assert!(unwound.is_err(), "{message}: the subscriber panicked");
+            let ledger = queue.ledger();
+            if ledger.in_flight != 0 {
+                stranded.push(format!("fixed, {message}: {ledger}"));
+            }
+        });
+    }
+    assert!(stranded.is_empty(), "endings not counted: {stranded:#?}");
+}
+
+/// A subscriber that panics in the `job accepted` event of a fixed queue's put while a get
+/// waits: as on the heap queue, the item is buffered and the waiting get must still be
+/// woken for it (the event runs before the getters are told today, so the get sleeps
+/// beside the item).
+#[test]
+fn a_subscriber_panicking_in_a_fixed_queues_put_still_wakes_the_waiting_get() {
+    use tally_queue::fixed::FixedQueue;
+
+    let subscriber = PanicAt {
+        message: "job accepted",
+        fired: false.into(),
+    };
+    tracing::subscriber::with_default(subscriber, || {
+        let queue = FixedQueue::<u32, 2>::new();
+        let woken = Arc::new(AtomicUsize::new(0));
+        let waker = Waker::from(Arc::new(Count(woken.clone())));
+        let mut get = pin!(queue.get());
+        assert!(get
+            .as_mut()
+            .poll(&mut Context::from_waker(&waker))
+            .is_pending());
+        let unwound = catch_unwind(AssertUnwindSafe(|| queue.try_put(1)));
+        assert!(unwound.is_err(), "the subscriber panicked");
+        assert_eq!(queue.len(), 1, "the item is buffered");
+        assert_eq!(woken.load(Ordering::SeqCst), 1, "the waiting get was woken");
+        match get.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
+            std::task::Poll::Ready(job) => assert_eq!(job.unwrap().succeed(), 1),
+            std::task::Poll::Pending => panic!("the item is there"),
+        };
+    });
+}
