@@ -84,8 +84,10 @@ impl<'a, T> FixedDelivery<'a, T> {
             .item
             .take()
             .expect("a delivery holds its item until it ends");
-        crate::events::ended("", self.id, outcome);
+        // The ledger counts the ending first: a subscriber that panics at the event then
+        // unwinds a delivery that has ended, and leaves nothing in flight for good.
         self.raw.end(Some(outcome));
+        crate::events::ended("", self.id, outcome);
         item
     }
 
@@ -142,8 +144,9 @@ impl<'a, T> FixedDelivery<'a, T> {
         #[cfg(not(feature = "std"))]
         let panicking = false;
         let item = self.item.take();
-        crate::events::abandoned("", self.id, panicking);
+        // Counted first, as in `resolve`.
         self.raw.end(None);
+        crate::events::abandoned("", self.id, panicking);
         // Dropped after the ledger counted its ending.
         drop(item);
     }

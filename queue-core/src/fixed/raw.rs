@@ -123,13 +123,16 @@ impl<'a, T> Raw<'a, T> {
         };
         match self.ring().try_put(item, owed) {
             Ok((id, getters)) => {
+                // Hand-off: one more item for one more getter. Then the event (user code:
+                // a subscriber that panics unwinds a put whose getter was told), and the
+                // turn last (a panic before it leaves the turn with the waiting put, whose
+                // drop passes it on), as on the heap queue.
+                if getters != Wake::No {
+                    self.getters().hand_off(getters);
+                }
                 crate::events::accepted("", id);
                 if turn.is_held() {
                     self.putter_turn_used(turn);
-                }
-                // Hand-off: one more item for one more getter.
-                if getters != Wake::No {
-                    self.getters().hand_off(getters);
                 }
                 Ok(id)
             }
@@ -181,15 +184,16 @@ impl<'a, T> Raw<'a, T> {
         let owed = || if held { 0 } else { self.owed_to_woken() };
         match self.ring().try_get(owed) {
             Ok(taken) => {
-                crate::events::delivered("", taken.id, 1);
                 // The item goes into its delivery before anything runs that could panic or
-                // call back.
+                // call back (a delivery unwound ends as abandoned); then the putter for the
+                // freed slot, the event, and the turn last, as on the heap queue.
                 let delivery = wrap(taken.id, taken.item);
-                if turn.is_held() {
-                    self.getter_turn_used(turn);
-                }
                 if taken.putters != Wake::No {
                     self.putters().hand_off(taken.putters);
+                }
+                crate::events::delivered("", taken.id, 1);
+                if turn.is_held() {
+                    self.getter_turn_used(turn);
                 }
                 Ok(delivery)
             }
