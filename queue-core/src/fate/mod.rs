@@ -323,8 +323,10 @@ impl<T> Steward<T> {
     /// Counts a delivery of `id` ended with `outcome`, once the journal heard of it.
     #[inline(always)]
     fn count_ended(&self, id: JobId, outcome: Outcome) {
-        crate::events::ended(self.raw.label(), id, outcome);
+        // The ledger first: a subscriber that panics at the event then unwinds a delivery
+        // that has ended, and leaves nothing in flight for good.
         self.raw.end(Some(outcome));
+        crate::events::ended(self.raw.label(), id, outcome);
     }
 
     /// Delivery number `attempt` of `id` was dropped unresolved. Decides by policy where
@@ -334,8 +336,14 @@ impl<T> Steward<T> {
     #[cold]
     pub(crate) fn abandon(&self, id: JobId, attempt: u32, item: T, panicking: bool) -> Option<T> {
         let _motion = self.transition();
+        // The events first (an Uncertain ending is told abandoned, then ended). A
+        // subscriber or a journal that panics at them unwinds with the item, which goes
+        // nowhere: the guard then ends the delivery as abandoned, so that nothing stays in
+        // flight for good.
+        let unwinding = EndedAbandoned(&self.raw);
         crate::events::abandoned(self.raw.label(), id, panicking);
         self.note(|| JobEvent::Abandoned { id, panicking });
+        core::mem::forget(unwinding);
         match self.policy {
             AbandonPolicy::Abandon => {
                 self.raw.end(None);
@@ -682,5 +690,15 @@ impl<T> Drop for Unended<'_, T> {
         if let Some(item) = self.item.take() {
             self.steward.dropped(self.id, self.attempt, item);
         }
+    }
+}
+
+/// Ends a delivery as abandoned when dropped: by a panic at the events of an abandonment,
+/// before the item went anywhere (see [`Steward::abandon`]). Forgotten otherwise.
+struct EndedAbandoned<'q, T>(&'q RawQueue<T>);
+
+impl<T> Drop for EndedAbandoned<'_, T> {
+    fn drop(&mut self) {
+        self.0.end(None);
     }
 }
