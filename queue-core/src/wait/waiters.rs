@@ -433,19 +433,38 @@ impl<'a> Class<'a> {
     /// slot on the stack instead of among the deferred wakers, and is woken as soon as the
     /// list's lock is released: the change is done, and nothing else was signalled by it.
     /// Like every notifier that reached someone, it then wakes whatever is kept.
+    ///
+    /// A `Check` for one, the hand-off of every put to the growable buffer, is answered by
+    /// its claim in the count where it is called: with nobody waiting, that is the whole
+    /// notification.
     #[inline]
     pub(crate) fn notify_for(self, wake: Wake, n: usize) {
         if n == 1 {
-            let mut one = None;
-            if self.signal_for_into(wake, 1, &mut Sink::One(&mut one)) {
-                if let Some(waker) = one {
-                    waker.wake();
-                }
-                self.wake_deferred();
-            }
+            let wake = match wake {
+                Wake::No => return,
+                // As `signal_additional` claims one: a claim made is a reserved hand-off.
+                Wake::Check if !self.counted.claim() => return,
+                Wake::Check => Wake::Reserved,
+                counted_or_reserved => counted_or_reserved,
+            };
+            self.notify_one(wake);
             return;
         }
         if self.signal_for(wake, n) {
+            self.wake_deferred();
+        }
+    }
+
+    /// [`notify_for`](Class::notify_for) of one `Counted` or `Reserved` hand-off: the one
+    /// waker reached waits in a slot on the stack, and is woken once the list's lock is
+    /// released.
+    #[inline(never)]
+    fn notify_one(self, wake: Wake) {
+        let mut one = None;
+        if self.signal_for_into(wake, 1, &mut Sink::One(&mut one)) {
+            if let Some(waker) = one {
+                waker.wake();
+            }
             self.wake_deferred();
         }
     }
