@@ -197,10 +197,13 @@ fn flag() -> (Arc<Flag>, std::task::Waker) {
     (flag.clone(), std::task::Waker::from(flag))
 }
 
-/// Deferred waking: an async get's waker is run by the putting thread after
-/// event-listener's lock is released, never lost whatever the interleaving.
+/// An async get vs a put on another thread: the put's notification takes the get's waker
+/// out of the getters' waiter list under the list's lock, and the putting thread wakes it
+/// once its put is done, outside every lock. However the get's registration and re-check
+/// interleave with the put, the get is served (a lost wake-up leaves `drive` blocked,
+/// which loom reports as a deadlock).
 #[test]
-fn relay_wakes_an_async_get() {
+fn async_get_vs_put_on_another_thread() {
     loom::model(|| {
         let queue = Arc::new(Queue::<u8>::unbounded());
         let producer = {
@@ -215,13 +218,12 @@ fn relay_wakes_an_async_get() {
 }
 
 /// Two notifiers at once: two async gets wait, and two threads (a spawned one and the
-/// main thread) each put one item. Each
-/// put's notification queues one relay (the second while the first may still sit in the
-/// one-slot queue, so it goes to the unbounded one) and drains. Once both puts have
-/// returned, both wakers have run, whichever drain took which relay, and both gets are
-/// served.
+/// main thread) each put one item. Each put's notification takes one get's waker out of
+/// the getters' waiter list under the list's lock, and the putting thread wakes it before
+/// its put returns: once both puts have returned, each get's waker has run exactly once,
+/// whichever put reached which get, and both gets are served.
 #[test]
-fn two_notifiers_wake_two_async_gets() {
+fn two_puts_wake_two_async_gets_before_returning() {
     use std::future::Future;
     use std::task::{Context, Poll};
     loom::model(|| {
@@ -939,14 +941,16 @@ fn woken_get_many_vs_barging_try_get_many_vs_put_many() {
     });
 }
 
-/// A relay reused: the main thread's first get is served (its relay, held by nothing else
-/// once the get is done, becomes the thread's spare), and its second get waits on that same
-/// relay while another thread puts. The put's notification queues the relay on the
-/// putting thread's own list, and that thread runs the waker before its put returns: the
-/// second get is woken whatever the interleaving (a lost wake-up leaves `drive` blocked,
-/// which loom reports as a deadlock), and a reused relay never wakes the first get's task.
+/// A waiter's node reused: the main thread's first get waits, is notified by a put and
+/// served, and its poll that sees the notification frees its node in the getters' waiter
+/// list (under a new generation); the main thread's second get, if it must wait, waits in
+/// that same node while another thread puts. The put's notification takes the second
+/// get's waker out under the list's lock, and the putting thread wakes it once its put is
+/// done: the second get is served whatever the interleaving (a lost wake-up leaves `drive`
+/// blocked, which loom reports as a deadlock), and the first get's waker, which the node
+/// held before, is never woken again.
 #[test]
-fn reused_relay_vs_put_on_another_thread() {
+fn reused_waiter_node_vs_put_on_another_thread() {
     loom::model(|| {
         let queue = Arc::new(Queue::<u8>::bounded(1).unwrap());
         let (first_flag, first_waker) = flag();
@@ -972,18 +976,21 @@ fn reused_relay_vs_put_on_another_thread() {
         assert_eq!(
             first_flag.0.load(loom::sync::atomic::Ordering::SeqCst),
             woken_before,
-            "a relay reused by a later wait woke the task of the wait before it"
+            "a node reused by a later wait woke the task of the wait before it"
         );
         assert!(queue.ledger().is_balanced());
     });
 }
 
-/// A woken get dropped without being polled again, vs a second get waiting on another
-/// thread and a put: the dropped get's turn passes to the second get (its relay queued on
-/// the dropping thread's list and drained there, or the put's notification reaches it
-/// directly), so the second get is always served.
+/// [`notified_get_dropped_vs_registering_get`] with an async second get, on the unbounded
+/// list: the turn the dropped get passes on reaches the second get, whose waker that
+/// notification takes out of the getters' waiter list under the list's lock and the main
+/// thread wakes once the drop is done, or reaches nobody and is revoked, and then the
+/// second get's check finds the item free. Either way the second get is served (a lost
+/// hand-off leaves `drive` blocked, which loom reports as a deadlock), and the ledger
+/// balances.
 #[test]
-fn woken_get_dropped_vs_waiting_get_on_another_thread() {
+fn notified_get_dropped_vs_registering_async_get_on_the_list() {
     loom::model(|| {
         let queue = Arc::new(Queue::<u8>::unbounded());
         let first = waiting(queue.get());
