@@ -9,9 +9,9 @@ use super::turns::Turns;
 /// So the waiter's count is right whatever panics in the attempt (a waker, the journal, a
 /// subscriber, a metrics recorder), before the redemption or after it: the waiter's
 /// release then passes on exactly the turns it still holds. A turn not redeemed yet goes
-/// to the next waiter; one redeemed is not passed on a second time. A plain flag, lowered
-/// by the waiter once its attempt returned, got both wrong: lowered after a panic never,
-/// passed on again after one that came once the turn was redeemed.
+/// to the next waiter; one redeemed is not passed on a second time. A count lowered by
+/// the waiter once its attempt returned was never lowered when a panic came after the
+/// redemption, and the release passed that turn on a second time.
 pub(crate) struct Turn<'a> {
     held: Option<&'a mut usize>,
 }
