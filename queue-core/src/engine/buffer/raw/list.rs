@@ -72,7 +72,7 @@ use alloc::vec::Vec;
 use core::mem::MaybeUninit;
 use core::ptr;
 
-use super::ring::{line_aligned, Kind};
+use super::ring::{line_aligned, set_watched, Kind, WATCHED};
 use crate::engine::buffer::moves::{Nothing, PutRefused, Taken};
 use crate::job_id::JobId;
 use crate::sync::{back_off, uninterrupted, AtomicPtr, AtomicU64, AtomicU8, Cell, Ordering};
@@ -82,8 +82,6 @@ use crate::wait::wake::Wake;
 
 /// `tail`: no put succeeds once set.
 const CLOSED: u64 = 1;
-/// `ended`: every ending looks at settling (see [`List::watch_settled`]).
-const WATCHED: u64 = 1;
 /// `tail` and `head`: a block move is under way; nobody claims until it is cleared.
 const MOVING: u64 = 1 << FIELDS_END;
 const TICKET_SHIFT: u32 = FIELDS_END + 1;
@@ -508,15 +506,7 @@ impl<T> List<T> {
     /// Whether every ending looks at settling ([`end`](Self::end)). Only for a list not
     /// shared yet.
     pub(crate) fn watch_settled(&mut self, watch: bool) {
-        // Relaxed: the list is not shared yet (`&mut self`). A load and a store, not a
-        // `fetch_or`: the word's emulation without 64-bit atomics has no `fetch_and`.
-        let ended = self.consumers.ended.load(Ordering::Relaxed);
-        let ended = if watch {
-            ended | WATCHED
-        } else {
-            ended & !WATCHED
-        };
-        self.consumers.ended.store(ended, Ordering::Relaxed);
+        set_watched(&self.consumers.ended, watch);
     }
 
     /// Records `n` endings (resolutions, abandonments or discards). `None`: they concern

@@ -137,8 +137,24 @@ use crate::wait::wake::Wake;
 
 /// `tail`: no put succeeds once set.
 const CLOSED: u64 = 1;
-/// `ended`: every ending looks at settling (see [`Ring::watch_settled`]).
-const WATCHED: u64 = 1;
+/// `ended`: every ending looks at settling (see [`Ring::watch_settled`]). The block list's
+/// `ended` word keeps it in the same bit.
+pub(in crate::engine::buffer) const WATCHED: u64 = 1;
+
+/// Sets or clears [`WATCHED`] in an `ended` word (the ring's or the block list's) not
+/// shared yet, so that every ending looks at settling, or not.
+pub(in crate::engine::buffer) fn set_watched(ended: &AtomicU64, watch: bool) {
+    // Relaxed: the word is not shared yet (its owner is borrowed `&mut`). A load and a
+    // store, not a `fetch_or`: the word's emulation without 64-bit atomics has no
+    // `fetch_and`.
+    let word = ended.load(Ordering::Relaxed);
+    let word = if watch {
+        word | WATCHED
+    } else {
+        word & !WATCHED
+    };
+    ended.store(word, Ordering::Relaxed);
+}
 pub(in crate::engine::buffer) const TICKET_SHIFT: u32 = FIELDS_END;
 /// One ticket.
 const TICKET: u64 = 1 << TICKET_SHIFT;
@@ -889,15 +905,7 @@ impl<T, S: ?Sized + Storage<T>> Ring<T, S> {
     /// Whether every ending looks at settling ([`end_watched`](Self::end_watched)). Only
     /// for a ring not shared yet.
     pub(crate) fn watch_settled(&mut self, watch: bool) {
-        // Relaxed: the ring is not shared yet (`&mut self`). A load and a store, not a
-        // `fetch_or`: the word's emulation without 64-bit atomics has no `fetch_and`.
-        let ended = self.consumers.ended.load(Ordering::Relaxed);
-        let ended = if watch {
-            ended | WATCHED
-        } else {
-            ended & !WATCHED
-        };
-        self.consumers.ended.store(ended, Ordering::Relaxed);
+        set_watched(&self.consumers.ended, watch);
     }
 
     #[inline(always)]
